@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Installs the Debian 12 packages this project builds, tests and benchmarks
+# with. Idempotent: prints nothing and installs nothing when all are present.
+set -euo pipefail
+
+# Bazel 4.2.3 (offline) and its @rules_java; the compiler; Abseil, Protobuf,
+# GoogleTest, Google Benchmark, rdma-core and OpenMPI as system libraries;
+# Debian's libfabric 1.17 as the ABI reference and benchmark baseline; iproute2
+# for the network namespaces of the integration tests.
+packages=(
+  bazel-bootstrap
+  bazel-rules-java
+  g++
+  libabsl-dev
+  libprotobuf-dev protobuf-compiler
+  libgtest-dev libgmock-dev
+  libbenchmark-dev
+  libibverbs-dev librdmacm-dev
+  libopenmpi-dev openmpi-bin
+  libfabric-dev libfabric-bin
+  iproute2
+)
+
+missing=()
+for package in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$package")
+  fi
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+sudo_cmd=()
+[ "$(id -u)" -eq 0 ] || sudo_cmd=(sudo)
+echo "setup.sh: installing ${missing[*]}"
+"${sudo_cmd[@]}" apt-get update -qq
+DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
