@@ -1,0 +1,137 @@
+#include "fabric/providers/util/interfaces.h"
+
+#include <errno.h>
+#include <ifaddrs.h>
+#include <net/if.h>
+#include <rdma/fi_errno.h>
+#include <string.h>
+
+#include <algorithm>
+#include <fstream>
+#include <tuple>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "fabric/api/core/status.h"
+
+namespace fabric {
+namespace {
+
+int PrefixLength(const sockaddr* netmask) {
+  if (netmask == nullptr) return 0;
+  const unsigned char* bytes;
+  size_t len;
+  if (netmask->sa_family == AF_INET) {
+    bytes = reinterpret_cast<const unsigned char*>(
+        &reinterpret_cast<const sockaddr_in*>(netmask)->sin_addr);
+    len = 4;
+  } else if (netmask->sa_family == AF_INET6) {
+    bytes = reinterpret_cast<const unsigned char*>(
+        &reinterpret_cast<const sockaddr_in6*>(netmask)->sin6_addr);
+    len = 16;
+  } else {
+    return 0;
+  }
+  int bits = 0;
+  for (size_t i = 0; i < len; ++i) bits += __builtin_popcount(bytes[i]);
+  return bits;
+}
+
+// Reads one integer from a sysfs file; 0 when absent or unreadable (virtual
+// interfaces have no speed, and a down link reports -1).
+int ReadSysfsInt(const std::string& name, const char* attribute) {
+  std::ifstream file(absl::StrCat("/sys/class/net/", name, "/", attribute));
+  std::string text;
+  int value = 0;
+  if (!std::getline(file, text) || !absl::SimpleAtoi(text, &value)) return 0;
+  return value > 0 ? value : 0;
+}
+
+}  // namespace
+
+std::string NetworkName(const IpAddress& address, int prefix_length) {
+  IpAddress network = address;
+  sockaddr_storage storage;
+  memcpy(&storage, address.sockaddr_ptr(), address.length());
+  unsigned char* bytes;
+  int len;
+  if (address.family() == AF_INET) {
+    bytes = reinterpret_cast<unsigned char*>(
+        &reinterpret_cast<sockaddr_in*>(&storage)->sin_addr);
+    len = 4;
+  } else {
+    bytes = reinterpret_cast<unsigned char*>(
+        &reinterpret_cast<sockaddr_in6*>(&storage)->sin6_addr);
+    len = 16;
+    reinterpret_cast<sockaddr_in6*>(&storage)->sin6_scope_id = 0;
+  }
+  for (int i = 0; i < len; ++i) {
+    int keep = std::clamp(prefix_length - i * 8, 0, 8);
+    bytes[i] &= static_cast<unsigned char>(0xff00 >> keep);
+  }
+  absl::StatusOr<IpAddress> masked = IpAddress::FromSockaddr(
+      reinterpret_cast<sockaddr*>(&storage), address.length());
+  if (masked.ok()) network = *masked;
+  return absl::StrCat(network.HostString(), "/", prefix_length);
+}
+
+absl::StatusOr<std::vector<IpInterface>> ListIpInterfaces(
+    const std::string& only) {
+  std::vector<std::string> wanted;
+  if (!only.empty()) {
+    wanted = absl::StrSplit(only, ',', absl::SkipEmpty());
+  }
+  ifaddrs* list = nullptr;
+  if (getifaddrs(&list) != 0) {
+    return FiError(FI_EOTHER,
+                   absl::StrCat("getifaddrs failed: ", strerror(errno)));
+  }
+  std::vector<IpInterface> interfaces;
+  for (ifaddrs* ifa = list; ifa != nullptr; ifa = ifa->ifa_next) {
+    if (ifa->ifa_addr == nullptr || (ifa->ifa_flags & IFF_UP) == 0) continue;
+    int family = ifa->ifa_addr->sa_family;
+    if (family != AF_INET && family != AF_INET6) continue;
+    if (!wanted.empty() &&
+        std::find(wanted.begin(), wanted.end(), ifa->ifa_name) ==
+            wanted.end()) {
+      continue;
+    }
+    absl::StatusOr<IpAddress> address = IpAddress::FromSockaddr(
+        ifa->ifa_addr, family == AF_INET ? sizeof(sockaddr_in)
+                                         : sizeof(sockaddr_in6));
+    if (!address.ok()) continue;
+    IpInterface entry;
+    entry.name = ifa->ifa_name;
+    entry.address = *address;
+    entry.address.set_port(0);
+    entry.prefix_length = PrefixLength(ifa->ifa_netmask);
+    entry.network = NetworkName(entry.address, entry.prefix_length);
+    entry.loopback = (ifa->ifa_flags & IFF_LOOPBACK) != 0;
+    entry.mtu = ReadSysfsInt(entry.name, "mtu");
+    entry.speed_mbps = ReadSysfsInt(entry.name, "speed");
+    interfaces.push_back(std::move(entry));
+  }
+  freeifaddrs(list);
+  // Sort key: non-loopback first, then the kernel's interface order, then
+  // IPv4 before IPv6.
+  std::vector<std::string> order;
+  for (const IpInterface& entry : interfaces) {
+    if (std::find(order.begin(), order.end(), entry.name) == order.end()) {
+      order.push_back(entry.name);
+    }
+  }
+  auto key = [&order](const IpInterface& entry) {
+    size_t position =
+        std::find(order.begin(), order.end(), entry.name) - order.begin();
+    return std::make_tuple(entry.loopback, position,
+                           entry.address.family() != AF_INET);
+  };
+  std::stable_sort(interfaces.begin(), interfaces.end(),
+                   [&key](const IpInterface& a, const IpInterface& b) {
+                     return key(a) < key(b);
+                   });
+  return interfaces;
+}
+
+}  // namespace fabric
