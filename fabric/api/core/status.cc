@@ -29,6 +29,8 @@ absl::StatusCode CodeFor(int fi_errno) {
       return absl::StatusCode::kFailedPrecondition;
     case FI_EAGAIN:
       return absl::StatusCode::kUnavailable;
+    case FI_ETIMEDOUT:
+      return absl::StatusCode::kDeadlineExceeded;
     default:
       return absl::StatusCode::kUnknown;
   }

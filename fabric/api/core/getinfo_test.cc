@@ -1,0 +1,484 @@
+// Conformance tests for fi_getinfo(3), through the C API as applications use
+// it, against the real compiled-in providers and this machine's interfaces.
+#include <arpa/inet.h>
+#include <rdma/fabric.h>
+#include <rdma/fi_domain.h>
+#include <rdma/fi_errno.h>
+#include <string.h>
+
+#include <atomic>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "gtest/gtest.h"
+
+namespace {
+
+constexpr uint32_t kVersion = FI_VERSION(1, 18);
+
+struct InfoFree {
+  void operator()(fi_info* info) const { fi_freeinfo(info); }
+};
+using Info = std::unique_ptr<fi_info, InfoFree>;
+
+Info Hints() { return Info(fi_allocinfo()); }
+
+int GetInfo(Info* out, const fi_info* hints, const char* node = nullptr,
+            const char* service = nullptr, uint64_t flags = 0,
+            uint32_t version = kVersion) {
+  fi_info* info = nullptr;
+  int rc = fi_getinfo(version, node, service, flags, hints, &info);
+  out->reset(info);
+  return rc;
+}
+
+std::vector<fi_info*> Items(const Info& list) {
+  std::vector<fi_info*> items;
+  for (fi_info* i = list.get(); i != nullptr; i = i->next) items.push_back(i);
+  return items;
+}
+
+std::string Provider(const fi_info* info) {
+  return info->fabric_attr->prov_name;
+}
+
+const sockaddr_in* In4(const void* addr) {
+  return static_cast<const sockaddr_in*>(addr);
+}
+
+TEST(GetInfoTest, NullHintsListsTcpAndUdp) {
+  Info list;
+  ASSERT_EQ(GetInfo(&list, nullptr), 0);
+  bool tcp = false, udp = false;
+  for (fi_info* info : Items(list)) {
+    tcp |= Provider(info) == "tcp";
+    udp |= Provider(info) == "udp";
+    EXPECT_NE(info->fabric_attr->name, nullptr);
+    EXPECT_NE(info->domain_attr->name, nullptr);
+    EXPECT_EQ(info->fabric_attr->api_version, kVersion);
+    EXPECT_EQ(info->handle, nullptr);
+  }
+  EXPECT_TRUE(tcp);
+  EXPECT_TRUE(udp);
+}
+
+TEST(GetInfoTest, NullInfoPointerIsEinval) {
+  EXPECT_EQ(fi_getinfo(kVersion, nullptr, nullptr, 0, nullptr, nullptr),
+            -FI_EINVAL);
+}
+
+TEST(GetInfoTest, VersionsOutsideOursAreEnosys) {
+  Info list;
+  EXPECT_EQ(GetInfo(&list, nullptr, nullptr, nullptr, 0, FI_VERSION(1, 19)),
+            -FI_ENOSYS);
+  EXPECT_EQ(list, nullptr);
+  EXPECT_EQ(GetInfo(&list, nullptr, nullptr, nullptr, 0, 0), -FI_ENOSYS);
+  EXPECT_EQ(GetInfo(&list, nullptr, nullptr, nullptr, 0, FI_VERSION(2, 0)),
+            -FI_ENOSYS);
+  EXPECT_EQ(GetInfo(&list, nullptr, nullptr, nullptr, 0, FI_VERSION(1, 0)), 0);
+}
+
+TEST(GetInfoTest, UnknownFlagsAreEbadflags) {
+  Info list;
+  EXPECT_EQ(GetInfo(&list, nullptr, nullptr, nullptr, FI_MULTI_RECV),
+            -FI_EBADFLAGS);
+  EXPECT_EQ(GetInfo(&list, nullptr, nullptr, nullptr, 1ULL << 63),
+            -FI_EBADFLAGS);
+}
+
+TEST(GetInfoTest, EpTypeHintSelects) {
+  Info hints = Hints();
+  hints->ep_attr->type = FI_EP_DGRAM;
+  Info list;
+  ASSERT_EQ(GetInfo(&list, hints.get()), 0);
+  for (fi_info* info : Items(list)) {
+    EXPECT_EQ(info->ep_attr->type, FI_EP_DGRAM);
+    EXPECT_EQ(Provider(info), "udp");
+  }
+  hints->fabric_attr->prov_name = strdup("tcp");
+  EXPECT_EQ(GetInfo(&list, hints.get()), -FI_ENODATA);
+}
+
+TEST(GetInfoTest, PrimaryCapsOnlyAsRequested) {
+  Info hints = Hints();
+  hints->caps = FI_MSG;
+  hints->ep_attr->type = FI_EP_RDM;
+  Info list;
+  ASSERT_EQ(GetInfo(&list, hints.get()), 0);
+  for (fi_info* info : Items(list)) {
+    EXPECT_EQ(info->caps & (FI_RMA | FI_TAGGED | FI_ATOMIC), 0u);
+    EXPECT_EQ(info->caps & (FI_MSG | FI_SEND | FI_RECV),
+              FI_MSG | FI_SEND | FI_RECV);
+    // FI_SOURCE costs performance: reported only when requested.
+    EXPECT_EQ(info->caps & FI_SOURCE, 0u);
+    EXPECT_EQ(info->tx_attr->caps & FI_RECV, 0u);
+    EXPECT_EQ(info->rx_attr->caps & FI_SEND, 0u);
+  }
+}
+
+TEST(GetInfoTest, ModifiersRestrictTheirCapability) {
+  Info hints = Hints();
+  hints->caps = FI_RMA | FI_READ | FI_MSG;
+  hints->fabric_attr->prov_name = strdup("tcp");
+  Info list;
+  ASSERT_EQ(GetInfo(&list, hints.get()), 0);
+  fi_info* info = list.get();
+  EXPECT_EQ(info->caps & (FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE), 0u);
+  EXPECT_NE(info->caps & FI_READ, 0u);
+  // FI_MSG got both of its modifiers since none was named for it.
+  EXPECT_EQ(info->caps & (FI_SEND | FI_RECV), FI_SEND | FI_RECV);
+}
+
+TEST(GetInfoTest, SecondaryCapsMustBeSupported) {
+  Info hints = Hints();
+  hints->caps = FI_MSG | FI_SOURCE;
+  hints->ep_attr->type = FI_EP_RDM;
+  Info list;
+  ASSERT_EQ(GetInfo(&list, hints.get()), 0);
+  EXPECT_NE(list->caps & FI_SOURCE, 0u);
+  hints->caps = FI_MSG | FI_TRIGGER;
+  EXPECT_EQ(GetInfo(&list, hints.get()), -FI_ENODATA);
+}
+
+TEST(GetInfoTest, MalformedCapsAreEbadflags) {
+  Info hints = Hints();
+  hints->caps = 1ULL << 62;
+  Info list;
+  EXPECT_EQ(GetInfo(&list, hints.get()), -FI_EBADFLAGS);
+  hints->caps = FI_MSG | FI_READ;  // FI_READ needs FI_RMA or FI_ATOMIC
+  EXPECT_EQ(GetInfo(&list, hints.get()), -FI_EBADFLAGS);
+  hints->caps = FI_MSG;
+  hints->tx_attr->op_flags = FI_MULTI_RECV;
+  EXPECT_EQ(GetInfo(&list, hints.get()), -FI_EBADFLAGS);
+}
+
+TEST(GetInfoTest, UnknownEnumValuesAreEinval) {
+  Info list;
+  {
+    Info hints = Hints();
+    hints->ep_attr->type = static_cast<fi_ep_type>(99);
+    EXPECT_EQ(GetInfo(&list, hints.get()), -FI_EINVAL);
+  }
+  {
+    Info hints = Hints();
+    hints->domain_attr->threading = static_cast<fi_threading>(42);
+    EXPECT_EQ(GetInfo(&list, hints.get()), -FI_EINVAL);
+  }
+  {
+    Info hints = Hints();
+    hints->domain_attr->data_progress = static_cast<fi_progress>(-1);
+    EXPECT_EQ(GetInfo(&list, hints.get()), -FI_EINVAL);
+  }
+  {
+    Info hints = Hints();
+    hints->domain_attr->av_type = static_cast<fi_av_type>(7);
+    EXPECT_EQ(GetInfo(&list, hints.get()), -FI_EINVAL);
+  }
+  {
+    Info hints = Hints();
+    hints->addr_format = 1000;
+    EXPECT_EQ(GetInfo(&list, hints.get()), -FI_EINVAL);
+  }
+  {
+    Info hints = Hints();
+    hints->domain_attr->tclass = 0x12345;
+    EXPECT_EQ(GetInfo(&list, hints.get()), -FI_EINVAL);
+  }
+}
+
+TEST(GetInfoTest, AddressWithoutLengthIsEinval) {
+  Info hints = Hints();
+  sockaddr_in addr = {};
+  hints->dest_addr = malloc(sizeof(addr));
+  memcpy(hints->dest_addr, &addr, sizeof(addr));
+  hints->dest_addrlen = 0;
+  Info list;
+  EXPECT_EQ(GetInfo(&list, hints.get()), -FI_EINVAL);
+}
+
+TEST(GetInfoTest, NumericNodeAndServiceGiveDestination) {
+  Info hints = Hints();
+  hints->fabric_attr->prov_name = strdup("tcp");
+  Info list;
+  ASSERT_EQ(GetInfo(&list, hints.get(), "127.0.0.1", "7471", FI_NUMERICHOST),
+            0);
+  for (fi_info* info : Items(list)) {
+    ASSERT_EQ(info->addr_format, FI_SOCKADDR_IN);
+    ASSERT_EQ(info->dest_addrlen, sizeof(sockaddr_in));
+    EXPECT_EQ(ntohs(In4(info->dest_addr)->sin_port), 7471);
+    EXPECT_EQ(In4(info->dest_addr)->sin_addr.s_addr, htonl(INADDR_LOOPBACK));
+    // The kernel routes 127.0.0.1 through lo: that is the only domain offered.
+    EXPECT_STREQ(info->domain_attr->name, "lo");
+    EXPECT_EQ(In4(info->src_addr)->sin_addr.s_addr, htonl(INADDR_LOOPBACK));
+  }
+}
+
+TEST(GetInfoTest, NumericHostRejectsNames) {
+  Info list;
+  EXPECT_EQ(GetInfo(&list, nullptr, "localhost", "7471", FI_NUMERICHOST),
+            -FI_ENODATA);
+  EXPECT_EQ(GetInfo(&list, nullptr, "localhost", "7471", 0), 0);
+}
+
+TEST(GetInfoTest, UnresolvableNodeIsEnodata) {
+  Info list;
+  EXPECT_EQ(GetInfo(&list, nullptr, "no-such-host.invalid", "7471", 0),
+            -FI_ENODATA);
+  std::string huge(5000, 'a');
+  EXPECT_EQ(GetInfo(&list, nullptr, huge.c_str(), "1", 0), -FI_EINVAL);
+}
+
+TEST(GetInfoTest, Ipv6Loopback) {
+  Info hints = Hints();
+  hints->fabric_attr->prov_name = strdup("tcp");
+  Info list;
+  ASSERT_EQ(GetInfo(&list, hints.get(), "::1", "7471", FI_NUMERICHOST), 0);
+  EXPECT_EQ(list->addr_format, FI_SOCKADDR_IN6);
+  EXPECT_EQ(list->dest_addrlen, sizeof(sockaddr_in6));
+  EXPECT_STREQ(list->domain_attr->name, "lo");
+}
+
+TEST(GetInfoTest, SourceFlagNamesTheLocalAddress) {
+  Info hints = Hints();
+  hints->ep_attr->type = FI_EP_MSG;
+  Info list;
+  ASSERT_EQ(GetInfo(&list, hints.get(), "127.0.0.1", "7472", FI_SOURCE), 0);
+  for (fi_info* info : Items(list)) {
+    ASSERT_EQ(info->src_addrlen, sizeof(sockaddr_in));
+    EXPECT_EQ(ntohs(In4(info->src_addr)->sin_port), 7472);
+    EXPECT_EQ(info->dest_addr, nullptr);
+    EXPECT_STREQ(info->domain_attr->name, "lo");
+  }
+  EXPECT_EQ(GetInfo(&list, hints.get(), nullptr, nullptr, FI_SOURCE),
+            -FI_EINVAL);
+}
+
+TEST(GetInfoTest, SourceServiceAloneListensEverywhere) {
+  Info hints = Hints();
+  hints->addr_format = FI_SOCKADDR_IN;
+  Info list;
+  ASSERT_EQ(GetInfo(&list, hints.get(), nullptr, "7473", FI_SOURCE), 0);
+  for (fi_info* info : Items(list)) {
+    EXPECT_EQ(In4(info->src_addr)->sin_addr.s_addr, htonl(INADDR_ANY));
+    EXPECT_EQ(ntohs(In4(info->src_addr)->sin_port), 7473);
+  }
+}
+
+TEST(GetInfoTest, AddrStrNode) {
+  Info list;
+  ASSERT_EQ(GetInfo(&list, nullptr, "fi_sockaddr_in://127.0.0.1:7474", nullptr),
+            0);
+  EXPECT_EQ(ntohs(In4(list->dest_addr)->sin_port), 7474);
+  EXPECT_EQ(GetInfo(&list, nullptr, "fi_sockaddr_in://127.0.0.1:7474", "1"),
+            -FI_EINVAL);
+  EXPECT_EQ(GetInfo(&list, nullptr, "fi_bogus://127.0.0.1:7474", nullptr),
+            -FI_EINVAL);
+  EXPECT_EQ(GetInfo(&list, nullptr, "fi_sockaddr_in6://[::1:7474", nullptr),
+            -FI_EINVAL);
+  EXPECT_EQ(GetInfo(&list, nullptr, "fi_sockaddr_in://127.0.0.1:7474?qos",
+                    nullptr),
+            -FI_EINVAL);
+  ASSERT_EQ(GetInfo(&list, nullptr, "fi_sockaddr_in6://[::1]:7475?qos=3",
+                    nullptr),
+            0);
+  EXPECT_EQ(list->addr_format, FI_SOCKADDR_IN6);
+}
+
+TEST(GetInfoTest, AddrStrOutputFormat) {
+  Info hints = Hints();
+  hints->addr_format = FI_ADDR_STR;
+  hints->fabric_attr->prov_name = strdup("tcp");
+  Info list;
+  ASSERT_EQ(GetInfo(&list, hints.get(), "127.0.0.1", "7476"), 0);
+  EXPECT_EQ(list->addr_format, FI_ADDR_STR);
+  EXPECT_STREQ(static_cast<char*>(list->dest_addr),
+               "fi_sockaddr_in://127.0.0.1:7476");
+  EXPECT_EQ(list->dest_addrlen, strlen("fi_sockaddr_in://127.0.0.1:7476") + 1);
+  EXPECT_STREQ(static_cast<char*>(list->src_addr),
+               "fi_sockaddr_in://127.0.0.1:0");
+}
+
+TEST(GetInfoTest, AddrFormatSelectsFamily) {
+  Info hints = Hints();
+  hints->addr_format = FI_SOCKADDR_IN6;
+  Info list;
+  ASSERT_EQ(GetInfo(&list, hints.get()), 0);
+  for (fi_info* info : Items(list)) {
+    EXPECT_EQ(info->addr_format, FI_SOCKADDR_IN6);
+  }
+  hints->addr_format = FI_ADDR_PSMX2;
+  EXPECT_EQ(GetInfo(&list, hints.get()), -FI_ENODATA);
+}
+
+TEST(GetInfoTest, ProviderNameFilter) {
+  Info hints = Hints();
+  hints->fabric_attr->prov_name = strdup("tcp;ofi_rxm");
+  Info list;
+  ASSERT_EQ(GetInfo(&list, hints.get()), 0);
+  for (fi_info* info : Items(list)) EXPECT_EQ(Provider(info), "tcp");
+  free(hints->fabric_attr->prov_name);
+  hints->fabric_attr->prov_name = strdup("no_such_provider");
+  EXPECT_EQ(GetInfo(&list, hints.get()), -FI_ENODATA);
+}
+
+TEST(GetInfoTest, DomainAndFabricNameFilters) {
+  Info hints = Hints();
+  hints->domain_attr->name = strdup("lo");
+  Info list;
+  ASSERT_EQ(GetInfo(&list, hints.get()), 0);
+  std::string fabric_name = list->fabric_attr->name;
+  for (fi_info* info : Items(list)) {
+    EXPECT_STREQ(info->domain_attr->name, "lo");
+  }
+  Info by_fabric = Hints();
+  by_fabric->fabric_attr->name = strdup(fabric_name.c_str());
+  ASSERT_EQ(GetInfo(&list, by_fabric.get()), 0);
+  for (fi_info* info : Items(list)) {
+    EXPECT_EQ(fabric_name, info->fabric_attr->name);
+  }
+  free(hints->domain_attr->name);
+  hints->domain_attr->name = strdup("no_such_interface0");
+  EXPECT_EQ(GetInfo(&list, hints.get()), -FI_ENODATA);
+}
+
+TEST(GetInfoTest, OutputIsAtLeastRequested) {
+  Info hints = Hints();
+  hints->fabric_attr->prov_name = strdup("tcp");
+  hints->tx_attr->size = 512;
+  hints->rx_attr->iov_limit = 2;
+  hints->domain_attr->cq_data_size = 4;
+  Info list;
+  ASSERT_EQ(GetInfo(&list, hints.get()), 0);
+  EXPECT_GE(list->tx_attr->size, 512u);
+  EXPECT_GE(list->rx_attr->iov_limit, 2u);
+  EXPECT_GE(list->domain_attr->cq_data_size, 4u);
+  hints->tx_attr->size = 1u << 30;
+  EXPECT_EQ(GetInfo(&list, hints.get()), -FI_ENODATA);
+}
+
+TEST(GetInfoTest, DomainSettingsAreHonoured) {
+  Info hints = Hints();
+  hints->fabric_attr->prov_name = strdup("tcp");
+  hints->domain_attr->threading = FI_THREAD_DOMAIN;
+  hints->domain_attr->data_progress = FI_PROGRESS_MANUAL;
+  hints->domain_attr->resource_mgmt = FI_RM_DISABLED;
+  hints->domain_attr->av_type = FI_AV_TABLE;
+  Info list;
+  ASSERT_EQ(GetInfo(&list, hints.get()), 0);
+  EXPECT_EQ(list->domain_attr->threading, FI_THREAD_DOMAIN);
+  EXPECT_EQ(list->domain_attr->data_progress, FI_PROGRESS_MANUAL);
+  EXPECT_EQ(list->domain_attr->control_progress, FI_PROGRESS_AUTO);
+  EXPECT_EQ(list->domain_attr->resource_mgmt, FI_RM_DISABLED);
+  EXPECT_EQ(list->domain_attr->av_type, FI_AV_TABLE);
+}
+
+TEST(GetInfoTest, ModesAreClearedWhenNotNeeded) {
+  Info hints = Hints();
+  hints->mode = FI_CONTEXT | FI_MSG_PREFIX;
+  Info list;
+  ASSERT_EQ(GetInfo(&list, hints.get()), 0);
+  for (fi_info* info : Items(list)) EXPECT_EQ(info->mode, 0u);
+}
+
+TEST(GetInfoTest, MrModeByVersion) {
+  Info hints = Hints();
+  hints->fabric_attr->prov_name = strdup("tcp");
+  Info list;
+  ASSERT_EQ(GetInfo(&list, hints.get(), nullptr, nullptr, 0,
+                    FI_VERSION(1, 4)),
+            0);
+  EXPECT_EQ(list->domain_attr->mr_mode, FI_MR_SCALABLE);
+  hints->domain_attr->mr_mode = FI_MR_BASIC;
+  ASSERT_EQ(GetInfo(&list, hints.get(), nullptr, nullptr, 0,
+                    FI_VERSION(1, 4)),
+            0);
+  EXPECT_EQ(list->domain_attr->mr_mode, FI_MR_BASIC);
+  hints->domain_attr->mr_mode = FI_MR_LOCAL;
+  EXPECT_EQ(GetInfo(&list, hints.get(), nullptr, nullptr, 0,
+                    FI_VERSION(1, 4)),
+            -FI_EINVAL);
+  hints->domain_attr->mr_mode = FI_MR_PROV_KEY | FI_MR_VIRT_ADDR;
+  ASSERT_EQ(GetInfo(&list, hints.get()), 0);
+  EXPECT_EQ(list->domain_attr->mr_mode, FI_MR_PROV_KEY | FI_MR_VIRT_ADDR);
+  // Bits we do not know are modes the application could support: ignored,
+  // and never echoed back.
+  hints->domain_attr->mr_mode = ~(FI_MR_BASIC | FI_MR_SCALABLE);
+  ASSERT_EQ(GetInfo(&list, hints.get()), 0);
+  EXPECT_EQ(list->domain_attr->mr_mode & ~0xffc, 0);
+}
+
+TEST(GetInfoTest, ProvAttrOnlyGivesOnePerProvider) {
+  Info list;
+  ASSERT_EQ(GetInfo(&list, nullptr, nullptr, nullptr, FI_PROV_ATTR_ONLY), 0);
+  std::vector<std::string> names;
+  for (fi_info* info : Items(list)) {
+    names.push_back(Provider(info));
+    EXPECT_NE(info->fabric_attr->prov_version, 0u);
+  }
+  EXPECT_EQ(names, (std::vector<std::string>{"verbs", "tcp", "udp"}));
+}
+
+TEST(GetInfoTest, BogusInstancePointersAreEinval) {
+  Info hints = Hints();
+  int not_a_domain = 0;
+  hints->domain_attr->domain = reinterpret_cast<fid_domain*>(&not_a_domain);
+  Info list;
+  EXPECT_EQ(GetInfo(&list, hints.get()), -FI_EINVAL);
+  hints->domain_attr->domain = nullptr;
+  hints->fabric_attr->fabric = reinterpret_cast<fid_fabric*>(&not_a_domain);
+  EXPECT_EQ(GetInfo(&list, hints.get()), -FI_EINVAL);
+  hints->fabric_attr->fabric = nullptr;
+  // Handles that are not our passive endpoints are not interpreted.
+  hints->handle = reinterpret_cast<fid_t>(&not_a_domain);
+  ASSERT_EQ(GetInfo(&list, hints.get()), 0);
+  EXPECT_EQ(list->handle, nullptr);
+}
+
+TEST(GetInfoTest, OpenedFabricRestrictsAndIsReferenced) {
+  Info hints = Hints();
+  hints->fabric_attr->prov_name = strdup("tcp");
+  hints->domain_attr->name = strdup("lo");
+  Info list;
+  ASSERT_EQ(GetInfo(&list, hints.get()), 0);
+  EXPECT_EQ(list->fabric_attr->fabric, nullptr);
+  fid_fabric* fabric = nullptr;
+  ASSERT_EQ(fi_fabric(list->fabric_attr, &fabric, nullptr), 0);
+
+  Info by_instance = Hints();
+  by_instance->fabric_attr->fabric = fabric;
+  Info restricted;
+  ASSERT_EQ(GetInfo(&restricted, by_instance.get()), 0);
+  for (fi_info* info : Items(restricted)) {
+    EXPECT_EQ(info->fabric_attr->fabric, fabric);
+    EXPECT_STREQ(info->fabric_attr->name, list->fabric_attr->name);
+    EXPECT_EQ(Provider(info), "tcp");
+  }
+  Info again;
+  ASSERT_EQ(GetInfo(&again, hints.get()), 0);
+  EXPECT_EQ(again->fabric_attr->fabric, fabric);
+  EXPECT_EQ(fi_close(&fabric->fid), 0);
+}
+
+TEST(GetInfoTest, ConcurrentCallsAgree) {
+  Info reference;
+  ASSERT_EQ(GetInfo(&reference, nullptr), 0);
+  size_t expected = Items(reference).size();
+  std::atomic<int> failures{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 8; ++t) {
+    threads.emplace_back([&] {
+      for (int i = 0; i < 50; ++i) {
+        Info list;
+        if (GetInfo(&list, nullptr) != 0 || Items(list).size() != expected) {
+          ++failures;
+        }
+      }
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+  EXPECT_EQ(failures.load(), 0);
+}
+
+}  // namespace

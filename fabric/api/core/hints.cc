@@ -1,0 +1,601 @@
+#include "fabric/api/core/hints.h"
+
+#include <rdma/fi_domain.h>
+#include <rdma/fi_errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <string>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "fabric/api/core/status.h"
+
+namespace fabric {
+namespace {
+
+// Largest auth key we accept in hints; keys are small opaque tokens.
+constexpr size_t kMaxAuthKeySize = 4096;
+// FI_MR_BASIC of API <= 1.4 means these three bits in later versions.
+constexpr int kBasicMrBits = FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY;
+
+std::string TypeName(const void* value, fi_type type) {
+  char buf[1024];
+  const char* text = fi_tostr_r(buf, sizeof(buf), value, type);
+  return text != nullptr ? std::string(text) : std::string("?");
+}
+
+std::string CapsName(uint64_t caps) { return TypeName(&caps, FI_TYPE_CAPS); }
+
+absl::Status Unmet(absl::string_view what) {
+  return FiError(FI_ENODATA, what);
+}
+
+absl::Status Invalid(absl::string_view what) {
+  return FiError(FI_EINVAL, absl::StrCat("invalid hints: ", what));
+}
+
+// Checks that the application asked for at most what the candidate offers.
+absl::Status AtMost(const char* field, size_t requested, size_t offered) {
+  if (requested <= offered) return absl::OkStatus();
+  return Unmet(absl::StrCat(field, " ", requested, " exceeds the maximum ",
+                            offered));
+}
+
+absl::Status EnumSupported(const char* field, int value, uint32_t supported,
+                           const std::string& name) {
+  if (value == 0 || (supported & Bit(value)) != 0) return absl::OkStatus();
+  return Unmet(absl::StrCat(field, " ", name, " not supported"));
+}
+
+// Output caps for a request: primary caps as requested, modifiers as requested
+// (all relevant ones when none given), secondary caps as requested plus the
+// cheap ones the candidate has.
+uint64_t OutputCaps(uint64_t offered, uint64_t requested) {
+  if (requested == 0) return offered & ~kCostlySecondaryCaps;
+  uint64_t caps = requested & (kPrimaryCaps | kSecondaryCaps);
+  uint64_t msg_mods = requested & kMsgModifiers;
+  uint64_t rma_mods = requested & kRmaModifiers;
+  if (msg_mods == 0) msg_mods = kMsgModifiers;
+  if (rma_mods == 0) rma_mods = kRmaModifiers;
+  if ((requested & (FI_MSG | FI_TAGGED | FI_MULTICAST | FI_COLLECTIVE)) != 0) {
+    caps |= msg_mods;
+  }
+  if ((requested & (FI_RMA | FI_ATOMIC)) != 0) caps |= rma_mods;
+  caps |= offered & kSecondaryCaps & ~kCostlySecondaryCaps;
+  return caps & offered;
+}
+
+absl::Status CheckCaps(const char* field, uint64_t offered,
+                       uint64_t requested) {
+  uint64_t missing = requested & ~offered;
+  if (missing == 0) return absl::OkStatus();
+  return Unmet(absl::StrCat(field, " ", CapsName(missing), " not supported"));
+}
+
+absl::Status CheckModes(const char* field, uint64_t required,
+                        uint64_t app_modes) {
+  uint64_t missing = required & ~app_modes;
+  if (missing == 0) return absl::OkStatus();
+  return Unmet(absl::StrCat(field, " requires mode ",
+                            TypeName(&missing, FI_TYPE_MODE),
+                            " which the application does not support"));
+}
+
+absl::Status CheckOrder(const char* field, uint64_t offered,
+                        uint64_t requested) {
+  uint64_t missing = requested & ~offered;
+  if (missing == 0) return absl::OkStatus();
+  return Unmet(absl::StrCat(field, " ", TypeName(&missing, FI_TYPE_MSG_ORDER),
+                            " not supported"));
+}
+
+absl::Status CheckOpFlags(const char* field, uint64_t supported,
+                          uint64_t requested) {
+  uint64_t missing = requested & ~supported;
+  if (missing == 0) return absl::OkStatus();
+  return Unmet(absl::StrCat(field, " ", TypeName(&missing, FI_TYPE_OP_FLAGS),
+                            " not supported"));
+}
+
+absl::Status ValidateCaps(const char* field, uint64_t caps) {
+  uint64_t unknown = caps & ~kAllCaps;
+  if (unknown != 0) {
+    return FiError(FI_EBADFLAGS,
+                   absl::StrCat("invalid hints: ", field, " has unknown bits 0x",
+                                absl::Hex(unknown)));
+  }
+  struct Requirement {
+    uint64_t cap;
+    uint64_t needs_one_of;
+    const char* rule;
+  };
+  static constexpr Requirement kRules[] = {
+      {FI_READ, FI_RMA | FI_ATOMIC, "FI_READ requires FI_RMA or FI_ATOMIC"},
+      {FI_WRITE, FI_RMA | FI_ATOMIC, "FI_WRITE requires FI_RMA or FI_ATOMIC"},
+      {FI_REMOTE_READ, FI_RMA | FI_ATOMIC,
+       "FI_REMOTE_READ requires FI_RMA or FI_ATOMIC"},
+      {FI_REMOTE_WRITE, FI_RMA | FI_ATOMIC,
+       "FI_REMOTE_WRITE requires FI_RMA or FI_ATOMIC"},
+      {FI_MULTICAST, FI_MSG, "FI_MULTICAST requires FI_MSG"},
+      {FI_VARIABLE_MSG, FI_MSG | FI_TAGGED,
+       "FI_VARIABLE_MSG requires FI_MSG or FI_TAGGED"},
+      {FI_SOURCE_ERR, FI_SOURCE, "FI_SOURCE_ERR requires FI_SOURCE"},
+      {FI_RMA_PMEM, FI_RMA, "FI_RMA_PMEM requires FI_RMA"},
+      {FI_XPU_TRIGGER, FI_TRIGGER, "FI_XPU requires FI_TRIGGER"},
+  };
+  for (const Requirement& rule : kRules) {
+    if ((caps & rule.cap) != 0 && (caps & rule.needs_one_of) == 0) {
+      return FiError(FI_EBADFLAGS,
+                     absl::StrCat("invalid hints: ", field, ": ", rule.rule));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ValidateAddress(const char* field, const void* addr,
+                             size_t addrlen) {
+  if (addr != nullptr && addrlen == 0) {
+    return Invalid(absl::StrCat(field, " is set but its length is 0"));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ValidateEnum(const char* field, int value, int max) {
+  if (value >= 0 && value <= max) return absl::OkStatus();
+  return Invalid(absl::StrCat(field, " has unknown value ", value));
+}
+
+absl::Status ValidateTrafficClass(const char* field, uint32_t tclass) {
+  bool known = tclass == FI_TC_UNSPEC ||
+               (tclass >= FI_TC_BEST_EFFORT && tclass <= FI_TC_NETWORK_CTRL) ||
+               ((tclass & ~0xffu) == FI_TC_DSCP && (tclass & 0xff) < 64);
+  if (known) return absl::OkStatus();
+  return Invalid(absl::StrCat(field, " has unknown traffic class 0x",
+                              absl::Hex(tclass)));
+}
+
+absl::Status ValidateDomainAttr(const fi_domain_attr& attr, uint32_t version) {
+  FABRIC_RETURN_IF_ERROR(
+      ValidateEnum("domain_attr->threading", attr.threading,
+                   FI_THREAD_ENDPOINT));
+  FABRIC_RETURN_IF_ERROR(ValidateEnum("domain_attr->control_progress",
+                                      attr.control_progress,
+                                      FI_PROGRESS_MANUAL));
+  FABRIC_RETURN_IF_ERROR(ValidateEnum("domain_attr->data_progress",
+                                      attr.data_progress, FI_PROGRESS_MANUAL));
+  FABRIC_RETURN_IF_ERROR(ValidateEnum("domain_attr->resource_mgmt",
+                                      attr.resource_mgmt, FI_RM_ENABLED));
+  FABRIC_RETURN_IF_ERROR(
+      ValidateEnum("domain_attr->av_type", attr.av_type, FI_AV_TABLE));
+  bool legacy_value =
+      attr.mr_mode == FI_MR_BASIC || attr.mr_mode == FI_MR_SCALABLE;
+  if (FI_VERSION_LT(version, FI_VERSION(1, 5))) {
+    if (attr.mr_mode != FI_MR_UNSPEC && !legacy_value) {
+      return Invalid(absl::StrCat("domain_attr->mr_mode ", attr.mr_mode,
+                                  " is not FI_MR_UNSPEC, FI_MR_BASIC or "
+                                  "FI_MR_SCALABLE, as API <= 1.4 requires"));
+    }
+  }
+  // From 1.5 on, mr_mode lists the modes the application can work with;
+  // bits we do not know are modes we never require, so they are ignored
+  // (libfabric's fi_info passes ~(FI_MR_BASIC | FI_MR_SCALABLE)).
+  if ((attr.caps & ~kDomainCaps) != 0) {
+    return FiError(FI_EBADFLAGS,
+                   absl::StrCat("invalid hints: domain_attr->caps has bits "
+                                "that are not domain capabilities: ",
+                                CapsName(attr.caps & ~kDomainCaps)));
+  }
+  if (attr.auth_key != nullptr && attr.auth_key_size == 0) {
+    return Invalid("domain_attr->auth_key is set but auth_key_size is 0");
+  }
+  if (attr.auth_key_size > kMaxAuthKeySize) {
+    return Invalid(absl::StrCat("domain_attr->auth_key_size ",
+                                attr.auth_key_size, " is too large"));
+  }
+  if (attr.cq_data_size > 8) {
+    return Invalid(absl::StrCat("domain_attr->cq_data_size ",
+                                attr.cq_data_size, " is larger than 8 bytes"));
+  }
+  return ValidateTrafficClass("domain_attr->tclass", attr.tclass);
+}
+
+absl::Status ValidateEpAttr(const fi_ep_attr& attr) {
+  FABRIC_RETURN_IF_ERROR(
+      ValidateEnum("ep_attr->type", attr.type, FI_EP_SOCK_DGRAM));
+  if (attr.auth_key != nullptr && attr.auth_key_size == 0) {
+    return Invalid("ep_attr->auth_key is set but auth_key_size is 0");
+  }
+  if (attr.auth_key_size > kMaxAuthKeySize) {
+    return Invalid(absl::StrCat("ep_attr->auth_key_size ", attr.auth_key_size,
+                                " is too large"));
+  }
+  return absl::OkStatus();
+}
+
+// Output mr_mode for an application that accepts `app_mode` (API >= 1.5).
+absl::StatusOr<int> MatchMrMode(const AttrSupport& support, int app_mode) {
+  if (app_mode == FI_MR_BASIC) app_mode = kBasicMrBits;
+  if (app_mode == FI_MR_SCALABLE) app_mode = 0;
+  int missing = support.mr_mode_required & ~app_mode;
+  if (missing != 0) {
+    return Unmet(absl::StrCat("domain_attr->mr_mode requires ",
+                              TypeName(&missing, FI_TYPE_MR_MODE),
+                              " which the application does not support"));
+  }
+  return support.mr_mode_required | (app_mode & support.mr_mode_optional);
+}
+
+// API <= 1.4: mr_mode is FI_MR_UNSPEC, FI_MR_BASIC or FI_MR_SCALABLE.
+absl::StatusOr<int> MatchLegacyMrMode(const AttrSupport& support,
+                                      int app_mode) {
+  // Basic mode is the provider choosing keys and virtual addressing; a
+  // provider can serve it when it needs nothing else from the application.
+  bool can_basic =
+      (support.mr_mode_required & ~kBasicMrBits & ~FI_MR_LOCAL) == 0 &&
+      (support.mr_mode_optional & kBasicMrBits) == kBasicMrBits;
+  bool can_scalable = (support.mr_mode_required & ~FI_MR_LOCAL) == 0;
+  if (app_mode == FI_MR_BASIC) {
+    if (can_basic) return FI_MR_BASIC;
+    return Unmet("domain_attr->mr_mode FI_MR_BASIC not supported");
+  }
+  if (app_mode == FI_MR_SCALABLE) {
+    if (can_scalable) return FI_MR_SCALABLE;
+    return Unmet("domain_attr->mr_mode FI_MR_SCALABLE not supported");
+  }
+  if (can_scalable) return FI_MR_SCALABLE;
+  if (can_basic) return FI_MR_BASIC;
+  return Unmet("domain_attr->mr_mode has no API 1.4 equivalent");
+}
+
+// Matches what fi_tx_attr and fi_rx_attr share (their first five fields) and
+// copies `offered` to `out` with the caps and op_flags the application gets.
+template <typename QueueAttr>
+absl::Status MatchQueueAttr(absl::string_view name, const QueueAttr& offered,
+                            uint64_t supported_op_flags, const QueueAttr& hint,
+                            uint64_t app_mode, uint64_t caps, QueueAttr* out) {
+  auto field = [name](const char* member) {
+    return absl::StrCat(name, "->", member);
+  };
+  FABRIC_RETURN_IF_ERROR(
+      CheckCaps(field("caps").c_str(), offered.caps, hint.caps));
+  FABRIC_RETURN_IF_ERROR(CheckModes(std::string(name).c_str(), offered.mode,
+                                    hint.mode ? hint.mode : app_mode));
+  FABRIC_RETURN_IF_ERROR(CheckOpFlags(field("op_flags").c_str(),
+                                      supported_op_flags, hint.op_flags));
+  FABRIC_RETURN_IF_ERROR(CheckOrder(field("msg_order").c_str(),
+                                    offered.msg_order, hint.msg_order));
+  FABRIC_RETURN_IF_ERROR(CheckOrder(field("comp_order").c_str(),
+                                    offered.comp_order, hint.comp_order));
+  FABRIC_RETURN_IF_ERROR(
+      AtMost(field("size").c_str(), hint.size, offered.size));
+  FABRIC_RETURN_IF_ERROR(
+      AtMost(field("iov_limit").c_str(), hint.iov_limit, offered.iov_limit));
+  *out = offered;
+  out->caps = hint.caps ? OutputCaps(offered.caps, hint.caps)
+                        : caps & offered.caps;
+  out->op_flags = hint.op_flags;
+  return absl::OkStatus();
+}
+
+absl::Status MatchTxAttr(const fi_tx_attr& offered, const AttrSupport& support,
+                         const fi_tx_attr& hint, uint64_t app_mode,
+                         uint64_t caps, fi_tx_attr* out) {
+  FABRIC_RETURN_IF_ERROR(
+      AtMost("tx_attr->inject_size", hint.inject_size, offered.inject_size));
+  FABRIC_RETURN_IF_ERROR(AtMost("tx_attr->rma_iov_limit", hint.rma_iov_limit,
+                                offered.rma_iov_limit));
+  if (hint.tclass != FI_TC_UNSPEC && !support.traffic_class) {
+    return Unmet("tx_attr->tclass not supported");
+  }
+  FABRIC_RETURN_IF_ERROR(MatchQueueAttr("tx_attr", offered,
+                                        support.tx_op_flags, hint, app_mode,
+                                        caps, out));
+  if (hint.tclass != FI_TC_UNSPEC) out->tclass = hint.tclass;
+  return absl::OkStatus();
+}
+
+absl::Status MatchRxAttr(const fi_rx_attr& offered, const AttrSupport& support,
+                         const fi_rx_attr& hint, uint64_t app_mode,
+                         uint64_t caps, fi_rx_attr* out) {
+  FABRIC_RETURN_IF_ERROR(AtMost("rx_attr->total_buffered_recv",
+                                hint.total_buffered_recv,
+                                offered.total_buffered_recv));
+  return MatchQueueAttr("rx_attr", offered, support.rx_op_flags, hint,
+                        app_mode, caps, out);
+}
+
+absl::Status CopyAuthKey(const uint8_t* key, size_t size, uint8_t** out_key,
+                         size_t* out_size) {
+  if (key == nullptr || size == 0) return absl::OkStatus();
+  void* copy = nullptr;
+  if (!SetAddress(&copy, out_size, key, size)) {
+    return FiError(FI_ENOMEM, "out of memory copying an auth key");
+  }
+  *out_key = static_cast<uint8_t*>(copy);
+  return absl::OkStatus();
+}
+
+absl::Status MatchContextCount(const char* field, size_t requested,
+                               size_t per_ep_max, size_t shared_max) {
+  if (requested == FI_SHARED_CONTEXT) {
+    if (shared_max > 0) return absl::OkStatus();
+    return Unmet(absl::StrCat(field, " FI_SHARED_CONTEXT not supported"));
+  }
+  return AtMost(field, requested, per_ep_max);
+}
+
+absl::Status MatchEpAttr(const fi_info& candidate, const AttrSupport& support,
+                         const fi_ep_attr& hint, fi_info* out) {
+  const fi_ep_attr& offered = *candidate.ep_attr;
+  if (hint.type != FI_EP_UNSPEC && hint.type != offered.type) {
+    return Unmet(absl::StrCat("ep_type ", TypeName(&hint.type, FI_TYPE_EP_TYPE),
+                              " not supported"));
+  }
+  if (hint.protocol != FI_PROTO_UNSPEC && hint.protocol != offered.protocol) {
+    return Unmet(absl::StrCat("protocol ",
+                              TypeName(&hint.protocol, FI_TYPE_PROTOCOL),
+                              " not supported"));
+  }
+  FABRIC_RETURN_IF_ERROR(AtMost("ep_attr->protocol_version",
+                                hint.protocol_version,
+                                offered.protocol_version));
+  FABRIC_RETURN_IF_ERROR(AtMost("ep_attr->max_msg_size", hint.max_msg_size,
+                                offered.max_msg_size));
+  FABRIC_RETURN_IF_ERROR(AtMost("ep_attr->msg_prefix_size",
+                                hint.msg_prefix_size, offered.msg_prefix_size));
+  FABRIC_RETURN_IF_ERROR(AtMost("ep_attr->max_order_raw_size",
+                                hint.max_order_raw_size,
+                                offered.max_order_raw_size));
+  FABRIC_RETURN_IF_ERROR(AtMost("ep_attr->max_order_war_size",
+                                hint.max_order_war_size,
+                                offered.max_order_war_size));
+  FABRIC_RETURN_IF_ERROR(AtMost("ep_attr->max_order_waw_size",
+                                hint.max_order_waw_size,
+                                offered.max_order_waw_size));
+  if ((hint.mem_tag_format & ~offered.mem_tag_format) != 0) {
+    return Unmet(absl::StrCat("ep_attr->mem_tag_format 0x",
+                              absl::Hex(hint.mem_tag_format),
+                              " uses tag bits not supported"));
+  }
+  const fi_domain_attr& domain = *candidate.domain_attr;
+  FABRIC_RETURN_IF_ERROR(MatchContextCount("ep_attr->tx_ctx_cnt",
+                                           hint.tx_ctx_cnt,
+                                           domain.max_ep_tx_ctx,
+                                           domain.max_ep_stx_ctx));
+  FABRIC_RETURN_IF_ERROR(MatchContextCount("ep_attr->rx_ctx_cnt",
+                                           hint.rx_ctx_cnt,
+                                           domain.max_ep_rx_ctx,
+                                           domain.max_ep_srx_ctx));
+  FABRIC_RETURN_IF_ERROR(AtMost("ep_attr->auth_key_size", hint.auth_key_size,
+                                support.max_auth_key_size));
+  fi_ep_attr* attr = out->ep_attr;
+  free(attr->auth_key);
+  *attr = offered;
+  attr->auth_key = nullptr;
+  attr->auth_key_size = 0;
+  if (hint.mem_tag_format != 0) attr->mem_tag_format = hint.mem_tag_format;
+  if (hint.tx_ctx_cnt == FI_SHARED_CONTEXT) attr->tx_ctx_cnt = FI_SHARED_CONTEXT;
+  if (hint.rx_ctx_cnt == FI_SHARED_CONTEXT) attr->rx_ctx_cnt = FI_SHARED_CONTEXT;
+  return CopyAuthKey(hint.auth_key, hint.auth_key_size, &attr->auth_key,
+                     &attr->auth_key_size);
+}
+
+absl::Status MatchDomainAttr(const fi_domain_attr& offered,
+                             const AttrSupport& support,
+                             const fi_domain_attr& hint, uint32_t version,
+                             fi_domain_attr* out) {
+  if (hint.name != nullptr &&
+      (offered.name == nullptr || strcmp(hint.name, offered.name) != 0)) {
+    return Unmet(absl::StrCat("domain name '", hint.name, "' not found"));
+  }
+  FABRIC_RETURN_IF_ERROR(
+      EnumSupported("threading", hint.threading, support.threading,
+                    TypeName(&hint.threading, FI_TYPE_THREADING)));
+  FABRIC_RETURN_IF_ERROR(EnumSupported(
+      "control_progress", hint.control_progress, support.progress,
+      TypeName(&hint.control_progress, FI_TYPE_PROGRESS)));
+  FABRIC_RETURN_IF_ERROR(EnumSupported(
+      "data_progress", hint.data_progress, support.progress,
+      TypeName(&hint.data_progress, FI_TYPE_PROGRESS)));
+  FABRIC_RETURN_IF_ERROR(EnumSupported(
+      "resource_mgmt", hint.resource_mgmt, support.resource_mgmt,
+      hint.resource_mgmt == FI_RM_ENABLED ? "FI_RM_ENABLED"
+                                          : "FI_RM_DISABLED"));
+  FABRIC_RETURN_IF_ERROR(EnumSupported("av_type", hint.av_type,
+                                       support.av_types,
+                                       TypeName(&hint.av_type,
+                                                FI_TYPE_AV_TYPE)));
+  absl::StatusOr<int> mr_mode =
+      FI_VERSION_LT(version, FI_VERSION(1, 5))
+          ? MatchLegacyMrMode(support, hint.mr_mode)
+          : MatchMrMode(support, hint.mr_mode);
+  if (!mr_mode.ok()) return mr_mode.status();
+  FABRIC_RETURN_IF_ERROR(
+      AtMost("domain_attr->mr_key_size", hint.mr_key_size, offered.mr_key_size));
+  FABRIC_RETURN_IF_ERROR(AtMost("domain_attr->cq_data_size", hint.cq_data_size,
+                                offered.cq_data_size));
+  FABRIC_RETURN_IF_ERROR(
+      AtMost("domain_attr->cq_cnt", hint.cq_cnt, offered.cq_cnt));
+  FABRIC_RETURN_IF_ERROR(
+      AtMost("domain_attr->ep_cnt", hint.ep_cnt, offered.ep_cnt));
+  FABRIC_RETURN_IF_ERROR(
+      AtMost("domain_attr->tx_ctx_cnt", hint.tx_ctx_cnt, offered.tx_ctx_cnt));
+  FABRIC_RETURN_IF_ERROR(
+      AtMost("domain_attr->rx_ctx_cnt", hint.rx_ctx_cnt, offered.rx_ctx_cnt));
+  FABRIC_RETURN_IF_ERROR(AtMost("domain_attr->max_ep_tx_ctx",
+                                hint.max_ep_tx_ctx, offered.max_ep_tx_ctx));
+  FABRIC_RETURN_IF_ERROR(AtMost("domain_attr->max_ep_rx_ctx",
+                                hint.max_ep_rx_ctx, offered.max_ep_rx_ctx));
+  FABRIC_RETURN_IF_ERROR(AtMost("domain_attr->max_ep_stx_ctx",
+                                hint.max_ep_stx_ctx, offered.max_ep_stx_ctx));
+  FABRIC_RETURN_IF_ERROR(AtMost("domain_attr->max_ep_srx_ctx",
+                                hint.max_ep_srx_ctx, offered.max_ep_srx_ctx));
+  FABRIC_RETURN_IF_ERROR(
+      AtMost("domain_attr->cntr_cnt", hint.cntr_cnt, offered.cntr_cnt));
+  FABRIC_RETURN_IF_ERROR(AtMost("domain_attr->mr_iov_limit", hint.mr_iov_limit,
+                                offered.mr_iov_limit));
+  FABRIC_RETURN_IF_ERROR(
+      AtMost("domain_attr->mr_cnt", hint.mr_cnt, offered.mr_cnt));
+  FABRIC_RETURN_IF_ERROR(AtMost("domain_attr->max_err_data", hint.max_err_data,
+                                offered.max_err_data));
+  FABRIC_RETURN_IF_ERROR(AtMost("domain_attr->auth_key_size",
+                                hint.auth_key_size, support.max_auth_key_size));
+  FABRIC_RETURN_IF_ERROR(
+      CheckCaps("domain_attr->caps", offered.caps, hint.caps));
+  FABRIC_RETURN_IF_ERROR(
+      CheckModes("domain_attr", offered.mode, hint.mode));
+  if (hint.tclass != FI_TC_UNSPEC && !support.traffic_class) {
+    return Unmet("domain_attr->tclass not supported");
+  }
+
+  char* name = out->name;  // already owned by `out`
+  free(out->auth_key);
+  *out = offered;
+  out->name = name;
+  out->auth_key = nullptr;
+  out->auth_key_size = 0;
+  if (hint.threading != FI_THREAD_UNSPEC) out->threading = hint.threading;
+  if (hint.control_progress != FI_PROGRESS_UNSPEC) {
+    out->control_progress = hint.control_progress;
+  }
+  if (hint.data_progress != FI_PROGRESS_UNSPEC) {
+    out->data_progress = hint.data_progress;
+  }
+  if (hint.resource_mgmt != FI_RM_UNSPEC) {
+    out->resource_mgmt = hint.resource_mgmt;
+  }
+  if (hint.av_type != FI_AV_UNSPEC) out->av_type = hint.av_type;
+  out->mr_mode = *mr_mode;
+  out->mode = offered.mode;
+  if (hint.tclass != FI_TC_UNSPEC) out->tclass = hint.tclass;
+  return CopyAuthKey(hint.auth_key, hint.auth_key_size, &out->auth_key,
+                     &out->auth_key_size);
+}
+
+absl::Status MatchFabricAttr(const fi_fabric_attr& offered,
+                             const fi_fabric_attr& hint) {
+  if (hint.name != nullptr &&
+      (offered.name == nullptr || strcmp(hint.name, offered.name) != 0)) {
+    return Unmet(absl::StrCat("fabric name '", hint.name, "' not found"));
+  }
+  if (hint.prov_name != nullptr &&
+      !ProviderNameMatches(hint.prov_name, offered.prov_name)) {
+    return Unmet(absl::StrCat("prov_name '", hint.prov_name,
+                              "' does not name this provider"));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status ValidateHints(const fi_info* hints, uint32_t version) {
+  if (hints == nullptr) return absl::OkStatus();
+  FABRIC_RETURN_IF_ERROR(ValidateCaps("caps", hints->caps));
+  FABRIC_RETURN_IF_ERROR(
+      ValidateAddress("src_addr", hints->src_addr, hints->src_addrlen));
+  FABRIC_RETURN_IF_ERROR(
+      ValidateAddress("dest_addr", hints->dest_addr, hints->dest_addrlen));
+  if (hints->addr_format > FI_ADDR_CXI &&
+      (hints->addr_format & FI_PROV_SPECIFIC) == 0) {
+    return Invalid(absl::StrCat("addr_format has unknown value ",
+                                hints->addr_format));
+  }
+  if (hints->tx_attr != nullptr) {
+    FABRIC_RETURN_IF_ERROR(ValidateCaps("tx_attr->caps", hints->tx_attr->caps));
+    if ((hints->tx_attr->op_flags & ~kTxOpFlags) != 0) {
+      return FiError(FI_EBADFLAGS, "invalid hints: tx_attr->op_flags has bits "
+                                   "that are not transmit flags");
+    }
+    FABRIC_RETURN_IF_ERROR(
+        ValidateTrafficClass("tx_attr->tclass", hints->tx_attr->tclass));
+  }
+  if (hints->rx_attr != nullptr) {
+    FABRIC_RETURN_IF_ERROR(ValidateCaps("rx_attr->caps", hints->rx_attr->caps));
+    if ((hints->rx_attr->op_flags & ~kRxOpFlags) != 0) {
+      return FiError(FI_EBADFLAGS, "invalid hints: rx_attr->op_flags has bits "
+                                   "that are not receive flags");
+    }
+  }
+  if (hints->ep_attr != nullptr) {
+    FABRIC_RETURN_IF_ERROR(ValidateEpAttr(*hints->ep_attr));
+  }
+  if (hints->domain_attr != nullptr) {
+    FABRIC_RETURN_IF_ERROR(ValidateDomainAttr(*hints->domain_attr, version));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<InfoPtr> MatchHints(const fi_info& candidate,
+                                   const AttrSupport& support,
+                                   const fi_info* hints, uint32_t version) {
+  InfoPtr out = DupInfo(candidate);
+  if (out == nullptr) return FiError(FI_ENOMEM, "out of memory");
+  out->next = nullptr;
+  const fi_info empty_hints = {};
+  const fi_info& h = hints != nullptr ? *hints : empty_hints;
+
+  FABRIC_RETURN_IF_ERROR(CheckCaps("caps", candidate.caps, h.caps));
+  uint64_t app_mode = hints != nullptr ? h.mode : ~0ULL;
+  FABRIC_RETURN_IF_ERROR(CheckModes("info", candidate.mode, app_mode));
+  if (h.addr_format != FI_FORMAT_UNSPEC &&
+      h.addr_format != candidate.addr_format) {
+    return Unmet(absl::StrCat("addr_format ",
+                              TypeName(&h.addr_format, FI_TYPE_ADDR_FORMAT),
+                              " not supported"));
+  }
+  out->caps = OutputCaps(candidate.caps, h.caps);
+  out->mode = hints != nullptr ? candidate.mode & h.mode : candidate.mode;
+
+  const fi_tx_attr no_tx = {};
+  const fi_rx_attr no_rx = {};
+  const fi_ep_attr no_ep = {};
+  const fi_domain_attr no_domain = {};
+  const fi_fabric_attr no_fabric = {};
+  FABRIC_RETURN_IF_ERROR(MatchTxAttr(
+      *candidate.tx_attr, support, h.tx_attr ? *h.tx_attr : no_tx, app_mode,
+      out->caps, out->tx_attr));
+  FABRIC_RETURN_IF_ERROR(MatchRxAttr(
+      *candidate.rx_attr, support, h.rx_attr ? *h.rx_attr : no_rx, app_mode,
+      out->caps, out->rx_attr));
+  FABRIC_RETURN_IF_ERROR(MatchEpAttr(candidate, support,
+                                     h.ep_attr ? *h.ep_attr : no_ep,
+                                     out.get()));
+  FABRIC_RETURN_IF_ERROR(MatchDomainAttr(
+      *candidate.domain_attr, support,
+      h.domain_attr ? *h.domain_attr : no_domain, version, out->domain_attr));
+  FABRIC_RETURN_IF_ERROR(MatchFabricAttr(
+      *candidate.fabric_attr, h.fabric_attr ? *h.fabric_attr : no_fabric));
+
+  if (FI_VERSION_LT(version, FI_VERSION(1, 5)) &&
+      (support.mr_mode_required & FI_MR_LOCAL) != 0) {
+    // Before 1.5 local registration was the FI_LOCAL_MR mode bit.
+    if (hints != nullptr && (h.mode & FI_LOCAL_MR) == 0) {
+      return Unmet("mode FI_LOCAL_MR required by the provider");
+    }
+    out->mode |= FI_LOCAL_MR;
+  }
+  // The modes left set are those the provider needs of the application.
+  out->tx_attr->mode = out->tx_attr->mode & app_mode;
+  out->rx_attr->mode = out->rx_attr->mode & app_mode;
+  out->domain_attr->caps =
+      (candidate.domain_attr->caps & ~FI_SHARED_AV) |
+      (h.domain_attr ? h.domain_attr->caps & FI_SHARED_AV : 0) |
+      (out->caps & FI_SHARED_AV);
+  return out;
+}
+
+bool ProviderNameMatches(const char* hint_prov_name, const char* name) {
+  if (hint_prov_name == nullptr) return true;
+  if (name == nullptr) return false;
+  bool named = false;
+  for (absl::string_view part : absl::StrSplit(hint_prov_name, ';')) {
+    if (part == "ofi_rxm" || part == "ofi_rxd") continue;
+    if (!absl::EqualsIgnoreCase(part, name)) return false;
+    named = true;
+  }
+  return named;
+}
+
+}  // namespace fabric

@@ -1,0 +1,75 @@
+// File: fabric/providers/provider.h
+//
+// The interface between the core (fi_getinfo, fi_fabric) and a compiled-in
+// provider. A provider says what it can offer on this machine (Discover), with
+// local addressing already applied for the request; the core then applies the
+// attribute hints uniformly (fabric/api/core/hints.h), orders, and returns.
+//
+// Providers are listed once, in fabric/api/core/registry.cc.
+#ifndef FABRIC_PROVIDERS_PROVIDER_H_
+#define FABRIC_PROVIDERS_PROVIDER_H_
+
+#include <rdma/fabric.h>
+#include <rdma/providers/fi_prov.h>
+
+#include <stdint.h>
+
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "fabric/api/core/hints.h"
+#include "fabric/api/core/info.h"
+
+namespace fabric {
+
+// The arguments of one fi_getinfo call, already validated by the core.
+struct GetInfoRequest {
+  uint32_t version = 0;
+  const char* node = nullptr;
+  const char* service = nullptr;
+  uint64_t flags = 0;
+  const fi_info* hints = nullptr;  // may be null
+};
+
+class Provider {
+ public:
+  Provider(const char* name, uint32_t version);
+  virtual ~Provider() = default;
+  Provider(const Provider&) = delete;
+  Provider& operator=(const Provider&) = delete;
+
+  const char* name() const { return c_provider_.name; }
+  uint32_t version() const { return c_provider_.version; }
+  // What fi_log and fi_param_* take to name this provider.
+  const fi_provider* c_provider() const { return &c_provider_; }
+
+  // Order among providers when no configuration says otherwise: higher first.
+  virtual int default_priority() const = 0;
+
+  // One fi_info with the provider's default attributes, whether or not it can
+  // run here (FI_PROV_ATTR_ONLY).
+  virtual InfoPtr DefaultInfo() const = 0;
+
+  // Everything the provider can serve on this machine for `request`, best
+  // first, with src/dest addresses and addr_format filled in. Attribute hints
+  // other than addressing are left to the core. An empty list (with a debug
+  // log saying why) when the provider has nothing here.
+  virtual absl::StatusOr<InfoList> Discover(
+      const GetInfoRequest& request) const = 0;
+
+  // Which settings `candidate` (one of Discover's results) can take besides
+  // its defaults.
+  virtual AttrSupport SupportFor(const fi_info& candidate) const = 0;
+
+  // fi_fabric for a fabric this provider reported; attr has been checked to
+  // name this provider.
+  virtual int OpenFabric(const fi_fabric_attr& attr, fid_fabric** fabric,
+                         void* context) const = 0;
+
+ private:
+  fi_provider c_provider_;
+};
+
+}  // namespace fabric
+
+#endif  // FABRIC_PROVIDERS_PROVIDER_H_

@@ -1,0 +1,21 @@
+// File: fabric/providers/tcp/tcp_attr.h
+//
+// The attributes the tcp provider reports and the settings it accepts.
+#ifndef FABRIC_PROVIDERS_TCP_TCP_ATTR_H_
+#define FABRIC_PROVIDERS_TCP_TCP_ATTR_H_
+
+#include <rdma/fabric.h>
+
+#include "fabric/api/core/hints.h"
+#include "fabric/providers/util/info_template.h"
+
+namespace fabric {
+
+// Fills `t` for tcp endpoints of `type`: FI_EP_MSG or FI_EP_RDM.
+void DescribeTcpEndpoint(fi_ep_type type, InfoTemplate* t);
+
+AttrSupport TcpAttrSupport();
+
+}  // namespace fabric
+
+#endif  // FABRIC_PROVIDERS_TCP_TCP_ATTR_H_

@@ -1,0 +1,67 @@
+#include "fabric/providers/util/ip_provider.h"
+
+#include <rdma/fi_errno.h>
+#include <rdma/providers/fi_log.h>
+
+#include <string>
+
+#include "fabric/api/core/status.h"
+#include "fabric/providers/util/fabric.h"
+#include "fabric/providers/util/interfaces.h"
+#include "fabric/providers/util/ip_discovery.h"
+
+namespace fabric {
+namespace {
+
+// FI_<PROV>_IFACE: a comma-separated list of interfaces to use.
+std::string IfaceParam(const Provider& provider) {
+  char* value = nullptr;
+  if (fi_param_get_str(const_cast<fi_provider*>(provider.c_provider()),
+                       "iface", &value) == 0 &&
+      value != nullptr) {
+    return value;
+  }
+  return "";
+}
+
+}  // namespace
+
+IpProvider::IpProvider(const char* name, uint32_t version)
+    : Provider(name, version) {
+  fi_param_define(c_provider(), "iface", FI_PARAM_STRING,
+                  "Comma-separated list of network interfaces to use "
+                  "(default: every interface that is up)");
+}
+
+InfoPtr IpProvider::DefaultInfo() const {
+  InfoPtr info = DupInfo(*Templates().front());
+  if (info == nullptr || !SetString(&info->fabric_attr->prov_name, name())) {
+    return nullptr;
+  }
+  info->fabric_attr->prov_version = version();
+  return info;
+}
+
+absl::StatusOr<InfoList> IpProvider::Discover(
+    const GetInfoRequest& request) const {
+  absl::StatusOr<std::vector<IpInterface>> interfaces =
+      ListIpInterfaces(IfaceParam(*this));
+  if (!interfaces.ok()) return interfaces.status();
+  return DiscoverIp(*this, request, *interfaces, Templates());
+}
+
+int IpProvider::OpenFabric(const fi_fabric_attr& attr, fid_fabric** fabric,
+                           void* context) const {
+  absl::StatusOr<std::vector<IpInterface>> interfaces =
+      ListIpInterfaces(IfaceParam(*this));
+  if (!interfaces.ok()) return ToFiErrno(interfaces.status());
+  for (const IpInterface& iface : *interfaces) {
+    if (iface.network == attr.name) {
+      return OpenUtilFabric(*this, attr, fabric, context);
+    }
+  }
+  FI_WARN(c_provider(), FI_LOG_FABRIC, "no fabric named '%s'\n", attr.name);
+  return -FI_ENODATA;
+}
+
+}  // namespace fabric
