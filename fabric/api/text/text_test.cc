@@ -27,10 +27,10 @@ namespace {
 
 constexpr char kDebianLibrary[] = "/usr/lib/x86_64-linux-gnu/libfabric.so.1";
 
-// AddressSanitizer refuses RTLD_DEEPBIND. Without it, Debian's fi_tostr may
+// The sanitizers refuse RTLD_DEEPBIND. Without it, Debian's fi_tostr may
 // call our fi_tostr_r when ours is in a shared object (Bazel links tests
 // dynamically); Debian's fi_tostr_r, called through dlsym, is unaffected.
-#if defined(__SANITIZE_ADDRESS__)
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
 constexpr int kDlopenFlags = RTLD_NOW | RTLD_LOCAL;
 #else
 constexpr int kDlopenFlags = RTLD_NOW | RTLD_LOCAL | RTLD_DEEPBIND;

@@ -7,13 +7,13 @@
 #include <string.h>
 
 #include <algorithm>
-#include <fstream>
+#include <mutex>
 #include <tuple>
 
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "fabric/api/core/status.h"
+#include "fabric/providers/util/address_watch.h"
 
 namespace fabric {
 namespace {
@@ -36,16 +36,6 @@ int PrefixLength(const sockaddr* netmask) {
   int bits = 0;
   for (size_t i = 0; i < len; ++i) bits += __builtin_popcount(bytes[i]);
   return bits;
-}
-
-// Reads one integer from a sysfs file; 0 when absent or unreadable (virtual
-// interfaces have no speed, and a down link reports -1).
-int ReadSysfsInt(const std::string& name, const char* attribute) {
-  std::ifstream file(absl::StrCat("/sys/class/net/", name, "/", attribute));
-  std::string text;
-  int value = 0;
-  if (!std::getline(file, text) || !absl::SimpleAtoi(text, &value)) return 0;
-  return value > 0 ? value : 0;
 }
 
 }  // namespace
@@ -76,12 +66,10 @@ std::string NetworkName(const IpAddress& address, int prefix_length) {
   return absl::StrCat(network.HostString(), "/", prefix_length);
 }
 
-absl::StatusOr<std::vector<IpInterface>> ListIpInterfaces(
-    const std::string& only) {
-  std::vector<std::string> wanted;
-  if (!only.empty()) {
-    wanted = absl::StrSplit(only, ',', absl::SkipEmpty());
-  }
+namespace {
+
+// Every address of every interface that is up, in the documented order.
+absl::StatusOr<std::vector<IpInterface>> ReadInterfaces() {
   ifaddrs* list = nullptr;
   if (getifaddrs(&list) != 0) {
     return FiError(FI_EOTHER,
@@ -92,11 +80,6 @@ absl::StatusOr<std::vector<IpInterface>> ListIpInterfaces(
     if (ifa->ifa_addr == nullptr || (ifa->ifa_flags & IFF_UP) == 0) continue;
     int family = ifa->ifa_addr->sa_family;
     if (family != AF_INET && family != AF_INET6) continue;
-    if (!wanted.empty() &&
-        std::find(wanted.begin(), wanted.end(), ifa->ifa_name) ==
-            wanted.end()) {
-      continue;
-    }
     absl::StatusOr<IpAddress> address = IpAddress::FromSockaddr(
         ifa->ifa_addr, family == AF_INET ? sizeof(sockaddr_in)
                                          : sizeof(sockaddr_in6));
@@ -108,8 +91,6 @@ absl::StatusOr<std::vector<IpInterface>> ListIpInterfaces(
     entry.prefix_length = PrefixLength(ifa->ifa_netmask);
     entry.network = NetworkName(entry.address, entry.prefix_length);
     entry.loopback = (ifa->ifa_flags & IFF_LOOPBACK) != 0;
-    entry.mtu = ReadSysfsInt(entry.name, "mtu");
-    entry.speed_mbps = ReadSysfsInt(entry.name, "speed");
     interfaces.push_back(std::move(entry));
   }
   freeifaddrs(list);
@@ -131,6 +112,36 @@ absl::StatusOr<std::vector<IpInterface>> ListIpInterfaces(
                    [&key](const IpInterface& a, const IpInterface& b) {
                      return key(a) < key(b);
                    });
+  return interfaces;
+}
+
+}  // namespace
+
+absl::StatusOr<std::vector<IpInterface>> ListIpInterfaces(
+    const std::string& only) {
+  // The list is read from the kernel again only after it reports a change.
+  static std::mutex mu;
+  static AddressWatch* watch = new AddressWatch();
+  static auto* cached = new absl::StatusOr<std::vector<IpInterface>>(
+      FiError(FI_EAGAIN, "interfaces not read yet"));
+  std::vector<IpInterface> interfaces;
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    // Asked before reading, so that a change during the read is seen next
+    // time.
+    if (watch->Changed() || !cached->ok()) *cached = ReadInterfaces();
+    if (!cached->ok()) return cached->status();
+    interfaces = **cached;
+  }
+  if (only.empty()) return interfaces;
+  std::vector<std::string> wanted = absl::StrSplit(only, ',', absl::SkipEmpty());
+  interfaces.erase(
+      std::remove_if(interfaces.begin(), interfaces.end(),
+                     [&wanted](const IpInterface& entry) {
+                       return std::find(wanted.begin(), wanted.end(),
+                                        entry.name) == wanted.end();
+                     }),
+      interfaces.end());
   return interfaces;
 }
 

@@ -20,8 +20,6 @@ struct IpInterface {
   int prefix_length;    // from the netmask
   std::string network;  // "192.0.2.0/24": the fabric name
   bool loopback;
-  int mtu;              // bytes; 0 when unknown
-  int speed_mbps;       // link speed; 0 when unknown
 };
 
 // Every address of every interface that is up, non-loopback interfaces first,

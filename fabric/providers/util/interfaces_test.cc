@@ -1,6 +1,12 @@
 #include "fabric/providers/util/interfaces.h"
 
+#include <net/if.h>
+#include <sched.h>
+#include <string.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "gtest/gtest.h"
 
@@ -51,6 +57,59 @@ TEST(InterfacesTest, OnlyRestrictsTheList) {
       ListIpInterfaces("no_such_interface0");
   ASSERT_TRUE(none.ok());
   EXPECT_TRUE(none->empty());
+}
+
+bool SetLoopbackUp(bool up) {
+  int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return false;
+  ifreq request = {};
+  strncpy(request.ifr_name, "lo", IFNAMSIZ - 1);
+  bool ok = ioctl(fd, SIOCGIFFLAGS, &request) == 0;
+  if (ok) {
+    request.ifr_flags = up ? (request.ifr_flags | IFF_UP)
+                           : (request.ifr_flags & ~IFF_UP);
+    ok = ioctl(fd, SIOCSIFFLAGS, &request) == 0;
+  }
+  close(fd);
+  return ok;
+}
+
+bool HasLoopbackV4() {
+  absl::StatusOr<std::vector<IpInterface>> all = ListIpInterfaces("");
+  if (!all.ok()) return false;
+  for (const IpInterface& entry : *all) {
+    if (entry.address.HostString() == "127.0.0.1") return true;
+  }
+  return false;
+}
+
+// The list is cached until the kernel reports a change: a child process in a
+// network namespace of its own (made here) brings its loopback interface up
+// and down, and each change shows at once. The child also proves that a
+// forked process does not reuse its parent's watch.
+TEST(InterfacesTest, ChangesAreSeenAtOnce) {
+  ASSERT_TRUE(HasLoopbackV4());  // the parent has read (and cached) its list
+  pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    if (unshare(CLONE_NEWNET) != 0) _exit(77);
+    if (HasLoopbackV4()) _exit(1);  // a new namespace's lo is down
+    if (!SetLoopbackUp(true)) _exit(2);
+    if (!HasLoopbackV4()) _exit(3);
+    if (!HasLoopbackV4()) _exit(4);  // from the cache
+    if (!SetLoopbackUp(false)) _exit(5);
+    if (HasLoopbackV4()) _exit(6);
+    _exit(0);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status));
+  if (WEXITSTATUS(status) == 77) {
+    GTEST_SKIP() << "unshare(CLONE_NEWNET) not permitted here";
+  }
+  EXPECT_EQ(WEXITSTATUS(status), 0)
+      << "child failed at step " << WEXITSTATUS(status);
+  EXPECT_TRUE(HasLoopbackV4());  // the parent's view is unchanged
 }
 
 }  // namespace
