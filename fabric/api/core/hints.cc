@@ -10,6 +10,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "fabric/api/core/enum_value.h"
 #include "fabric/api/core/status.h"
 
 namespace fabric {
@@ -142,9 +143,12 @@ absl::Status ValidateAddress(const char* field, const void* addr,
   return absl::OkStatus();
 }
 
-absl::Status ValidateEnum(const char* field, int value, int max) {
+// `field` is an enum member of the application's hints (read as an int).
+template <typename Enum>
+absl::Status ValidateEnum(const char* name, const Enum& field, int max) {
+  int value = EnumValue(field);
   if (value >= 0 && value <= max) return absl::OkStatus();
-  return Invalid(absl::StrCat(field, " has unknown value ", value));
+  return Invalid(absl::StrCat(name, " has unknown value ", value));
 }
 
 absl::Status ValidateTrafficClass(const char* field, uint32_t tclass) {

@@ -12,19 +12,12 @@
 
 #include <string>
 
+#include "fabric/api/core/enum_value.h"
 #include "fabric/api/text/text_buffer.h"
 
 namespace fabric::text {
 
-// The int in an enum object, which C code may have set to any int; reading it
-// as the C++ enum would assume a value in the enum's range.
-template <typename Enum>
-int EnumValue(const Enum& value) {
-  static_assert(sizeof(Enum) == sizeof(int));
-  int raw;
-  memcpy(&raw, &value, sizeof(raw));
-  return raw;
-}
+using fabric::EnumValue;
 
 // One level of indentation in the dumps.
 inline constexpr char kTab[] = "    ";
