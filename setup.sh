@@ -6,7 +6,8 @@ set -euo pipefail
 # Bazel 4.2.3 (offline) and its @rules_java; the compiler; Abseil, Protobuf,
 # GoogleTest, Google Benchmark, rdma-core and OpenMPI as system libraries;
 # Debian's libfabric 1.17 as the ABI reference and benchmark baseline; iproute2
-# for the network namespaces of the integration tests.
+# for the network namespaces of the integration tests; pkgconf for the
+# install test, which builds a program against the installed libfabric.pc.
 packages=(
   bazel-bootstrap
   bazel-rules-java
@@ -19,6 +20,7 @@ packages=(
   libopenmpi-dev openmpi-bin
   libfabric-dev libfabric-bin
   iproute2
+  pkgconf
 )
 
 missing=()

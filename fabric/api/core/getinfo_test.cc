@@ -198,6 +198,55 @@ TEST(GetInfoTest, AddressWithoutLengthIsEinval) {
   EXPECT_EQ(GetInfo(&list, hints.get()), -FI_EINVAL);
 }
 
+TEST(GetInfoTest, ShortOrMismatchedAddressesAreEinval) {
+  Info list;
+  {
+    // Three bytes cannot hold a sockaddr_in.
+    Info hints = Hints();
+    hints->addr_format = FI_SOCKADDR_IN;
+    hints->src_addr = calloc(1, 3);
+    hints->src_addrlen = 3;
+    EXPECT_EQ(GetInfo(&list, hints.get()), -FI_EINVAL);
+  }
+  {
+    // An IPv6 address declared as FI_SOCKADDR_IN.
+    Info hints = Hints();
+    hints->addr_format = FI_SOCKADDR_IN;
+    sockaddr_in6 addr6 = {};
+    addr6.sin6_family = AF_INET6;
+    hints->dest_addr = malloc(sizeof(addr6));
+    memcpy(hints->dest_addr, &addr6, sizeof(addr6));
+    hints->dest_addrlen = sizeof(addr6);
+    EXPECT_EQ(GetInfo(&list, hints.get()), -FI_EINVAL);
+  }
+  {
+    // An FI_ADDR_STR address that is not NUL-terminated within its length.
+    Info hints = Hints();
+    hints->addr_format = FI_ADDR_STR;
+    const char text[] = "fi_sockaddr_in://127.0.0.1:1";
+    hints->dest_addr = malloc(sizeof(text) - 1);
+    memcpy(hints->dest_addr, text, sizeof(text) - 1);
+    hints->dest_addrlen = sizeof(text) - 1;
+    EXPECT_EQ(GetInfo(&list, hints.get()), -FI_EINVAL);
+  }
+}
+
+TEST(GetInfoTest, OversizedStringsAreRejectedCleanly) {
+  const std::string huge(1 << 20, 'x');
+  Info list;
+  EXPECT_EQ(GetInfo(&list, nullptr, huge.c_str(), "7470", FI_NUMERICHOST),
+            -FI_EINVAL);
+  EXPECT_NE(GetInfo(&list, nullptr, "127.0.0.1", huge.c_str()), 0);
+  EXPECT_EQ(list, nullptr);
+  EXPECT_NE(GetInfo(&list, nullptr, (huge + "://1.2.3.4:5").c_str(), nullptr),
+            0);
+  Info hints = Hints();
+  hints->fabric_attr->prov_name = strdup(huge.c_str());
+  hints->domain_attr->name = strdup(huge.c_str());
+  hints->fabric_attr->name = strdup(huge.c_str());
+  EXPECT_EQ(GetInfo(&list, hints.get()), -FI_ENODATA);
+}
+
 TEST(GetInfoTest, NumericNodeAndServiceGiveDestination) {
   Info hints = Hints();
   hints->fabric_attr->prov_name = strdup("tcp");

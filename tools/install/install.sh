@@ -18,14 +18,22 @@ esac
 runfiles="${RUNFILES_DIR:-$0.runfiles}/fabric"
 [ -d "$runfiles" ] || runfiles="$PWD"
 
-mkdir -p "$prefix/lib/pkgconfig" "$prefix/include/rdma/providers" "$prefix/bin"
-install -m 0755 "$runfiles/fabric/libfabric.so.1" "$prefix/lib/libfabric.so.1"
+# Copies SRC to DEST with MODE. Not install(1): in Bazel's runfiles tree
+# "install" may name this very script.
+put() {
+  cp -f "$2" "$3"
+  chmod "$1" "$3"
+}
+
+mkdir -p "$prefix/lib/pkgconfig" "$prefix/bin"
+put 0755 "$runfiles/fabric/libfabric.so.1" "$prefix/lib/libfabric.so.1"
 ln -sf libfabric.so.1 "$prefix/lib/libfabric.so"
 (cd "$runfiles/fabric/api/include" && find rdma -name '*.h' -print0 |
   while IFS= read -r -d '' header; do
-    install -m 0644 "$header" "$prefix/include/$header"
+    mkdir -p "$(dirname "$prefix/include/$header")"
+    put 0644 "$header" "$prefix/include/$header"
   done)
-install -m 0755 "$runfiles/tools/fi_info/fi_info" "$prefix/bin/fi_info"
+put 0755 "$runfiles/tools/fi_info/fi_info" "$prefix/bin/fi_info"
 sed "s|@PREFIX@|$prefix|" "$runfiles/libfabric.pc.in" \
   > "$prefix/lib/pkgconfig/libfabric.pc"
 echo "installed into $prefix"
