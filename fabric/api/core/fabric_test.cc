@@ -34,9 +34,6 @@ TEST(FabricTest, OpenAndCloseFabric) {
   EXPECT_EQ(fabric->fid.fclass, FI_CLASS_FABRIC);
   EXPECT_EQ(fabric->fid.context, &context);
   EXPECT_EQ(fabric->api_version, kVersion);
-  // Domains arrive with their own work: until then fi_domain says so.
-  fid_domain* domain = nullptr;
-  EXPECT_EQ(fi_domain(fabric, info, &domain, nullptr), -FI_ENOSYS);
   EXPECT_EQ(fi_close(&fabric->fid), 0);
   fi_freeinfo(info);
 }

@@ -57,9 +57,17 @@ absl::StatusOr<InstanceFilter> InstancesFromHints(const fi_info* hints) {
                                 "fabric_attr->fabric belong to different "
                                 "providers");
     }
+    // A domain lies on one fabric: results are restricted to that one too.
+    auto* parent = reinterpret_cast<fid_fabric*>(LiveObjectParent(domain));
+    if (filter.fabric != nullptr && filter.fabric != parent) {
+      return FiError(FI_EINVAL, "invalid hints: domain_attr->domain is not "
+                                "open on fabric_attr->fabric");
+    }
     filter.domain = domain;
     filter.provider = provider;
     filter.domain_name = LiveObjectName(domain);
+    filter.fabric = parent;
+    filter.fabric_name = LiveObjectName(parent);
   }
   return filter;
 }
@@ -86,11 +94,15 @@ void ReferenceInstances(const InstanceFilter& filter, const Provider& provider,
           ? filter.fabric
           : reinterpret_cast<fid_fabric*>(FirstLiveObject(
                 FI_CLASS_FABRIC, provider.name(), info->fabric_attr->name));
+  // A domain of that name counts only if it is open on that fabric.
   info->domain_attr->domain =
       filter.domain != nullptr
           ? filter.domain
-          : reinterpret_cast<fid_domain*>(FirstLiveObject(
-                FI_CLASS_DOMAIN, provider.name(), info->domain_attr->name));
+          : info->fabric_attr->fabric == nullptr
+                ? nullptr
+                : reinterpret_cast<fid_domain*>(FirstLiveObject(
+                      FI_CLASS_DOMAIN, provider.name(),
+                      info->domain_attr->name, &info->fabric_attr->fabric->fid));
   info->fabric_attr->api_version = kApiVersion;
   // A passive endpoint in hints->handle is handed back (fi_getinfo(3));
   // other handle values are not ours to interpret.

@@ -12,6 +12,7 @@ struct LiveObject {
   size_t fclass;
   std::string provider;
   std::string name;
+  fid* parent;  // the object it was opened on, or null
 };
 
 struct LiveObjects {
@@ -37,11 +38,12 @@ auto WithObject(const void* object, Fn fn) {
 }  // namespace
 
 void AddLiveObject(fid* object, absl::string_view provider,
-                   absl::string_view name) {
+                   absl::string_view name, fid* parent) {
   LiveObjects& live = Objects();
   std::lock_guard<std::mutex> lock(live.mutex);
   live.objects.push_back(LiveObject{object, object->fclass,
-                                    std::string(provider), std::string(name)});
+                                    std::string(provider), std::string(name),
+                                    parent});
 }
 
 void RemoveLiveObject(fid* object) {
@@ -72,13 +74,19 @@ std::string LiveObjectName(const void* object) {
   });
 }
 
+fid* LiveObjectParent(const void* object) {
+  return WithObject(object, [](const LiveObject* entry) {
+    return entry != nullptr ? entry->parent : nullptr;
+  });
+}
+
 fid* FirstLiveObject(size_t fclass, absl::string_view provider,
-                     absl::string_view name) {
+                     absl::string_view name, const fid* parent) {
   LiveObjects& live = Objects();
   std::lock_guard<std::mutex> lock(live.mutex);
   for (const LiveObject& entry : live.objects) {
     if (entry.fclass == fclass && entry.provider == provider &&
-        entry.name == name) {
+        entry.name == name && (parent == nullptr || entry.parent == parent)) {
       return entry.object;
     }
   }

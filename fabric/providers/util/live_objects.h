@@ -17,9 +17,10 @@
 
 namespace fabric {
 
-// Lists `object` (of class object->fclass) as open under `provider`/`name`.
+// Lists `object` (of class object->fclass) as open under `provider`/`name`,
+// on `parent` (a domain's fabric; null for a fabric).
 void AddLiveObject(fid* object, absl::string_view provider,
-                   absl::string_view name);
+                   absl::string_view name, fid* parent = nullptr);
 void RemoveLiveObject(fid* object);
 
 // True when `object` is open and of class `fclass`. Never dereferences it.
@@ -29,9 +30,13 @@ bool IsLiveObject(const void* object, size_t fclass);
 std::string LiveObjectProvider(const void* object);
 std::string LiveObjectName(const void* object);
 
-// The first opened object of `fclass` with this provider and name, or null.
+// The object `object` was opened on (null if none or unknown).
+fid* LiveObjectParent(const void* object);
+
+// The first opened object of `fclass` with this provider and name (and
+// parent, unless `parent` is null), or null.
 fid* FirstLiveObject(size_t fclass, absl::string_view provider,
-                     absl::string_view name);
+                     absl::string_view name, const fid* parent = nullptr);
 
 }  // namespace fabric
 

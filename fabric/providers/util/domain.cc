@@ -1,0 +1,166 @@
+#include "fabric/providers/util/domain.h"
+
+#include <rdma/fi_errno.h>
+#include <rdma/providers/fi_log.h>
+#include <string.h>
+
+#include "absl/strings/str_cat.h"
+#include "fabric/api/core/hints.h"
+#include "fabric/api/core/status.h"
+#include "fabric/providers/util/fid_ops.h"
+#include "fabric/providers/util/live_objects.h"
+
+namespace fabric {
+namespace {
+
+UtilDomain* ToUtilDomain(fid* object) {
+  return reinterpret_cast<UtilDomain*>(object);
+}
+
+int CloseDomain(fid* object) {
+  UtilDomain* domain = ToUtilDomain(object);
+  if (domain->open_children.load() > 0) {
+    FI_WARN(domain->fabric->provider->c_provider(), FI_LOG_DOMAIN,
+            "domain %s still has %d open objects\n", domain->name.c_str(),
+            domain->open_children.load());
+    return -FI_EBUSY;
+  }
+  RemoveLiveObject(object);
+  domain->fabric->open_children.fetch_sub(1);
+  delete domain;
+  return 0;
+}
+
+int NoAvOpen(fid_domain*, fi_av_attr*, fid_av**, void*) { return -FI_ENOSYS; }
+int NoCqOpen(fid_domain*, fi_cq_attr*, fid_cq**, void*) { return -FI_ENOSYS; }
+int NoEndpoint(fid_domain*, fi_info*, fid_ep**, void*) { return -FI_ENOSYS; }
+int NoScalableEp(fid_domain*, fi_info*, fid_ep**, void*) {
+  return -FI_ENOSYS;
+}
+int NoCntrOpen(fid_domain*, fi_cntr_attr*, fid_cntr**, void*) {
+  return -FI_ENOSYS;
+}
+int NoPollOpen(fid_domain*, fi_poll_attr*, fid_poll**) { return -FI_ENOSYS; }
+int NoStxCtx(fid_domain*, fi_tx_attr*, fid_stx**, void*) { return -FI_ENOSYS; }
+int NoSrxCtx(fid_domain*, fi_rx_attr*, fid_ep**, void*) { return -FI_ENOSYS; }
+int NoQueryAtomic(fid_domain*, fi_datatype, fi_op, fi_atomic_attr*,
+                  uint64_t) {
+  return -FI_ENOSYS;
+}
+int NoQueryCollective(fid_domain*, fi_collective_op, fi_collective_attr*,
+                      uint64_t) {
+  return -FI_ENOSYS;
+}
+int NoEndpoint2(fid_domain*, fi_info*, fid_ep**, uint64_t, void*) {
+  return -FI_ENOSYS;
+}
+int NoMrReg(fid*, const void*, size_t, uint64_t, uint64_t, uint64_t, uint64_t,
+            fid_mr**, void*) {
+  return -FI_ENOSYS;
+}
+int NoMrRegv(fid*, const iovec*, size_t, uint64_t, uint64_t, uint64_t,
+             uint64_t, fid_mr**, void*) {
+  return -FI_ENOSYS;
+}
+int NoMrRegattr(fid*, const fi_mr_attr*, uint64_t, fid_mr**) {
+  return -FI_ENOSYS;
+}
+
+fi_ops kDomainFidOps = MakeFidOps({.close = CloseDomain});
+
+fi_ops_domain kDomainOps = {
+    sizeof(fi_ops_domain), NoAvOpen,   NoCqOpen,      NoEndpoint,
+    NoScalableEp,          NoCntrOpen, NoPollOpen,    NoStxCtx,
+    NoSrxCtx,              NoQueryAtomic, NoQueryCollective, NoEndpoint2,
+};
+
+fi_ops_mr kDomainMrOps = {sizeof(fi_ops_mr), NoMrReg, NoMrRegv, NoMrRegattr};
+
+bool Equal(const char* a, const std::string& b) {
+  return a != nullptr && b == a;
+}
+
+// The attributes the provider gives `info` as hints on this fabric's domain
+// info->domain_attr->name: what fi_getinfo would have returned for it.
+absl::StatusOr<InfoPtr> EffectiveInfo(const UtilFabric& fabric,
+                                      const fi_info& info) {
+  const Provider& provider = *fabric.provider;
+  FABRIC_RETURN_IF_ERROR(ValidateHints(&info, fabric.fabric_fid.api_version));
+  GetInfoRequest request;
+  request.version = fabric.fabric_fid.api_version;
+  request.hints = &info;
+  absl::StatusOr<InfoList> candidates = provider.Discover(request);
+  if (!candidates.ok()) return candidates.status();
+  absl::Status unmet = FiError(
+      FI_ENODATA, absl::StrCat(provider.name(), " offers no domain '",
+                               info.domain_attr->name, "' on fabric '",
+                               fabric.name, "'"));
+  for (const fi_info* c = candidates->head(); c != nullptr; c = c->next) {
+    if (!Equal(c->domain_attr->name, info.domain_attr->name) ||
+        !Equal(c->fabric_attr->name, fabric.name)) {
+      continue;
+    }
+    absl::StatusOr<InfoPtr> matched =
+        MatchHints(*c, provider.SupportFor(*c), &info, request.version);
+    if (matched.ok()) return matched;
+    unmet = matched.status();
+  }
+  return unmet;
+}
+
+absl::Status CheckArguments(const UtilFabric& fabric, const fi_info* info,
+                            fid_domain** domain, uint64_t flags) {
+  if (info == nullptr || domain == nullptr) {
+    return FiError(FI_EINVAL, "fi_domain: info and domain must not be NULL");
+  }
+  if (flags & FI_PEER) {
+    return FiError(FI_EINVAL, absl::StrCat("fi_domain2: ", fabric.provider->name(),
+                                           " does not support FI_PEER"));
+  }
+  if (flags != 0) {
+    return FiError(FI_EBADFLAGS, absl::StrCat("fi_domain2: unknown flags 0x",
+                                              absl::Hex(flags)));
+  }
+  if (info->domain_attr == nullptr || info->domain_attr->name == nullptr) {
+    return FiError(FI_EINVAL, "fi_domain: info->domain_attr->name is not set");
+  }
+  if (info->fabric_attr != nullptr && info->fabric_attr->name != nullptr &&
+      !Equal(info->fabric_attr->name, fabric.name)) {
+    return FiError(FI_EINVAL,
+                   absl::StrCat("fi_domain: info is for fabric '",
+                                info->fabric_attr->name, "', not '",
+                                fabric.name, "'"));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+int OpenUtilDomain(fid_fabric* fabric_fid, fi_info* info,
+                   fid_domain** domain_out, uint64_t flags, void* context) {
+  UtilFabric* fabric = ToUtilFabric(fabric_fid);
+  const fi_provider* log = fabric->provider->c_provider();
+  absl::Status status = CheckArguments(*fabric, info, domain_out, flags);
+  absl::StatusOr<InfoPtr> effective =
+      status.ok() ? EffectiveInfo(*fabric, *info) : status;
+  if (!effective.ok()) {
+    FI_WARN(log, FI_LOG_DOMAIN, "%s\n",
+            std::string(effective.status().message()).c_str());
+    return ToFiErrno(effective.status());
+  }
+  UtilDomain* domain = new UtilDomain;
+  domain->domain_fid = {};
+  InitFid(&domain->domain_fid.fid, FI_CLASS_DOMAIN, context, &kDomainFidOps);
+  domain->domain_fid.ops = &kDomainOps;
+  domain->domain_fid.mr = &kDomainMrOps;
+  domain->fabric = fabric;
+  domain->name = info->domain_attr->name;
+  domain->info = *std::move(effective);
+  fabric->open_children.fetch_add(1);
+  AddLiveObject(&domain->domain_fid.fid, fabric->provider->name(),
+                domain->name, &fabric->fabric_fid.fid);
+  *domain_out = &domain->domain_fid;
+  return 0;
+}
+
+}  // namespace fabric

@@ -1,0 +1,38 @@
+// File: fabric/providers/util/domain.h
+//
+// The domain object shared by all providers (fi_domain(3)). fi_domain checks
+// the fi_info it is given the way fi_getinfo would (the provider must offer
+// that domain on the fabric, and every attribute must be met) and keeps the
+// resulting attributes. It counts the objects opened on it, so fi_close
+// returns -FI_EBUSY while any is open, and holds its fabric open.
+// Resources opened on a domain (AV, CQ, counters, MR, endpoints) arrive with
+// their own work; until then those calls return -FI_ENOSYS.
+#ifndef FABRIC_PROVIDERS_UTIL_DOMAIN_H_
+#define FABRIC_PROVIDERS_UTIL_DOMAIN_H_
+
+#include <rdma/fabric.h>
+#include <rdma/fi_domain.h>
+
+#include <atomic>
+#include <string>
+
+#include "fabric/api/core/info.h"
+#include "fabric/providers/util/fabric.h"
+
+namespace fabric {
+
+struct UtilDomain {
+  fid_domain domain_fid;  // first: the application's fid_domain* is this
+  UtilFabric* fabric;
+  std::string name;
+  InfoPtr info;  // the attributes in effect
+  std::atomic<int> open_children{0};
+};
+
+// fi_ops_fabric::domain2 (and ::domain, with flags 0) of UtilFabric.
+int OpenUtilDomain(fid_fabric* fabric, fi_info* info, fid_domain** domain,
+                   uint64_t flags, void* context);
+
+}  // namespace fabric
+
+#endif  // FABRIC_PROVIDERS_UTIL_DOMAIN_H_

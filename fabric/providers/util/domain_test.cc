@@ -1,0 +1,156 @@
+// fi_domain / fi_domain2 on the shared domain object, through the C API with
+// the real tcp provider: opening from fi_getinfo results, the checks on the
+// info given, parent/child reference counts, and fi_getinfo's rules for an
+// opened domain (domain_attr->domain restricts and is referenced).
+#include <rdma/fabric.h>
+#include <rdma/fi_domain.h>
+#include <rdma/fi_errno.h>
+#include <string.h>
+
+#include <memory>
+#include <string>
+
+#include "gtest/gtest.h"
+
+namespace {
+
+constexpr uint32_t kVersion = FI_VERSION(1, 18);
+
+struct InfoFree {
+  void operator()(fi_info* info) const { fi_freeinfo(info); }
+};
+using Info = std::unique_ptr<fi_info, InfoFree>;
+
+// tcp MSG on the loopback interface.
+Info LoopbackInfo() {
+  Info hints(fi_allocinfo());
+  hints->fabric_attr->prov_name = strdup("tcp");
+  hints->domain_attr->name = strdup("lo");
+  hints->ep_attr->type = FI_EP_MSG;
+  hints->addr_format = FI_SOCKADDR_IN;
+  fi_info* info = nullptr;
+  EXPECT_EQ(fi_getinfo(kVersion, nullptr, nullptr, 0, hints.get(), &info), 0);
+  return Info(info);
+}
+
+class DomainTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    info_ = LoopbackInfo();
+    ASSERT_NE(info_, nullptr);
+    ASSERT_EQ(fi_fabric(info_->fabric_attr, &fabric_, nullptr), 0);
+  }
+  void TearDown() override {
+    if (fabric_ != nullptr) {
+      EXPECT_EQ(fi_close(&fabric_->fid), 0);
+    }
+  }
+
+  Info info_;
+  fid_fabric* fabric_ = nullptr;
+};
+
+TEST_F(DomainTest, OpensAndHoldsItsFabric) {
+  fid_domain* domain = nullptr;
+  int context = 0;
+  ASSERT_EQ(fi_domain(fabric_, info_.get(), &domain, &context), 0);
+  EXPECT_EQ(domain->fid.fclass, FI_CLASS_DOMAIN);
+  EXPECT_EQ(domain->fid.context, &context);
+  EXPECT_EQ(fi_close(&fabric_->fid), -FI_EBUSY);
+
+  fid_domain* second = nullptr;
+  ASSERT_EQ(fi_domain2(fabric_, info_.get(), &second, 0, nullptr), 0);
+  EXPECT_EQ(fi_close(&domain->fid), 0);
+  EXPECT_EQ(fi_close(&fabric_->fid), -FI_EBUSY);
+  EXPECT_EQ(fi_close(&second->fid), 0);
+}
+
+TEST_F(DomainTest, ResourcesNotYetAvailableSayEnosys) {
+  fid_domain* domain = nullptr;
+  ASSERT_EQ(fi_domain(fabric_, info_.get(), &domain, nullptr), 0);
+  fi_cq_attr cq_attr = {};
+  fid_cq* cq = nullptr;
+  EXPECT_EQ(fi_cq_open(domain, &cq_attr, &cq, nullptr), -FI_ENOSYS);
+  char buffer[64];
+  fid_mr* mr = nullptr;
+  EXPECT_EQ(fi_mr_reg(domain, buffer, sizeof(buffer), FI_SEND, 0, 0, 0, &mr,
+                      nullptr),
+            -FI_ENOSYS);
+  EXPECT_EQ(fi_close(&domain->fid), 0);
+}
+
+TEST_F(DomainTest, BadArgumentsAreRejected) {
+  fid_domain* domain = nullptr;
+  EXPECT_EQ(fi_domain(fabric_, nullptr, &domain, nullptr), -FI_EINVAL);
+  EXPECT_EQ(fi_domain(fabric_, info_.get(), nullptr, nullptr), -FI_EINVAL);
+  // FI_PEER needs the peer API, which tcp does not offer (fi_domain(3)).
+  EXPECT_EQ(fi_domain2(fabric_, info_.get(), &domain, FI_PEER, nullptr),
+            -FI_EINVAL);
+  EXPECT_EQ(fi_domain2(fabric_, info_.get(), &domain, 1ULL << 3, nullptr),
+            -FI_EBADFLAGS);
+
+  Info wrong(fi_dupinfo(info_.get()));
+  free(wrong->domain_attr->name);
+  wrong->domain_attr->name = nullptr;
+  EXPECT_EQ(fi_domain(fabric_, wrong.get(), &domain, nullptr), -FI_EINVAL);
+  wrong->domain_attr->name = strdup("no_such_if0");
+  EXPECT_EQ(fi_domain(fabric_, wrong.get(), &domain, nullptr), -FI_ENODATA);
+
+  Info other_fabric(fi_dupinfo(info_.get()));
+  free(other_fabric->fabric_attr->name);
+  other_fabric->fabric_attr->name = strdup("198.51.100.0/24");
+  EXPECT_EQ(fi_domain(fabric_, other_fabric.get(), &domain, nullptr),
+            -FI_EINVAL);
+
+  // Attributes are checked as fi_getinfo checks hints.
+  Info too_big(fi_dupinfo(info_.get()));
+  too_big->tx_attr->size = size_t{1} << 40;
+  EXPECT_EQ(fi_domain(fabric_, too_big.get(), &domain, nullptr), -FI_ENODATA);
+  Info bad_enum(fi_dupinfo(info_.get()));
+  bad_enum->domain_attr->threading = static_cast<fi_threading>(77);
+  EXPECT_EQ(fi_domain(fabric_, bad_enum.get(), &domain, nullptr), -FI_EINVAL);
+}
+
+TEST_F(DomainTest, GetInfoRestrictsToAndReferencesAnOpenedDomain) {
+  fid_domain* domain = nullptr;
+  ASSERT_EQ(fi_domain(fabric_, info_.get(), &domain, nullptr), 0);
+
+  Info hints(fi_allocinfo());
+  hints->domain_attr->domain = domain;
+  fi_info* list = nullptr;
+  ASSERT_EQ(fi_getinfo(kVersion, nullptr, nullptr, 0, hints.get(), &list), 0);
+  for (fi_info* info = list; info != nullptr; info = info->next) {
+    EXPECT_EQ(info->domain_attr->domain, domain);
+    EXPECT_STREQ(info->domain_attr->name, "lo");
+    EXPECT_STREQ(info->fabric_attr->prov_name, "tcp");
+    EXPECT_EQ(info->fabric_attr->fabric, fabric_);
+  }
+  fi_freeinfo(list);
+
+  // Without the hint, results for that domain point at it too, but not
+  // results for lo on another fabric (::1/128).
+  Info all_lo(fi_allocinfo());
+  all_lo->fabric_attr->prov_name = strdup("tcp");
+  all_lo->domain_attr->name = strdup("lo");
+  list = nullptr;
+  ASSERT_EQ(fi_getinfo(kVersion, nullptr, nullptr, 0, all_lo.get(), &list), 0);
+  int on_fabric = 0;
+  for (fi_info* info = list; info != nullptr; info = info->next) {
+    bool same_fabric = strcmp(info->fabric_attr->name,
+                              info_->fabric_attr->name) == 0;
+    on_fabric += same_fabric;
+    EXPECT_EQ(info->domain_attr->domain, same_fabric ? domain : nullptr)
+        << info->fabric_attr->name;
+  }
+  EXPECT_GT(on_fabric, 0);
+  fi_freeinfo(list);
+
+  // A closed domain is no longer a valid hint.
+  EXPECT_EQ(fi_close(&domain->fid), 0);
+  list = nullptr;
+  EXPECT_EQ(fi_getinfo(kVersion, nullptr, nullptr, 0, hints.get(), &list),
+            -FI_EINVAL);
+  EXPECT_EQ(list, nullptr);
+}
+
+}  // namespace
