@@ -26,8 +26,34 @@ int CloseDomain(fid* object) {
     return -FI_EBUSY;
   }
   RemoveLiveObject(object);
+  if (domain->eq != nullptr) domain->eq->open_children.fetch_sub(1);
   domain->fabric->open_children.fetch_sub(1);
   delete domain;
+  return 0;
+}
+
+// fi_domain_bind: an EQ of the same fabric, once; FI_REG_MR is the only flag.
+int BindDomain(fid* object, fid* bound, uint64_t flags) {
+  UtilDomain* domain = ToUtilDomain(object);
+  const fi_provider* log = domain->fabric->provider->c_provider();
+  UtilEq* eq = AsUtilEq(bound);
+  if (eq == nullptr || eq->fabric != domain->fabric) {
+    FI_WARN(log, FI_LOG_DOMAIN,
+            "fi_domain_bind: not an EQ of this domain's fabric\n");
+    return -FI_EINVAL;
+  }
+  if ((flags & ~FI_REG_MR) != 0) {
+    FI_WARN(log, FI_LOG_DOMAIN, "fi_domain_bind: unknown flags 0x%llx\n",
+            static_cast<unsigned long long>(flags & ~FI_REG_MR));
+    return -FI_EBADFLAGS;
+  }
+  if (domain->eq != nullptr) {
+    FI_WARN(log, FI_LOG_DOMAIN, "fi_domain_bind: an EQ is already bound\n");
+    return -FI_EINVAL;
+  }
+  eq->open_children.fetch_add(1);
+  domain->eq = eq;
+  domain->eq_flags = flags;
   return 0;
 }
 
@@ -66,7 +92,7 @@ int NoMrRegattr(fid*, const fi_mr_attr*, uint64_t, fid_mr**) {
   return -FI_ENOSYS;
 }
 
-fi_ops kDomainFidOps = MakeFidOps({.close = CloseDomain});
+fi_ops kDomainFidOps = MakeFidOps({.close = CloseDomain, .bind = BindDomain});
 
 fi_ops_domain kDomainOps = {
     sizeof(fi_ops_domain), NoAvOpen,   NoCqOpen,      NoEndpoint,

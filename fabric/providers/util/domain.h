@@ -17,6 +17,7 @@
 #include <string>
 
 #include "fabric/api/core/info.h"
+#include "fabric/providers/util/eq.h"
 #include "fabric/providers/util/fabric.h"
 
 namespace fabric {
@@ -27,6 +28,10 @@ struct UtilDomain {
   std::string name;
   InfoPtr info;  // the attributes in effect
   std::atomic<int> open_children{0};
+  // Bound with fi_domain_bind; with FI_REG_MR, memory registrations
+  // complete there asynchronously.
+  UtilEq* eq = nullptr;
+  uint64_t eq_flags = 0;
 };
 
 // fi_ops_fabric::domain2 (and ::domain, with flags 0) of UtilFabric.

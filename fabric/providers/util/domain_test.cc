@@ -4,6 +4,7 @@
 // opened domain (domain_attr->domain restricts and is referenced).
 #include <rdma/fabric.h>
 #include <rdma/fi_domain.h>
+#include <rdma/fi_eq.h>
 #include <rdma/fi_errno.h>
 #include <string.h>
 
@@ -63,6 +64,21 @@ TEST_F(DomainTest, OpensAndHoldsItsFabric) {
   EXPECT_EQ(fi_close(&domain->fid), 0);
   EXPECT_EQ(fi_close(&fabric_->fid), -FI_EBUSY);
   EXPECT_EQ(fi_close(&second->fid), 0);
+}
+
+TEST_F(DomainTest, BindsOneEqOfItsFabric) {
+  fid_domain* domain = nullptr;
+  ASSERT_EQ(fi_domain(fabric_, info_.get(), &domain, nullptr), 0);
+  fi_eq_attr attr = {};
+  fid_eq* eq = nullptr;
+  ASSERT_EQ(fi_eq_open(fabric_, &attr, &eq, nullptr), 0);
+  EXPECT_EQ(fi_domain_bind(domain, &fabric_->fid, 0), -FI_EINVAL);
+  EXPECT_EQ(fi_domain_bind(domain, &eq->fid, FI_SEND), -FI_EBADFLAGS);
+  ASSERT_EQ(fi_domain_bind(domain, &eq->fid, FI_REG_MR), 0);
+  EXPECT_EQ(fi_domain_bind(domain, &eq->fid, 0), -FI_EINVAL);
+  EXPECT_EQ(fi_close(&eq->fid), -FI_EBUSY);  // the domain uses it
+  EXPECT_EQ(fi_close(&domain->fid), 0);
+  EXPECT_EQ(fi_close(&eq->fid), 0);
 }
 
 TEST_F(DomainTest, ResourcesNotYetAvailableSayEnosys) {

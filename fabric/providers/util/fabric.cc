@@ -7,6 +7,7 @@
 #include <rdma/providers/fi_log.h>
 
 #include "fabric/providers/util/domain.h"
+#include "fabric/providers/util/eq.h"
 #include "fabric/providers/util/fid_ops.h"
 #include "fabric/providers/util/live_objects.h"
 
@@ -31,18 +32,27 @@ int OpenDomain(fid_fabric* fabric, fi_info* info, fid_domain** domain,
   return OpenUtilDomain(fabric, info, domain, 0, context);
 }
 
-// Passive endpoints, EQs and wait sets arrive with the domain and
-// IP-provider work; until then they are not implemented.
+// fi_trywait: 0 when every object is empty (the application may block on
+// their wait objects), -FI_EAGAIN when one has entries to read first.
+int TryWait(fid_fabric*, fid** objects, int count) {
+  if (count < 0 || (count > 0 && objects == nullptr)) return -FI_EINVAL;
+  for (int i = 0; i < count; ++i) {
+    int rc = EqTryWait(objects[i]);
+    if (rc != 0) return rc;
+  }
+  return 0;
+}
+
+// Passive endpoints and wait sets arrive with their own work; until then
+// they are not implemented.
 int NoPassiveEp(fid_fabric*, fi_info*, fid_pep**, void*) { return -FI_ENOSYS; }
-int NoEqOpen(fid_fabric*, fi_eq_attr*, fid_eq**, void*) { return -FI_ENOSYS; }
 int NoWaitOpen(fid_fabric*, fi_wait_attr*, fid_wait**) { return -FI_ENOSYS; }
-int NoTrywait(fid_fabric*, fid**, int) { return -FI_ENOSYS; }
 
 fi_ops kFabricFidOps = MakeFidOps({.close = CloseFabric});
 
 fi_ops_fabric kFabricOps = {
-    sizeof(fi_ops_fabric), OpenDomain, NoPassiveEp, NoEqOpen, NoWaitOpen,
-    NoTrywait,             OpenUtilDomain,
+    sizeof(fi_ops_fabric), OpenDomain, NoPassiveEp, OpenUtilEq, NoWaitOpen,
+    TryWait,               OpenUtilDomain,
 };
 
 }  // namespace

@@ -1,0 +1,87 @@
+#include "fabric/providers/util/wait_object.h"
+
+#include <errno.h>
+#include <rdma/fi_errno.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <chrono>
+
+#include "absl/strings/str_cat.h"
+#include "fabric/api/core/status.h"
+
+namespace fabric {
+
+absl::StatusOr<std::unique_ptr<WaitObject>> WaitObject::Create(int kind) {
+  switch (kind) {
+    case FI_WAIT_NONE:
+    case FI_WAIT_MUTEX_COND:
+    case FI_WAIT_YIELD:
+      return std::unique_ptr<WaitObject>(
+          new WaitObject(static_cast<fi_wait_obj>(kind)));
+    case FI_WAIT_UNSPEC:
+    case FI_WAIT_FD: {
+      std::unique_ptr<WaitObject> wait(new WaitObject(FI_WAIT_FD));
+      wait->fd_ = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+      if (wait->fd_ < 0) {
+        return FiError(errno == EMFILE ? FI_EMFILE : FI_ENOMEM,
+                       absl::StrCat("eventfd: ", strerror(errno)));
+      }
+      return wait;
+    }
+    case FI_WAIT_SET:
+    case FI_WAIT_POLLFD:
+      return FiError(FI_ENOSYS, "wait sets and FI_WAIT_POLLFD are not "
+                                "implemented yet");
+    default:
+      return FiError(FI_EINVAL, absl::StrCat("unknown wait object ", kind));
+  }
+}
+
+WaitObject::~WaitObject() {
+  if (fd_ >= 0) close(fd_);
+}
+
+void WaitObject::Signal() {
+  if (fd_ >= 0) {
+    uint64_t one = 1;
+    // The counter only saturates after 2^64-2 signals; EAGAIN is harmless.
+    (void)!write(fd_, &one, sizeof(one));
+  }
+  cond_.notify_all();
+}
+
+void WaitObject::Clear() {
+  if (fd_ < 0) return;
+  uint64_t count;
+  (void)!read(fd_, &count, sizeof(count));  // EAGAIN when already clear
+}
+
+bool WaitObject::Wait(std::unique_lock<std::mutex>& lock, int timeout_ms,
+                      const std::function<bool()>& ready) {
+  if (timeout_ms < 0) {
+    cond_.wait(lock, ready);
+    return true;
+  }
+  return cond_.wait_for(lock, std::chrono::milliseconds(timeout_ms), ready);
+}
+
+int WaitObject::GetWait(void* arg) {
+  if (arg == nullptr) return -FI_EINVAL;
+  switch (kind_) {
+    case FI_WAIT_FD:
+      *static_cast<int*>(arg) = fd_;
+      return 0;
+    case FI_WAIT_MUTEX_COND: {
+      auto* mutex_cond = static_cast<fi_mutex_cond*>(arg);
+      mutex_cond->mutex = mutex_.native_handle();
+      mutex_cond->cond = cond_.native_handle();
+      return 0;
+    }
+    default:
+      return -FI_ENODATA;  // nothing an application can wait on
+  }
+}
+
+}  // namespace fabric

@@ -1,0 +1,58 @@
+// File: fabric/providers/util/wait_object.h
+//
+// The wait object of an EQ (and later CQs and counters): how a thread blocks
+// until the object has something to report. Every kind blocks the library's
+// own sread on a condition variable; FI_WAIT_FD also keeps an eventfd
+// readable while entries are pending, for the application's poll/epoll, and
+// FI_WAIT_MUTEX_COND hands out the mutex and condition variable themselves.
+#ifndef FABRIC_PROVIDERS_UTIL_WAIT_OBJECT_H_
+#define FABRIC_PROVIDERS_UTIL_WAIT_OBJECT_H_
+
+#include <rdma/fi_eq.h>
+
+#include <condition_variable>
+#include <functional>
+#include <memory>
+#include <mutex>
+
+#include "absl/status/statusor.h"
+
+namespace fabric {
+
+class WaitObject {
+ public:
+  // FI_WAIT_NONE, UNSPEC (an fd), FD, MUTEX_COND or YIELD. FI_WAIT_SET and
+  // FI_WAIT_POLLFD are not implemented yet (FI_ENOSYS); others FI_EINVAL.
+  static absl::StatusOr<std::unique_ptr<WaitObject>> Create(int kind);
+  ~WaitObject();
+
+  fi_wait_obj kind() const { return kind_; }
+  bool can_block() const { return kind_ != FI_WAIT_NONE; }
+
+  // The lock that guards the owner's entries; Signal, Clear and Wait are
+  // called with it held.
+  std::mutex& mutex() { return mutex_; }
+
+  void Signal();  // entries became available
+  void Clear();   // no entry is available any more
+
+  // Waits, with `lock` (on mutex()) held, until `ready` or `timeout_ms`
+  // passes (negative: no limit). False on timeout.
+  bool Wait(std::unique_lock<std::mutex>& lock, int timeout_ms,
+            const std::function<bool()>& ready);
+
+  // fi_control(FI_GETWAIT): *(int*)arg = the fd, or *(fi_mutex_cond*)arg.
+  int GetWait(void* arg);
+
+ private:
+  explicit WaitObject(fi_wait_obj kind) : kind_(kind) {}
+
+  const fi_wait_obj kind_;
+  std::mutex mutex_;
+  std::condition_variable cond_;
+  int fd_ = -1;  // eventfd, for FI_WAIT_FD
+};
+
+}  // namespace fabric
+
+#endif  // FABRIC_PROVIDERS_UTIL_WAIT_OBJECT_H_
