@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "fabric/api/core/hints.h"
 #include "fabric/api/core/status.h"
+#include "fabric/providers/util/cq.h"
 #include "fabric/providers/util/fid_ops.h"
 #include "fabric/providers/util/live_objects.h"
 
@@ -58,7 +59,6 @@ int BindDomain(fid* object, fid* bound, uint64_t flags) {
 }
 
 int NoAvOpen(fid_domain*, fi_av_attr*, fid_av**, void*) { return -FI_ENOSYS; }
-int NoCqOpen(fid_domain*, fi_cq_attr*, fid_cq**, void*) { return -FI_ENOSYS; }
 int NoEndpoint(fid_domain*, fi_info*, fid_ep**, void*) { return -FI_ENOSYS; }
 int NoScalableEp(fid_domain*, fi_info*, fid_ep**, void*) {
   return -FI_ENOSYS;
@@ -95,7 +95,7 @@ int NoMrRegattr(fid*, const fi_mr_attr*, uint64_t, fid_mr**) {
 fi_ops kDomainFidOps = MakeFidOps({.close = CloseDomain, .bind = BindDomain});
 
 fi_ops_domain kDomainOps = {
-    sizeof(fi_ops_domain), NoAvOpen,   NoCqOpen,      NoEndpoint,
+    sizeof(fi_ops_domain), NoAvOpen,   OpenUtilCq,      NoEndpoint,
     NoScalableEp,          NoCntrOpen, NoPollOpen,    NoStxCtx,
     NoSrxCtx,              NoQueryAtomic, NoQueryCollective, NoEndpoint2,
 };

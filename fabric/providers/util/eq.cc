@@ -2,7 +2,6 @@
 
 #include <rdma/fi_errno.h>
 #include <rdma/providers/fi_log.h>
-#include <stdio.h>
 #include <string.h>
 
 #include <algorithm>
@@ -13,6 +12,7 @@
 #include <vector>
 
 #include "fabric/api/core/status.h"
+#include "fabric/providers/util/error_entry.h"
 #include "fabric/providers/util/fid_ops.h"
 #include "fabric/providers/util/wait_object.h"
 
@@ -53,17 +53,7 @@ int CloseEq(fid* object) {
 }
 
 int ControlEq(fid* object, int command, void* arg) {
-  UtilEq* eq = reinterpret_cast<UtilEq*>(object);
-  switch (command) {
-    case FI_GETWAIT:
-      return eq->wait->GetWait(arg);
-    case FI_GETWAITOBJ:
-      if (arg == nullptr) return -FI_EINVAL;
-      *static_cast<fi_wait_obj*>(arg) = eq->wait->kind();
-      return 0;
-    default:
-      return -FI_ENOSYS;
-  }
+  return reinterpret_cast<UtilEq*>(object)->wait->Control(command, arg);
 }
 
 // Takes (or with FI_PEEK, copies) the head entry; the lock is held and the
@@ -133,24 +123,8 @@ ssize_t ReadErrEq(fid_eq* eq_fid, fi_eq_err_entry* buf, uint64_t flags) {
   std::lock_guard<std::mutex> lock(eq.wait->mutex());
   if (eq.entries.empty() || !eq.entries.front().is_error) return -FI_EAGAIN;
   EqEntry& head = eq.entries.front();
-  // From API 1.5 an application may pass its own err_data buffer.
-  bool own_buffer = FI_VERSION_GE(eq.fabric->fabric_fid.api_version,
-                                  FI_VERSION(1, 5)) &&
-                    buf->err_data != nullptr && buf->err_data_size > 0;
-  void* user_data = buf->err_data;
-  size_t user_size = buf->err_data_size;
-  *buf = head.error;
-  if (own_buffer) {
-    size_t n = std::min(user_size, head.data.size());
-    memcpy(user_data, head.data.data(), n);
-    buf->err_data = user_data;
-    buf->err_data_size = n;
-  } else {
-    eq.last_err_data = head.data;
-    buf->err_data = eq.last_err_data.empty() ? nullptr
-                                             : eq.last_err_data.data();
-    buf->err_data_size = eq.last_err_data.size();
-  }
+  DeliverErrorEntry(eq.fabric->fabric_fid.api_version, head.error, head.data,
+                    &eq.last_err_data, buf);
   if ((flags & FI_PEEK) == 0) {
     eq.entries.pop_front();
     if (eq.entries.empty()) eq.wait->Clear();
@@ -178,10 +152,7 @@ ssize_t WriteEq(fid_eq* eq_fid, uint32_t event, const void* buf, size_t len,
 
 const char* StrerrorEq(fid_eq*, int prov_errno, const void*, char* buf,
                        size_t len) {
-  const char* text = fi_strerror(prov_errno < 0 ? -prov_errno : prov_errno);
-  if (buf == nullptr || len == 0) return text;
-  snprintf(buf, len, "%s", text);
-  return buf;
+  return ErrorText(prov_errno, buf, len);
 }
 
 fi_ops kEqFidOps = MakeFidOps({.close = CloseEq, .control = ControlEq});

@@ -6,6 +6,7 @@
 #include <rdma/fi_errno.h>
 #include <rdma/providers/fi_log.h>
 
+#include "fabric/providers/util/cq.h"
 #include "fabric/providers/util/domain.h"
 #include "fabric/providers/util/eq.h"
 #include "fabric/providers/util/fid_ops.h"
@@ -37,7 +38,10 @@ int OpenDomain(fid_fabric* fabric, fi_info* info, fid_domain** domain,
 int TryWait(fid_fabric*, fid** objects, int count) {
   if (count < 0 || (count > 0 && objects == nullptr)) return -FI_EINVAL;
   for (int i = 0; i < count; ++i) {
-    int rc = EqTryWait(objects[i]);
+    fid* object = objects[i];
+    int rc = object != nullptr && object->fclass == FI_CLASS_CQ
+                 ? CqTryWait(object)
+                 : EqTryWait(object);
     if (rc != 0) return rc;
   }
   return 0;

@@ -67,8 +67,13 @@ bool WaitObject::Wait(std::unique_lock<std::mutex>& lock, int timeout_ms,
   return cond_.wait_for(lock, std::chrono::milliseconds(timeout_ms), ready);
 }
 
-int WaitObject::GetWait(void* arg) {
+int WaitObject::Control(int command, void* arg) {
+  if (command != FI_GETWAIT && command != FI_GETWAITOBJ) return -FI_ENOSYS;
   if (arg == nullptr) return -FI_EINVAL;
+  if (command == FI_GETWAITOBJ) {
+    *static_cast<fi_wait_obj*>(arg) = kind_;
+    return 0;
+  }
   switch (kind_) {
     case FI_WAIT_FD:
       *static_cast<int*>(arg) = fd_;

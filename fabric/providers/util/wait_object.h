@@ -41,8 +41,9 @@ class WaitObject {
   bool Wait(std::unique_lock<std::mutex>& lock, int timeout_ms,
             const std::function<bool()>& ready);
 
-  // fi_control(FI_GETWAIT): *(int*)arg = the fd, or *(fi_mutex_cond*)arg.
-  int GetWait(void* arg);
+  // fi_control on the owner: FI_GETWAIT (*(int*)arg = the fd, or
+  // *(fi_mutex_cond*)arg) and FI_GETWAITOBJ; other commands -FI_ENOSYS.
+  int Control(int command, void* arg);
 
  private:
   explicit WaitObject(fi_wait_obj kind) : kind_(kind) {}

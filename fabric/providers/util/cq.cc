@@ -1,0 +1,270 @@
+#include "fabric/providers/util/cq.h"
+
+#include <rdma/fi_errno.h>
+#include <rdma/providers/fi_log.h>
+#include <string.h>
+
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "fabric/api/core/enum_value.h"
+#include "fabric/api/core/status.h"
+#include "fabric/providers/util/error_entry.h"
+#include "fabric/providers/util/fid_ops.h"
+
+namespace fabric {
+namespace {
+
+constexpr uint64_t kCqOpenFlags = FI_AFFINITY;
+
+UtilCq* ToUtilCq(fid_cq* cq) { return reinterpret_cast<UtilCq*>(cq); }
+
+const fi_provider* Log(const UtilCq& cq) {
+  return cq.domain->fabric->provider->c_provider();
+}
+
+ssize_t Fail(const UtilCq& cq, int fi_errno, const char* what) {
+  FI_WARN(Log(cq), FI_LOG_CQ, "%s\n", what);
+  return -fi_errno;
+}
+
+uint32_t ApiVersion(const UtilCq& cq) {
+  return cq.domain->fabric->fabric_fid.api_version;
+}
+
+size_t EntrySize(fi_cq_format format) {
+  switch (format) {
+    case FI_CQ_FORMAT_CONTEXT:
+      return sizeof(fi_cq_entry);
+    case FI_CQ_FORMAT_MSG:
+      return sizeof(fi_cq_msg_entry);
+    case FI_CQ_FORMAT_DATA:
+      return sizeof(fi_cq_data_entry);
+    default:
+      return sizeof(fi_cq_tagged_entry);
+  }
+}
+
+int CloseCq(fid* object) {
+  UtilCq* cq = reinterpret_cast<UtilCq*>(object);
+  if (cq->open_children.load() > 0) {
+    FI_WARN(Log(*cq), FI_LOG_CQ, "CQ still bound to %d endpoints\n",
+            cq->open_children.load());
+    return -FI_EBUSY;
+  }
+  cq->domain->cq_count.fetch_sub(1);
+  cq->domain->open_children.fetch_sub(1);
+  delete cq;
+  return 0;
+}
+
+int ControlCq(fid* object, int command, void* arg) {
+  return reinterpret_cast<UtilCq*>(object)->wait->Control(command, arg);
+}
+
+// Copies up to `count` completions from the head (stopping at an error);
+// the lock is held.
+ssize_t TakeCompletions(UtilCq& cq, void* buf, size_t count,
+                        fi_addr_t* sources) {
+  size_t taken = 0;
+  char* out = static_cast<char*>(buf);
+  while (taken < count && !cq.entries.empty() &&
+         !cq.entries.front().is_error) {
+    const CqEntry& entry = cq.entries.front();
+    memcpy(out + taken * cq.entry_size, &entry.completion, cq.entry_size);
+    if (sources != nullptr) sources[taken] = entry.source;
+    cq.entries.pop_front();
+    ++taken;
+  }
+  if (cq.entries.empty()) cq.wait->Clear();
+  if (taken > 0) return static_cast<ssize_t>(taken);
+  return cq.entries.empty() ? -FI_EAGAIN : -FI_EAVAIL;
+}
+
+ssize_t CheckReadArguments(const UtilCq& cq, const void* buf, size_t count) {
+  if (buf == nullptr && count > 0) {
+    return Fail(cq, FI_EINVAL, "fi_cq_read: buf is NULL");
+  }
+  return 0;
+}
+
+ssize_t ReadFromCq(fid_cq* cq_fid, void* buf, size_t count,
+                   fi_addr_t* sources) {
+  UtilCq& cq = *ToUtilCq(cq_fid);
+  if (ssize_t rc = CheckReadArguments(cq, buf, count); rc != 0) return rc;
+  std::lock_guard<std::mutex> lock(cq.wait->mutex());
+  if (count == 0) return cq.entries.empty() ? -FI_EAGAIN : 0;
+  return TakeCompletions(cq, buf, count, sources);
+}
+
+ssize_t ReadCq(fid_cq* cq, void* buf, size_t count) {
+  return ReadFromCq(cq, buf, count, nullptr);
+}
+
+ssize_t SreadFromCq(fid_cq* cq_fid, void* buf, size_t count,
+                    fi_addr_t* sources, const void* cond, int timeout) {
+  UtilCq& cq = *ToUtilCq(cq_fid);
+  if (ssize_t rc = CheckReadArguments(cq, buf, count); rc != 0) return rc;
+  if (!cq.wait->can_block()) {
+    return Fail(cq, FI_EINVAL, "fi_cq_sread on a CQ opened with "
+                               "FI_WAIT_NONE");
+  }
+  size_t threshold = 1;
+  if (cq.wait_cond == FI_CQ_COND_THRESHOLD && cond != nullptr) {
+    threshold = std::max<size_t>(1, *static_cast<const size_t*>(cond));
+  }
+  std::unique_lock<std::mutex> lock(cq.wait->mutex());
+  bool woke = cq.wait->Wait(lock, timeout, [&cq, threshold] {
+    return cq.signaled || cq.entries.size() >= threshold ||
+           (!cq.entries.empty() && cq.entries.front().is_error);
+  });
+  if (cq.signaled) {
+    cq.signaled = false;
+    return -FI_ECANCELED;
+  }
+  if (!woke) return -FI_EAGAIN;
+  return TakeCompletions(cq, buf, count, sources);
+}
+
+ssize_t SreadCq(fid_cq* cq, void* buf, size_t count, const void* cond,
+                int timeout) {
+  return SreadFromCq(cq, buf, count, nullptr, cond, timeout);
+}
+
+ssize_t ReadErrCq(fid_cq* cq_fid, fi_cq_err_entry* buf, uint64_t flags) {
+  UtilCq& cq = *ToUtilCq(cq_fid);
+  if (buf == nullptr) return Fail(cq, FI_EINVAL, "fi_cq_readerr: buf is NULL");
+  if (flags != 0) return Fail(cq, FI_EBADFLAGS, "fi_cq_readerr: unknown flags");
+  std::lock_guard<std::mutex> lock(cq.wait->mutex());
+  if (cq.entries.empty() || !cq.entries.front().is_error) return -FI_EAGAIN;
+  CqEntry& head = cq.entries.front();
+  DeliverErrorEntry(ApiVersion(cq), head.error, std::move(head.err_data),
+                    &cq.last_err_data, buf);
+  cq.entries.pop_front();
+  if (cq.entries.empty()) cq.wait->Clear();
+  return 1;
+}
+
+int SignalCq(fid_cq* cq_fid) {
+  UtilCq& cq = *ToUtilCq(cq_fid);
+  std::lock_guard<std::mutex> lock(cq.wait->mutex());
+  cq.signaled = true;
+  cq.wait->Signal();
+  return 0;
+}
+
+const char* StrerrorCq(fid_cq*, int prov_errno, const void*, char* buf,
+                       size_t len) {
+  return ErrorText(prov_errno, buf, len);
+}
+
+int Push(UtilCq& cq, CqEntry entry) {
+  std::lock_guard<std::mutex> lock(cq.wait->mutex());
+  if (cq.entries.size() >= cq.capacity) return -FI_EAGAIN;
+  cq.entries.push_back(std::move(entry));
+  cq.wait->Signal();
+  return 0;
+}
+
+fi_ops kCqFidOps = MakeFidOps({.close = CloseCq, .control = ControlCq});
+
+fi_ops_cq kCqOps = {sizeof(fi_ops_cq), ReadCq,      ReadFromCq, ReadErrCq,
+                    SreadCq,           SreadFromCq, SignalCq,   StrerrorCq};
+
+absl::Status CheckAttr(const UtilDomain& domain, const fi_cq_attr& attr) {
+  if ((attr.flags & ~kCqOpenFlags) != 0) {
+    return FiError(FI_EBADFLAGS, "fi_cq_open: unknown flags");
+  }
+  int format = EnumValue(attr.format);
+  if (format < FI_CQ_FORMAT_UNSPEC || format > FI_CQ_FORMAT_TAGGED) {
+    return FiError(FI_EINVAL, absl::StrCat("fi_cq_open: unknown format ",
+                                           format));
+  }
+  int wait_cond = EnumValue(attr.wait_cond);
+  if (wait_cond != FI_CQ_COND_NONE && wait_cond != FI_CQ_COND_THRESHOLD) {
+    return FiError(FI_EINVAL, absl::StrCat("fi_cq_open: unknown wait_cond ",
+                                           wait_cond));
+  }
+  if (domain.cq_count.load() >= static_cast<int>(domain.info->domain_attr->cq_cnt)) {
+    return FiError(FI_ENOSPC,
+                   absl::StrCat("fi_cq_open: the domain's cq_cnt (",
+                                domain.info->domain_attr->cq_cnt,
+                                ") CQs are open"));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+UtilCq* AsUtilCq(fid* object) {
+  if (object == nullptr || object->fclass != FI_CLASS_CQ ||
+      object->ops != &kCqFidOps) {
+    return nullptr;
+  }
+  return reinterpret_cast<UtilCq*>(object);
+}
+
+int OpenUtilCq(fid_domain* domain_fid, fi_cq_attr* attr, fid_cq** cq_out,
+               void* context) {
+  UtilDomain* domain = reinterpret_cast<UtilDomain*>(domain_fid);
+  const fi_provider* log = domain->fabric->provider->c_provider();
+  absl::Status status =
+      attr == nullptr || cq_out == nullptr
+          ? FiError(FI_EINVAL, "fi_cq_open: attr and cq must not be NULL")
+          : CheckAttr(*domain, *attr);
+  absl::StatusOr<std::unique_ptr<WaitObject>> wait =
+      status.ok() ? WaitObject::Create(EnumValue(attr->wait_obj)) : status;
+  if (!wait.ok()) {
+    FI_WARN(log, FI_LOG_CQ, "%s\n",
+            std::string(wait.status().message()).c_str());
+    return ToFiErrno(wait.status());
+  }
+  UtilCq* cq = new UtilCq;
+  cq->cq_fid = {};
+  InitFid(&cq->cq_fid.fid, FI_CLASS_CQ, context, &kCqFidOps);
+  cq->cq_fid.ops = &kCqOps;
+  cq->domain = domain;
+  cq->format = attr->format == FI_CQ_FORMAT_UNSPEC ? FI_CQ_FORMAT_CONTEXT
+                                                   : attr->format;
+  cq->entry_size = EntrySize(cq->format);
+  cq->capacity = attr->size != 0 ? attr->size : domain->info->rx_attr->size +
+                                                    domain->info->tx_attr->size;
+  cq->wait_cond = attr->wait_cond;
+  cq->wait = *std::move(wait);
+  domain->cq_count.fetch_add(1);
+  domain->open_children.fetch_add(1);
+  *cq_out = &cq->cq_fid;
+  return 0;
+}
+
+int CqWrite(UtilCq* cq, const fi_cq_tagged_entry& completion,
+            fi_addr_t source) {
+  CqEntry entry;
+  entry.completion = completion;
+  entry.source = source;
+  return Push(*cq, std::move(entry));
+}
+
+int CqWriteError(UtilCq* cq, const fi_cq_err_entry& error) {
+  CqEntry entry;
+  entry.is_error = true;
+  entry.error = error;
+  if (error.err_data != nullptr && error.err_data_size > 0) {
+    size_t size = std::min(error.err_data_size,
+                           cq->domain->info->domain_attr->max_err_data);
+    const char* data = static_cast<const char*>(error.err_data);
+    entry.err_data.assign(data, data + size);
+  }
+  entry.error.err_data = nullptr;
+  entry.error.err_data_size = 0;
+  return Push(*cq, std::move(entry));
+}
+
+int CqTryWait(fid* object) {
+  UtilCq* cq = AsUtilCq(object);
+  if (cq == nullptr) return -FI_EINVAL;
+  std::lock_guard<std::mutex> lock(cq->wait->mutex());
+  return cq->entries.empty() ? 0 : -FI_EAGAIN;
+}
+
+}  // namespace fabric

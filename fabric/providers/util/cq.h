@@ -1,0 +1,73 @@
+// File: fabric/providers/util/cq.h
+//
+// The completion queue shared by all providers (fi_cq(3)): the four entry
+// formats, fi_cq_read/readfrom/readerr, sread/sreadfrom with a timeout and
+// the threshold condition, fi_cq_signal, strerror, and the wait objects of
+// wait_object.h. Entries keep their order; an error entry at the head makes
+// fi_cq_read return -FI_EAVAIL until fi_cq_readerr takes it. Providers post
+// completions with CqWrite/CqWriteError; a full CQ refuses them
+// (-FI_EAGAIN), so nothing is overwritten.
+#ifndef FABRIC_PROVIDERS_UTIL_CQ_H_
+#define FABRIC_PROVIDERS_UTIL_CQ_H_
+
+#include <rdma/fabric.h>
+#include <rdma/fi_domain.h>
+#include <rdma/fi_eq.h>
+#include <sys/types.h>
+
+#include <atomic>
+#include <deque>
+#include <memory>
+#include <vector>
+
+#include "fabric/providers/util/domain.h"
+#include "fabric/providers/util/wait_object.h"
+
+namespace fabric {
+
+// One queued completion or error.
+struct CqEntry {
+  fi_cq_tagged_entry completion = {};  // the other formats are its prefixes
+  fi_addr_t source = FI_ADDR_NOTAVAIL;
+  bool is_error = false;
+  fi_cq_err_entry error = {};
+  std::vector<char> err_data;
+};
+
+// An open CQ. Endpoints bound to it count in open_children.
+struct UtilCq {
+  fid_cq cq_fid;  // first: the application's fid_cq* is this
+  UtilDomain* domain;
+  fi_cq_format format;
+  size_t entry_size;  // of the format
+  size_t capacity;
+  fi_cq_wait_cond wait_cond;
+  std::unique_ptr<WaitObject> wait;
+  std::deque<CqEntry> entries;      // guarded by wait->mutex()
+  bool signaled = false;            // fi_cq_signal, guarded likewise
+  std::vector<char> last_err_data;  // what readerr last pointed the app at
+  std::atomic<int> open_children{0};
+};
+
+// The UtilCq behind `object`, or null when it is not one of our CQs.
+UtilCq* AsUtilCq(fid* object);
+
+// fi_ops_domain::cq_open of UtilDomain.
+int OpenUtilCq(fid_domain* domain, fi_cq_attr* attr, fid_cq** cq,
+               void* context);
+
+// Queues a completion; `source` is what fi_cq_readfrom reports. 0, or
+// -FI_EAGAIN when the CQ is full.
+int CqWrite(UtilCq* cq, const fi_cq_tagged_entry& completion,
+            fi_addr_t source = FI_ADDR_NOTAVAIL);
+
+// Queues an error; err_data is copied, cut to the domain's max_err_data.
+int CqWriteError(UtilCq* cq, const fi_cq_err_entry& error);
+
+// fi_trywait for one object: -FI_EAGAIN when `object` is one of our CQs
+// with entries waiting, 0 when it has none, -FI_EINVAL when it is not ours.
+int CqTryWait(fid* object);
+
+}  // namespace fabric
+
+#endif  // FABRIC_PROVIDERS_UTIL_CQ_H_
