@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "fabric/api/core/hints.h"
 #include "fabric/api/core/status.h"
+#include "fabric/providers/util/cntr.h"
 #include "fabric/providers/util/cq.h"
 #include "fabric/providers/util/fid_ops.h"
 #include "fabric/providers/util/live_objects.h"
@@ -63,9 +64,6 @@ int NoEndpoint(fid_domain*, fi_info*, fid_ep**, void*) { return -FI_ENOSYS; }
 int NoScalableEp(fid_domain*, fi_info*, fid_ep**, void*) {
   return -FI_ENOSYS;
 }
-int NoCntrOpen(fid_domain*, fi_cntr_attr*, fid_cntr**, void*) {
-  return -FI_ENOSYS;
-}
 int NoPollOpen(fid_domain*, fi_poll_attr*, fid_poll**) { return -FI_ENOSYS; }
 int NoStxCtx(fid_domain*, fi_tx_attr*, fid_stx**, void*) { return -FI_ENOSYS; }
 int NoSrxCtx(fid_domain*, fi_rx_attr*, fid_ep**, void*) { return -FI_ENOSYS; }
@@ -96,7 +94,7 @@ fi_ops kDomainFidOps = MakeFidOps({.close = CloseDomain, .bind = BindDomain});
 
 fi_ops_domain kDomainOps = {
     sizeof(fi_ops_domain), NoAvOpen,   OpenUtilCq,      NoEndpoint,
-    NoScalableEp,          NoCntrOpen, NoPollOpen,    NoStxCtx,
+    NoScalableEp,          OpenUtilCntr, NoPollOpen,    NoStxCtx,
     NoSrxCtx,              NoQueryAtomic, NoQueryCollective, NoEndpoint2,
 };
 

@@ -28,7 +28,8 @@ struct UtilDomain {
   std::string name;
   InfoPtr info;  // the attributes in effect
   std::atomic<int> open_children{0};
-  std::atomic<int> cq_count{0};  // checked against domain_attr->cq_cnt
+  std::atomic<int> cq_count{0};    // checked against domain_attr->cq_cnt
+  std::atomic<int> cntr_count{0};  // and against cntr_cnt
   // Bound with fi_domain_bind; with FI_REG_MR, memory registrations
   // complete there asynchronously.
   UtilEq* eq = nullptr;

@@ -6,6 +6,7 @@
 #include <rdma/fi_errno.h>
 #include <rdma/providers/fi_log.h>
 
+#include "fabric/providers/util/cntr.h"
 #include "fabric/providers/util/cq.h"
 #include "fabric/providers/util/domain.h"
 #include "fabric/providers/util/eq.h"
@@ -39,9 +40,10 @@ int TryWait(fid_fabric*, fid** objects, int count) {
   if (count < 0 || (count > 0 && objects == nullptr)) return -FI_EINVAL;
   for (int i = 0; i < count; ++i) {
     fid* object = objects[i];
-    int rc = object != nullptr && object->fclass == FI_CLASS_CQ
-                 ? CqTryWait(object)
-                 : EqTryWait(object);
+    size_t fclass = object != nullptr ? object->fclass : size_t{FI_CLASS_UNSPEC};
+    int rc = fclass == FI_CLASS_CQ     ? CqTryWait(object)
+             : fclass == FI_CLASS_CNTR ? CntrTryWait(object)
+                                       : EqTryWait(object);
     if (rc != 0) return rc;
   }
   return 0;
