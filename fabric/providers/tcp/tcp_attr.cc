@@ -58,7 +58,7 @@ void DescribeTcpEndpoint(fi_ep_type type, InfoTemplate* t) {
 
 AttrSupport TcpAttrSupport() {
   AttrSupport support = FullAttrSupport();
-  support.mr_mode_optional = FI_MR_LOCAL | FI_MR_RAW | FI_MR_VIRT_ADDR |
+  support.mr_mode_optional = FI_MR_LOCAL | FI_MR_VIRT_ADDR |
                              FI_MR_ALLOCATED | FI_MR_PROV_KEY |
                              FI_MR_MMU_NOTIFY | FI_MR_RMA_EVENT |
                              FI_MR_ENDPOINT | FI_MR_HMEM | FI_MR_COLLECTIVE;

@@ -10,6 +10,7 @@
 #include "fabric/providers/util/cntr.h"
 #include "fabric/providers/util/cq.h"
 #include "fabric/providers/util/fid_ops.h"
+#include "fabric/providers/util/mr.h"
 #include "fabric/providers/util/live_objects.h"
 
 namespace fabric {
@@ -78,18 +79,6 @@ int NoQueryCollective(fid_domain*, fi_collective_op, fi_collective_attr*,
 int NoEndpoint2(fid_domain*, fi_info*, fid_ep**, uint64_t, void*) {
   return -FI_ENOSYS;
 }
-int NoMrReg(fid*, const void*, size_t, uint64_t, uint64_t, uint64_t, uint64_t,
-            fid_mr**, void*) {
-  return -FI_ENOSYS;
-}
-int NoMrRegv(fid*, const iovec*, size_t, uint64_t, uint64_t, uint64_t,
-             uint64_t, fid_mr**, void*) {
-  return -FI_ENOSYS;
-}
-int NoMrRegattr(fid*, const fi_mr_attr*, uint64_t, fid_mr**) {
-  return -FI_ENOSYS;
-}
-
 fi_ops kDomainFidOps = MakeFidOps({.close = CloseDomain, .bind = BindDomain});
 
 fi_ops_domain kDomainOps = {
@@ -97,8 +86,6 @@ fi_ops_domain kDomainOps = {
     NoScalableEp,          OpenUtilCntr, NoPollOpen,    NoStxCtx,
     NoSrxCtx,              NoQueryAtomic, NoQueryCollective, NoEndpoint2,
 };
-
-fi_ops_mr kDomainMrOps = {sizeof(fi_ops_mr), NoMrReg, NoMrRegv, NoMrRegattr};
 
 bool Equal(const char* a, const std::string& b) {
   return a != nullptr && b == a;
@@ -176,7 +163,7 @@ int OpenUtilDomain(fid_fabric* fabric_fid, fi_info* info,
   domain->domain_fid = {};
   InitFid(&domain->domain_fid.fid, FI_CLASS_DOMAIN, context, &kDomainFidOps);
   domain->domain_fid.ops = &kDomainOps;
-  domain->domain_fid.mr = &kDomainMrOps;
+  domain->domain_fid.mr = &kUtilMrOps;
   domain->fabric = fabric;
   domain->name = info->domain_attr->name;
   domain->info = *std::move(effective);

@@ -14,13 +14,18 @@
 #include <rdma/fi_domain.h>
 
 #include <atomic>
+#include <cstdint>
+#include <mutex>
 #include <string>
+#include <unordered_map>
 
 #include "fabric/api/core/info.h"
 #include "fabric/providers/util/eq.h"
 #include "fabric/providers/util/fabric.h"
 
 namespace fabric {
+
+struct UtilMr;
 
 struct UtilDomain {
   fid_domain domain_fid;  // first: the application's fid_domain* is this
@@ -30,6 +35,9 @@ struct UtilDomain {
   std::atomic<int> open_children{0};
   std::atomic<int> cq_count{0};    // checked against domain_attr->cq_cnt
   std::atomic<int> cntr_count{0};  // and against cntr_cnt
+  // Open memory regions by key (their number is checked against mr_cnt).
+  std::mutex mr_mutex;
+  std::unordered_map<uint64_t, UtilMr*> mrs;
   // Bound with fi_domain_bind; with FI_REG_MR, memory registrations
   // complete there asynchronously.
   UtilEq* eq = nullptr;

@@ -4,6 +4,7 @@
 // opened domain (domain_attr->domain restricts and is referenced).
 #include <rdma/fabric.h>
 #include <rdma/fi_domain.h>
+#include <rdma/fi_endpoint.h>
 #include <rdma/fi_eq.h>
 #include <rdma/fi_errno.h>
 #include <string.h>
@@ -84,11 +85,11 @@ TEST_F(DomainTest, BindsOneEqOfItsFabric) {
 TEST_F(DomainTest, ResourcesNotYetAvailableSayEnosys) {
   fid_domain* domain = nullptr;
   ASSERT_EQ(fi_domain(fabric_, info_.get(), &domain, nullptr), 0);
-  char buffer[64];
-  fid_mr* mr = nullptr;
-  EXPECT_EQ(fi_mr_reg(domain, buffer, sizeof(buffer), FI_SEND, 0, 0, 0, &mr,
-                      nullptr),
-            -FI_ENOSYS);
+  fi_av_attr av_attr = {};
+  fid_av* av = nullptr;
+  EXPECT_EQ(fi_av_open(domain, &av_attr, &av, nullptr), -FI_ENOSYS);
+  fid_ep* ep = nullptr;
+  EXPECT_EQ(fi_endpoint(domain, info_.get(), &ep, nullptr), -FI_ENOSYS);
   EXPECT_EQ(fi_close(&domain->fid), 0);
 }
 

@@ -1,0 +1,342 @@
+#include "fabric/providers/util/mr.h"
+
+#include <rdma/fi_errno.h>
+#include <rdma/providers/fi_log.h>
+#include <sys/random.h>
+
+#include <mutex>
+
+#include "absl/strings/str_cat.h"
+#include "fabric/api/core/enum_value.h"
+#include "fabric/api/core/status.h"
+#include "fabric/providers/util/eq.h"
+#include "fabric/providers/util/fid_ops.h"
+
+namespace fabric {
+namespace {
+
+constexpr uint64_t kMrAccess = FI_SEND | FI_RECV | FI_READ | FI_WRITE |
+                               FI_REMOTE_READ | FI_REMOTE_WRITE;
+constexpr uint64_t kMrRegFlags =
+    FI_RMA_EVENT | FI_HMEM_DEVICE_ONLY | FI_HMEM_HOST_ALLOC;
+
+// The arguments of fi_mr_reg/regv/regattr, gathered.
+struct Registration {
+  std::vector<iovec> iov;
+  uint64_t access = 0;
+  uint64_t offset = 0;
+  uint64_t requested_key = 0;
+  int iface = FI_HMEM_SYSTEM;
+  uint64_t device = 0;
+  uint64_t flags = 0;
+  void* context = nullptr;
+};
+
+const fi_provider* Log(const UtilDomain& domain) {
+  return domain.fabric->provider->c_provider();
+}
+
+int Fail(const UtilDomain& domain, const absl::Status& status) {
+  FI_WARN(Log(domain), FI_LOG_MR, "%s\n",
+          std::string(status.message()).c_str());
+  return ToFiErrno(status);
+}
+
+int MrMode(const UtilDomain& domain) {
+  return domain.info->domain_attr->mr_mode;
+}
+
+// API <= 1.4: FI_MR_BASIC means provider keys and virtual addresses.
+bool ProviderKeys(const UtilDomain& domain) {
+  return MrMode(domain) == FI_MR_BASIC ||
+         (MrMode(domain) != FI_MR_SCALABLE &&
+          (MrMode(domain) & FI_MR_PROV_KEY) != 0);
+}
+
+bool VirtualAddresses(const UtilDomain& domain) {
+  return MrMode(domain) == FI_MR_BASIC ||
+         (MrMode(domain) != FI_MR_SCALABLE &&
+          (MrMode(domain) & FI_MR_VIRT_ADDR) != 0);
+}
+
+size_t TotalLength(const std::vector<iovec>& iov) {
+  size_t total = 0;
+  for (const iovec& piece : iov) total += piece.iov_len;
+  return total;
+}
+
+// The first remote address of the region.
+uint64_t RegionStart(const UtilMr& mr) {
+  if (!VirtualAddresses(*mr.domain)) return mr.offset;
+  return mr.iov.empty() ? 0 : reinterpret_cast<uintptr_t>(mr.iov[0].iov_base);
+}
+
+int CloseMr(fid* object) {
+  UtilMr* mr = reinterpret_cast<UtilMr*>(object);
+  {
+    std::lock_guard<std::mutex> lock(mr->domain->mr_mutex);
+    mr->domain->mrs.erase(mr->mr_fid.key);
+  }
+  if (mr->cntr != nullptr) mr->cntr->open_children.fetch_sub(1);
+  mr->domain->open_children.fetch_sub(1);
+  delete mr;
+  return 0;
+}
+
+// fi_mr_bind: a counter (FI_REMOTE_WRITE: counts remote writes into the
+// region). Binding to an endpoint (FI_MR_ENDPOINT) needs endpoints, which
+// are not implemented yet.
+int BindMr(fid* object, fid* bound, uint64_t flags) {
+  UtilMr* mr = reinterpret_cast<UtilMr*>(object);
+  if (bound != nullptr && bound->fclass == FI_CLASS_EP) {
+    return Fail(*mr->domain, FiError(FI_ENOSYS, "fi_mr_bind: endpoints are "
+                                                "not implemented yet"));
+  }
+  UtilCntr* cntr = AsUtilCntr(bound);
+  if (cntr == nullptr || cntr->domain != mr->domain) {
+    return Fail(*mr->domain, FiError(FI_EINVAL, "fi_mr_bind: not a counter "
+                                                "of this domain"));
+  }
+  if (flags != FI_REMOTE_WRITE || mr->cntr != nullptr) {
+    return Fail(*mr->domain,
+                FiError(FI_EINVAL, "fi_mr_bind: a counter is bound once, "
+                                   "with FI_REMOTE_WRITE"));
+  }
+  cntr->open_children.fetch_add(1);
+  mr->cntr = cntr;
+  mr->cntr_flags = flags;
+  return 0;
+}
+
+// FI_REFRESH: the pages must lie inside the region.
+int Refresh(const UtilMr& mr, const fi_mr_modify* modify) {
+  if (modify == nullptr ||
+      (modify->attr.iov_count > 0 && modify->attr.mr_iov == nullptr)) {
+    return Fail(*mr.domain, FiError(FI_EINVAL, "fi_mr_refresh: no iov"));
+  }
+  for (size_t i = 0; i < modify->attr.iov_count; ++i) {
+    const iovec& page = modify->attr.mr_iov[i];
+    auto start = reinterpret_cast<uintptr_t>(page.iov_base);
+    bool inside = false;
+    for (const iovec& piece : mr.iov) {
+      auto base = reinterpret_cast<uintptr_t>(piece.iov_base);
+      inside |= start >= base && page.iov_len <= piece.iov_len &&
+                start - base <= piece.iov_len - page.iov_len;
+    }
+    if (!inside) {
+      return Fail(*mr.domain, FiError(FI_EINVAL, "fi_mr_refresh: range "
+                                                 "outside the region"));
+    }
+  }
+  return 0;
+}
+
+int ControlMr(fid* object, int command, void* arg) {
+  UtilMr* mr = reinterpret_cast<UtilMr*>(object);
+  switch (command) {
+    case FI_ENABLE:
+      if ((MrMode(*mr->domain) & FI_MR_ENDPOINT) != 0) {
+        return Fail(*mr->domain,
+                    FiError(FI_EOPBADSTATE, "fi_mr_enable: FI_MR_ENDPOINT "
+                                            "regions need an endpoint, and "
+                                            "endpoints are not implemented "
+                                            "yet"));
+      }
+      return 0;
+    case FI_REFRESH:
+      return Refresh(*mr, static_cast<const fi_mr_modify*>(arg));
+    default:
+      return -FI_ENOSYS;  // raw keys are not used: keys fit in 64 bits
+  }
+}
+
+fi_ops kMrFidOps =
+    MakeFidOps({.close = CloseMr, .bind = BindMr, .control = ControlMr});
+
+absl::Status CheckRegistration(const UtilDomain& domain,
+                               const Registration& reg) {
+  if ((reg.access & ~kMrAccess) != 0) {
+    return FiError(FI_EINVAL, absl::StrCat("fi_mr_reg: unknown access bits 0x",
+                                           absl::Hex(reg.access & ~kMrAccess)));
+  }
+  if ((reg.flags & ~kMrRegFlags) != 0) {
+    return FiError(FI_EBADFLAGS, absl::StrCat("fi_mr_reg: unknown flags 0x",
+                                              absl::Hex(reg.flags)));
+  }
+  if (reg.iov.size() > domain.info->domain_attr->mr_iov_limit) {
+    return FiError(FI_EINVAL, absl::StrCat("fi_mr_regv: ", reg.iov.size(),
+                                           " iovs exceed mr_iov_limit ",
+                                           domain.info->domain_attr
+                                               ->mr_iov_limit));
+  }
+  for (const iovec& piece : reg.iov) {
+    if (piece.iov_base == nullptr && piece.iov_len > 0) {
+      return FiError(FI_EINVAL, "fi_mr_reg: NULL buffer");
+    }
+  }
+  if (reg.iface < FI_HMEM_SYSTEM || reg.iface > FI_HMEM_SYNAPSEAI) {
+    return FiError(FI_EINVAL, absl::StrCat("fi_mr_regattr: unknown iface ",
+                                           reg.iface));
+  }
+  if (reg.iface != FI_HMEM_SYSTEM) {
+    return FiError(FI_ENOSYS, "fi_mr_regattr: device memory registration "
+                              "is not implemented yet");
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<uint64_t> ChooseKey(UtilDomain& domain, uint64_t requested) {
+  if (domain.mrs.size() >= domain.info->domain_attr->mr_cnt) {
+    return FiError(FI_ENOSPC, absl::StrCat("fi_mr_reg: the domain's mr_cnt (",
+                                           domain.info->domain_attr->mr_cnt,
+                                           ") regions are registered"));
+  }
+  if (!ProviderKeys(domain)) {
+    if (domain.mrs.count(requested) != 0) {
+      return FiError(FI_ENOKEY, absl::StrCat("fi_mr_reg: key ", requested,
+                                             " is in use"));
+    }
+    return requested;
+  }
+  for (;;) {
+    uint64_t key;
+    if (getrandom(&key, sizeof(key), 0) != sizeof(key)) {
+      return FiError(FI_EOTHER, "getrandom failed");
+    }
+    if (key != FI_KEY_NOTAVAIL && domain.mrs.count(key) == 0) return key;
+  }
+}
+
+int Register(fid* owner, Registration reg, fid_mr** mr_out) {
+  if (owner == nullptr || owner->fclass != FI_CLASS_DOMAIN) {
+    return -FI_EINVAL;  // per-endpoint registration needs endpoints
+  }
+  UtilDomain& domain = *reinterpret_cast<UtilDomain*>(owner);
+  if (mr_out == nullptr) {
+    return Fail(domain, FiError(FI_EINVAL, "fi_mr_reg: mr is NULL"));
+  }
+  if (absl::Status status = CheckRegistration(domain, reg); !status.ok()) {
+    return Fail(domain, status);
+  }
+  auto* mr = new UtilMr;
+  mr->mr_fid = {};
+  InitFid(&mr->mr_fid.fid, FI_CLASS_MR, reg.context, &kMrFidOps);
+  mr->mr_fid.mem_desc = mr;
+  mr->domain = &domain;
+  mr->iov = std::move(reg.iov);
+  mr->access = reg.access;
+  mr->offset = reg.offset;
+  mr->iface = static_cast<fi_hmem_iface>(reg.iface);
+  mr->device = reg.device;
+  {
+    std::lock_guard<std::mutex> lock(domain.mr_mutex);
+    absl::StatusOr<uint64_t> key = ChooseKey(domain, reg.requested_key);
+    if (!key.ok()) {
+      delete mr;
+      return Fail(domain, key.status());
+    }
+    mr->mr_fid.key = *key;
+    domain.mrs[*key] = mr;
+  }
+  domain.open_children.fetch_add(1);
+  if (domain.eq != nullptr && (domain.eq_flags & FI_REG_MR) != 0) {
+    // Asynchronous registration: the completion is an FI_MR_COMPLETE event.
+    fi_eq_entry event = {};
+    event.fid = &mr->mr_fid.fid;
+    event.context = reg.context;
+    ssize_t rc = EqPost(&domain.eq->eq_fid, FI_MR_COMPLETE, &event,
+                        sizeof(event));
+    if (rc < 0) {
+      CloseMr(&mr->mr_fid.fid);
+      return static_cast<int>(rc);
+    }
+  }
+  *mr_out = &mr->mr_fid;
+  return 0;
+}
+
+int RegMr(fid* owner, const void* buf, size_t len, uint64_t access,
+          uint64_t offset, uint64_t requested_key, uint64_t flags,
+          fid_mr** mr, void* context) {
+  Registration reg;
+  reg.iov.push_back(iovec{const_cast<void*>(buf), len});
+  reg.access = access;
+  reg.offset = offset;
+  reg.requested_key = requested_key;
+  reg.flags = flags;
+  reg.context = context;
+  return Register(owner, std::move(reg), mr);
+}
+
+int RegvMr(fid* owner, const iovec* iov, size_t count, uint64_t access,
+           uint64_t offset, uint64_t requested_key, uint64_t flags,
+           fid_mr** mr, void* context) {
+  if (iov == nullptr && count > 0) return -FI_EINVAL;
+  Registration reg;
+  reg.iov.assign(iov, iov + count);
+  reg.access = access;
+  reg.offset = offset;
+  reg.requested_key = requested_key;
+  reg.flags = flags;
+  reg.context = context;
+  return Register(owner, std::move(reg), mr);
+}
+
+int RegattrMr(fid* owner, const fi_mr_attr* attr, uint64_t flags,
+              fid_mr** mr) {
+  if (attr == nullptr || (attr->mr_iov == nullptr && attr->iov_count > 0)) {
+    return -FI_EINVAL;
+  }
+  Registration reg;
+  reg.iov.assign(attr->mr_iov, attr->mr_iov + attr->iov_count);
+  reg.access = attr->access;
+  reg.offset = attr->offset;
+  reg.requested_key = attr->requested_key;
+  reg.iface = EnumValue(attr->iface);
+  reg.device = attr->device.reserved;
+  reg.flags = flags;
+  reg.context = attr->context;
+  return Register(owner, std::move(reg), mr);
+}
+
+}  // namespace
+
+fi_ops_mr kUtilMrOps = {sizeof(fi_ops_mr), RegMr, RegvMr, RegattrMr};
+
+absl::StatusOr<std::vector<iovec>> MrResolveRemote(
+    UtilDomain* domain, uint64_t key, uint64_t addr, size_t len,
+    uint64_t access, fi_hmem_iface* iface, uint64_t* device) {
+  std::lock_guard<std::mutex> lock(domain->mr_mutex);
+  auto it = domain->mrs.find(key);
+  if (it == domain->mrs.end()) {
+    return FiError(FI_EACCES, absl::StrCat("no memory region with key 0x",
+                                           absl::Hex(key)));
+  }
+  const UtilMr& mr = *it->second;
+  if ((mr.access & access) != access) {
+    return FiError(FI_EACCES, "the region does not allow this access");
+  }
+  uint64_t start = RegionStart(mr);
+  size_t total = TotalLength(mr.iov);
+  if (addr < start || addr - start > total || len > total - (addr - start)) {
+    return FiError(FI_EACCES, "the access falls outside the region");
+  }
+  std::vector<iovec> pieces;
+  size_t skip = addr - start;
+  for (const iovec& piece : mr.iov) {
+    if (len == 0) break;
+    if (skip >= piece.iov_len) {
+      skip -= piece.iov_len;
+      continue;
+    }
+    size_t n = std::min(piece.iov_len - skip, len);
+    pieces.push_back(iovec{static_cast<char*>(piece.iov_base) + skip, n});
+    len -= n;
+    skip = 0;
+  }
+  if (iface != nullptr) *iface = mr.iface;
+  if (device != nullptr) *device = mr.device;
+  return pieces;
+}
+
+}  // namespace fabric
