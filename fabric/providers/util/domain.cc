@@ -79,7 +79,38 @@ int NoQueryCollective(fid_domain*, fi_collective_op, fi_collective_attr*,
 int NoEndpoint2(fid_domain*, fi_info*, fid_ep**, uint64_t, void*) {
   return -FI_ENOSYS;
 }
-fi_ops kDomainFidOps = MakeFidOps({.close = CloseDomain, .bind = BindDomain});
+// fi_set_ops: FI_SET_OPS_HMEM_OVERRIDE, before any resource is opened.
+int SetOpsDomain(fid* object, const char* name, uint64_t flags, void* ops,
+                 void*) {
+  UtilDomain* domain = ToUtilDomain(object);
+  const fi_provider* log = domain->fabric->provider->c_provider();
+  if (name == nullptr || strcmp(name, FI_SET_OPS_HMEM_OVERRIDE) != 0) {
+    FI_WARN(log, FI_LOG_DOMAIN, "fi_set_ops: unknown ops '%s'\n",
+            name != nullptr ? name : "(null)");
+    return -FI_ENOSYS;
+  }
+  if (flags != 0) {
+    FI_WARN(log, FI_LOG_DOMAIN, "fi_set_ops: flags must be 0\n");
+    return -FI_EBADFLAGS;
+  }
+  if (domain->open_children.load() > 0) {
+    FI_WARN(log, FI_LOG_DOMAIN,
+            "fi_set_ops: the HMEM override must be set before the domain's "
+            "first resource is opened (%d are open)\n",
+            domain->open_children.load());
+    return -FI_EOPBADSTATE;
+  }
+  absl::Status status = domain->copier.SetOverride(
+      static_cast<const fi_hmem_override_ops*>(ops));
+  if (!status.ok()) {
+    FI_WARN(log, FI_LOG_DOMAIN, "fi_set_ops: %s\n",
+            std::string(status.message()).c_str());
+  }
+  return ToFiErrno(status);
+}
+
+fi_ops kDomainFidOps = MakeFidOps(
+    {.close = CloseDomain, .bind = BindDomain, .ops_set = SetOpsDomain});
 
 fi_ops_domain kDomainOps = {
     sizeof(fi_ops_domain), NoAvOpen,   OpenUtilCq,      NoEndpoint,

@@ -20,6 +20,7 @@
 #include <unordered_map>
 
 #include "fabric/api/core/info.h"
+#include "fabric/hmem/hmem_copy.h"
 #include "fabric/providers/util/eq.h"
 #include "fabric/providers/util/fabric.h"
 
@@ -38,6 +39,10 @@ struct UtilDomain {
   // Open memory regions by key (their number is checked against mr_cnt).
   std::mutex mr_mutex;
   std::unordered_map<uint64_t, UtilMr*> mrs;
+  // Every copy between provider buffers and the application's goes through
+  // it: the built-in memory interfaces, or the application's
+  // FI_SET_OPS_HMEM_OVERRIDE functions.
+  HmemCopier copier;
   // Bound with fi_domain_bind; with FI_REG_MR, memory registrations
   // complete there asynchronously.
   UtilEq* eq = nullptr;

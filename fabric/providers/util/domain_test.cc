@@ -5,6 +5,7 @@
 #include <rdma/fabric.h>
 #include <rdma/fi_domain.h>
 #include <rdma/fi_endpoint.h>
+#include <rdma/fi_ext.h>
 #include <rdma/fi_eq.h>
 #include <rdma/fi_errno.h>
 #include <string.h>
@@ -12,6 +13,7 @@
 #include <memory>
 #include <string>
 
+#include "fabric/providers/util/domain.h"
 #include "gtest/gtest.h"
 
 namespace {
@@ -80,6 +82,58 @@ TEST_F(DomainTest, BindsOneEqOfItsFabric) {
   EXPECT_EQ(fi_close(&eq->fid), -FI_EBUSY);  // the domain uses it
   EXPECT_EQ(fi_close(&domain->fid), 0);
   EXPECT_EQ(fi_close(&eq->fid), 0);
+}
+
+ssize_t CountingCopyFrom(void*, size_t size, fi_hmem_iface, uint64_t,
+                         const iovec*, size_t, uint64_t) {
+  return static_cast<ssize_t>(size);
+}
+ssize_t CountingCopyTo(fi_hmem_iface, uint64_t, const iovec*, size_t,
+                       uint64_t, const void*, size_t size) {
+  return static_cast<ssize_t>(size);
+}
+
+TEST_F(DomainTest, HmemOverrideIsCheckedAndSetBeforeResources) {
+  fid_domain* domain = nullptr;
+  ASSERT_EQ(fi_domain(fabric_, info_.get(), &domain, nullptr), 0);
+  fi_hmem_override_ops ops = {sizeof(ops), CountingCopyFrom, CountingCopyTo};
+  EXPECT_EQ(fi_set_ops(&domain->fid, "no_such_ops", 0, &ops, nullptr),
+            -FI_ENOSYS);
+  EXPECT_EQ(fi_set_ops(&domain->fid, nullptr, 0, &ops, nullptr), -FI_ENOSYS);
+  EXPECT_EQ(fi_set_ops(&domain->fid, FI_SET_OPS_HMEM_OVERRIDE, 1, &ops,
+                       nullptr),
+            -FI_EBADFLAGS);
+  EXPECT_EQ(fi_set_ops(&domain->fid, FI_SET_OPS_HMEM_OVERRIDE, 0, nullptr,
+                       nullptr),
+            -FI_EINVAL);
+  fi_hmem_override_ops short_ops = ops;
+  short_ops.size = sizeof(ops) - 1;
+  EXPECT_EQ(fi_set_ops(&domain->fid, FI_SET_OPS_HMEM_OVERRIDE, 0, &short_ops,
+                       nullptr),
+            -FI_EINVAL);
+  fi_hmem_override_ops half = ops;
+  half.copy_to_hmem_iov = nullptr;
+  EXPECT_EQ(fi_set_ops(&domain->fid, FI_SET_OPS_HMEM_OVERRIDE, 0, &half,
+                       nullptr),
+            -FI_EINVAL);
+  ASSERT_EQ(fi_set_ops(&domain->fid, FI_SET_OPS_HMEM_OVERRIDE, 0, &ops,
+                       nullptr),
+            0);
+  // The domain's copies now go through the application's functions.
+  char buffer[8];
+  iovec iov = {buffer, sizeof(buffer)};
+  EXPECT_EQ(reinterpret_cast<fabric::UtilDomain*>(domain)->copier.CopyToIov(
+                FI_HMEM_SYSTEM, 0, &iov, 1, 0, "abc", 3),
+            3);
+  // Once a resource exists the override can no longer change.
+  fi_cq_attr cq_attr = {};
+  fid_cq* cq = nullptr;
+  ASSERT_EQ(fi_cq_open(domain, &cq_attr, &cq, nullptr), 0);
+  EXPECT_EQ(fi_set_ops(&domain->fid, FI_SET_OPS_HMEM_OVERRIDE, 0, &ops,
+                       nullptr),
+            -FI_EOPBADSTATE);
+  EXPECT_EQ(fi_close(&cq->fid), 0);
+  EXPECT_EQ(fi_close(&domain->fid), 0);
 }
 
 TEST_F(DomainTest, ResourcesNotYetAvailableSayEnosys) {

@@ -23,7 +23,7 @@ fi_ops MakeFidOps(const FidOpsSpec& spec) {
   ops.control = spec.control != nullptr ? spec.control : NoControl;
   ops.ops_open = spec.ops_open != nullptr ? spec.ops_open : NoOpsOpen;
   ops.tostr = NoTostr;
-  ops.ops_set = NoOpsSet;
+  ops.ops_set = spec.ops_set != nullptr ? spec.ops_set : NoOpsSet;
   return ops;
 }
 

@@ -16,6 +16,8 @@ struct FidOpsSpec {
   int (*control)(fid* object, int command, void* arg) = nullptr;
   int (*ops_open)(fid* object, const char* name, uint64_t flags, void** ops,
                   void* context) = nullptr;
+  int (*ops_set)(fid* object, const char* name, uint64_t flags, void* ops,
+                 void* context) = nullptr;
 };
 
 // The fi_ops table for `spec`, with -FI_ENOSYS entries where it has none.
