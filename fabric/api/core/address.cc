@@ -120,6 +120,21 @@ void IpAddress::set_port(uint16_t port) {
   }
 }
 
+absl::Span<unsigned char> IpAddress::mutable_host_bytes() {
+  if (family() == AF_INET) {
+    auto* in = reinterpret_cast<sockaddr_in*>(&storage_);
+    return {reinterpret_cast<unsigned char*>(&in->sin_addr), 4};
+  }
+  auto* in6 = reinterpret_cast<sockaddr_in6*>(&storage_);
+  return {reinterpret_cast<unsigned char*>(&in6->sin6_addr), 16};
+}
+
+void IpAddress::set_scope_id(uint32_t scope_id) {
+  if (family() == AF_INET6) {
+    reinterpret_cast<sockaddr_in6*>(&storage_)->sin6_scope_id = scope_id;
+  }
+}
+
 bool IpAddress::IsWildcard() const {
   if (family() == AF_INET) {
     return reinterpret_cast<const sockaddr_in*>(&storage_)->sin_addr.s_addr ==

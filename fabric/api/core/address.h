@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/types/span.h"
 #include "absl/strings/string_view.h"
 
 namespace fabric {
@@ -46,6 +47,10 @@ class IpAddress {
   bool SameHost(const IpAddress& other) const;
   // "192.0.2.1" or "fe80::1".
   std::string HostString() const;
+  // The host address in network order: 4 bytes (IPv4) or 16 (IPv6).
+  absl::Span<unsigned char> mutable_host_bytes();
+  // The IPv6 scope (interface index); ignored for IPv4.
+  void set_scope_id(uint32_t scope_id);
 
  private:
   sockaddr_storage storage_ = {};

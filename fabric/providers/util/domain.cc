@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "fabric/api/core/hints.h"
 #include "fabric/api/core/status.h"
+#include "fabric/providers/util/av.h"
 #include "fabric/providers/util/cntr.h"
 #include "fabric/providers/util/cq.h"
 #include "fabric/providers/util/fid_ops.h"
@@ -60,7 +61,6 @@ int BindDomain(fid* object, fid* bound, uint64_t flags) {
   return 0;
 }
 
-int NoAvOpen(fid_domain*, fi_av_attr*, fid_av**, void*) { return -FI_ENOSYS; }
 int NoEndpoint(fid_domain*, fi_info*, fid_ep**, void*) { return -FI_ENOSYS; }
 int NoScalableEp(fid_domain*, fi_info*, fid_ep**, void*) {
   return -FI_ENOSYS;
@@ -113,7 +113,7 @@ fi_ops kDomainFidOps = MakeFidOps(
     {.close = CloseDomain, .bind = BindDomain, .ops_set = SetOpsDomain});
 
 fi_ops_domain kDomainOps = {
-    sizeof(fi_ops_domain), NoAvOpen,   OpenUtilCq,      NoEndpoint,
+    sizeof(fi_ops_domain), OpenUtilAv,   OpenUtilCq,      NoEndpoint,
     NoScalableEp,          OpenUtilCntr, NoPollOpen,    NoStxCtx,
     NoSrxCtx,              NoQueryAtomic, NoQueryCollective, NoEndpoint2,
 };

@@ -139,9 +139,6 @@ TEST_F(DomainTest, HmemOverrideIsCheckedAndSetBeforeResources) {
 TEST_F(DomainTest, ResourcesNotYetAvailableSayEnosys) {
   fid_domain* domain = nullptr;
   ASSERT_EQ(fi_domain(fabric_, info_.get(), &domain, nullptr), 0);
-  fi_av_attr av_attr = {};
-  fid_av* av = nullptr;
-  EXPECT_EQ(fi_av_open(domain, &av_attr, &av, nullptr), -FI_ENOSYS);
   fid_ep* ep = nullptr;
   EXPECT_EQ(fi_endpoint(domain, info_.get(), &ep, nullptr), -FI_ENOSYS);
   EXPECT_EQ(fi_close(&domain->fid), 0);

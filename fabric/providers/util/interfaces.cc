@@ -42,27 +42,12 @@ int PrefixLength(const sockaddr* netmask) {
 
 std::string NetworkName(const IpAddress& address, int prefix_length) {
   IpAddress network = address;
-  sockaddr_storage storage;
-  memcpy(&storage, address.sockaddr_ptr(), address.length());
-  unsigned char* bytes;
-  int len;
-  if (address.family() == AF_INET) {
-    bytes = reinterpret_cast<unsigned char*>(
-        &reinterpret_cast<sockaddr_in*>(&storage)->sin_addr);
-    len = 4;
-  } else {
-    bytes = reinterpret_cast<unsigned char*>(
-        &reinterpret_cast<sockaddr_in6*>(&storage)->sin6_addr);
-    len = 16;
-    reinterpret_cast<sockaddr_in6*>(&storage)->sin6_scope_id = 0;
-  }
-  for (int i = 0; i < len; ++i) {
-    int keep = std::clamp(prefix_length - i * 8, 0, 8);
+  network.set_scope_id(0);
+  absl::Span<unsigned char> bytes = network.mutable_host_bytes();
+  for (size_t i = 0; i < bytes.size(); ++i) {
+    int keep = std::clamp(prefix_length - static_cast<int>(i) * 8, 0, 8);
     bytes[i] &= static_cast<unsigned char>(0xff00 >> keep);
   }
-  absl::StatusOr<IpAddress> masked = IpAddress::FromSockaddr(
-      reinterpret_cast<sockaddr*>(&storage), address.length());
-  if (masked.ok()) network = *masked;
   return absl::StrCat(network.HostString(), "/", prefix_length);
 }
 
