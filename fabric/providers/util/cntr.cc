@@ -9,6 +9,7 @@
 #include "fabric/api/core/enum_value.h"
 #include "fabric/api/core/status.h"
 #include "fabric/providers/util/fid_ops.h"
+#include "fabric/providers/util/wait_set.h"
 
 namespace fabric {
 namespace {
@@ -132,7 +133,8 @@ int OpenUtilCntr(fid_domain* domain_fid, fi_cntr_attr* attr,
       cntr_out == nullptr ? FiError(FI_EINVAL, "fi_cntr_open: cntr is NULL")
                           : CheckAttr(*domain, effective);
   absl::StatusOr<std::unique_ptr<WaitObject>> wait =
-      status.ok() ? WaitObject::Create(EnumValue(effective.wait_obj))
+      status.ok() ? CreateWaitObject(EnumValue(effective.wait_obj),
+                                     effective.wait_set, *domain->fabric)
                   : status;
   if (!wait.ok()) {
     FI_WARN(domain->fabric->provider->c_provider(), FI_LOG_CNTR, "%s\n",

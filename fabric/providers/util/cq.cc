@@ -11,6 +11,7 @@
 #include "fabric/api/core/status.h"
 #include "fabric/providers/util/error_entry.h"
 #include "fabric/providers/util/fid_ops.h"
+#include "fabric/providers/util/wait_set.h"
 
 namespace fabric {
 namespace {
@@ -213,7 +214,9 @@ int OpenUtilCq(fid_domain* domain_fid, fi_cq_attr* attr, fid_cq** cq_out,
           ? FiError(FI_EINVAL, "fi_cq_open: attr and cq must not be NULL")
           : CheckAttr(*domain, *attr);
   absl::StatusOr<std::unique_ptr<WaitObject>> wait =
-      status.ok() ? WaitObject::Create(EnumValue(attr->wait_obj)) : status;
+      status.ok() ? CreateWaitObject(EnumValue(attr->wait_obj), attr->wait_set,
+                                     *domain->fabric)
+                  : status;
   if (!wait.ok()) {
     FI_WARN(log, FI_LOG_CQ, "%s\n",
             std::string(wait.status().message()).c_str());

@@ -233,8 +233,8 @@ TEST_F(CqTest, BadArgumentsAndLimits) {
   attr.flags = FI_SEND;
   EXPECT_EQ(fi_cq_open(domain_, &attr, &cq_, nullptr), -FI_EBADFLAGS);
   attr = {};
-  attr.wait_obj = FI_WAIT_SET;
-  EXPECT_EQ(fi_cq_open(domain_, &attr, &cq_, nullptr), -FI_ENOSYS);
+  attr.wait_obj = FI_WAIT_SET;  // without a wait set
+  EXPECT_EQ(fi_cq_open(domain_, &attr, &cq_, nullptr), -FI_EINVAL);
   EXPECT_EQ(cq_, nullptr);
 
   ASSERT_EQ(OpenCq(FI_CQ_FORMAT_CONTEXT), 0);

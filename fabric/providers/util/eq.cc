@@ -14,6 +14,7 @@
 #include "fabric/api/core/status.h"
 #include "fabric/providers/util/error_entry.h"
 #include "fabric/providers/util/fid_ops.h"
+#include "fabric/providers/util/wait_set.h"
 #include "fabric/providers/util/wait_object.h"
 
 namespace fabric {
@@ -178,7 +179,7 @@ int OpenUtilEq(fid_fabric* fabric_fid, fi_eq_attr* attr, fid_eq** eq_out,
   int wait_kind;
   memcpy(&wait_kind, &attr->wait_obj, sizeof(wait_kind));
   absl::StatusOr<std::unique_ptr<WaitObject>> wait =
-      WaitObject::Create(wait_kind);
+      CreateWaitObject(wait_kind, attr->wait_set, *fabric);
   if (!wait.ok()) {
     FI_WARN(log, FI_LOG_EQ, "fi_eq_open: %s\n",
             std::string(wait.status().message()).c_str());

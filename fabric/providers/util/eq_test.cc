@@ -151,7 +151,9 @@ TEST_F(EqTest, BadArgumentsAreRejected) {
   attr.flags = 0;
   attr.wait_obj = static_cast<fi_wait_obj>(99);
   EXPECT_EQ(fi_eq_open(fabric_, &attr, &eq_, nullptr), -FI_EINVAL);
-  attr.wait_obj = FI_WAIT_SET;
+  attr.wait_obj = FI_WAIT_SET;  // without a wait set
+  EXPECT_EQ(fi_eq_open(fabric_, &attr, &eq_, nullptr), -FI_EINVAL);
+  attr.wait_obj = FI_WAIT_POLLFD;
   EXPECT_EQ(fi_eq_open(fabric_, &attr, &eq_, nullptr), -FI_ENOSYS);
   EXPECT_EQ(eq_, nullptr);
 

@@ -12,6 +12,7 @@
 #include "fabric/providers/util/eq.h"
 #include "fabric/providers/util/fid_ops.h"
 #include "fabric/providers/util/live_objects.h"
+#include "fabric/providers/util/wait_set.h"
 
 namespace fabric {
 namespace {
@@ -49,15 +50,14 @@ int TryWait(fid_fabric*, fid** objects, int count) {
   return 0;
 }
 
-// Passive endpoints and wait sets arrive with their own work; until then
-// they are not implemented.
+// Passive endpoints arrive with the tcp provider's work; until then they
+// are not implemented.
 int NoPassiveEp(fid_fabric*, fi_info*, fid_pep**, void*) { return -FI_ENOSYS; }
-int NoWaitOpen(fid_fabric*, fi_wait_attr*, fid_wait**) { return -FI_ENOSYS; }
 
 fi_ops kFabricFidOps = MakeFidOps({.close = CloseFabric});
 
 fi_ops_fabric kFabricOps = {
-    sizeof(fi_ops_fabric), OpenDomain, NoPassiveEp, OpenUtilEq, NoWaitOpen,
+    sizeof(fi_ops_fabric), OpenDomain, NoPassiveEp, OpenUtilEq, OpenUtilWaitSet,
     TryWait,               OpenUtilDomain,
 };
 

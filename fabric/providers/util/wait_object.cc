@@ -13,7 +13,8 @@
 
 namespace fabric {
 
-absl::StatusOr<std::unique_ptr<WaitObject>> WaitObject::Create(int kind) {
+absl::StatusOr<std::unique_ptr<WaitObject>> WaitObject::Create(
+    int kind, WaitSetState* set) {
   switch (kind) {
     case FI_WAIT_NONE:
     case FI_WAIT_MUTEX_COND:
@@ -30,10 +31,17 @@ absl::StatusOr<std::unique_ptr<WaitObject>> WaitObject::Create(int kind) {
       }
       return wait;
     }
-    case FI_WAIT_SET:
+    case FI_WAIT_SET: {
+      if (set == nullptr) {
+        return FiError(FI_EINVAL, "FI_WAIT_SET needs an open wait set");
+      }
+      std::unique_ptr<WaitObject> wait(new WaitObject(FI_WAIT_SET));
+      wait->set_ = set;
+      set->members.fetch_add(1);
+      return wait;
+    }
     case FI_WAIT_POLLFD:
-      return FiError(FI_ENOSYS, "wait sets and FI_WAIT_POLLFD are not "
-                                "implemented yet");
+      return FiError(FI_ENOSYS, "FI_WAIT_POLLFD is not implemented yet");
     default:
       return FiError(FI_EINVAL, absl::StrCat("unknown wait object ", kind));
   }
@@ -41,6 +49,7 @@ absl::StatusOr<std::unique_ptr<WaitObject>> WaitObject::Create(int kind) {
 
 WaitObject::~WaitObject() {
   if (fd_ >= 0) close(fd_);
+  if (set_ != nullptr) set_->members.fetch_sub(1);
 }
 
 void WaitObject::Signal() {
@@ -50,6 +59,12 @@ void WaitObject::Signal() {
     (void)!write(fd_, &one, sizeof(one));
   }
   cond_.notify_all();
+  if (set_ != nullptr) {
+    // Lock order: a member's mutex, then its set's; never the reverse.
+    std::lock_guard<std::mutex> lock(set_->wait->mutex());
+    set_->signaled = true;
+    set_->wait->Signal();
+  }
 }
 
 void WaitObject::Clear() {

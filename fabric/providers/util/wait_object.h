@@ -11,6 +11,7 @@
 #include <rdma/fi_eq.h>
 
 #include <condition_variable>
+#include <atomic>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -19,11 +20,23 @@
 
 namespace fabric {
 
+class WaitObject;
+
+// What a wait set (fi_wait_open) shares with its members: their signals
+// wake it. A member's WaitObject keeps `members` counted while it lives.
+struct WaitSetState {
+  std::unique_ptr<WaitObject> wait;  // the set's own: FD, MUTEX_COND, YIELD
+  bool signaled = false;             // guarded by wait->mutex()
+  std::atomic<int> members{0};
+};
+
 class WaitObject {
  public:
-  // FI_WAIT_NONE, UNSPEC (an fd), FD, MUTEX_COND or YIELD. FI_WAIT_SET and
-  // FI_WAIT_POLLFD are not implemented yet (FI_ENOSYS); others FI_EINVAL.
-  static absl::StatusOr<std::unique_ptr<WaitObject>> Create(int kind);
+  // FI_WAIT_NONE, UNSPEC (an fd), FD, MUTEX_COND or YIELD; FI_WAIT_SET
+  // with the set's state (a member also signals the set). FI_WAIT_POLLFD is
+  // not implemented yet (FI_ENOSYS); other kinds FI_EINVAL.
+  static absl::StatusOr<std::unique_ptr<WaitObject>> Create(
+      int kind, WaitSetState* set = nullptr);
   ~WaitObject();
 
   fi_wait_obj kind() const { return kind_; }
@@ -49,6 +62,7 @@ class WaitObject {
   explicit WaitObject(fi_wait_obj kind) : kind_(kind) {}
 
   const fi_wait_obj kind_;
+  WaitSetState* set_ = nullptr;  // for FI_WAIT_SET
   std::mutex mutex_;
   std::condition_variable cond_;
   int fd_ = -1;  // eventfd, for FI_WAIT_FD
