@@ -3,7 +3,8 @@
 // A small C++ layer over the libfabric C API: results as absl::StatusOr, and
 // owning types that release what they hold (fi_freeinfo, fi_close) when they
 // go out of scope. It uses only the public C API, so it works the same over
-// any provider.
+// any provider. The objects opened under a fabric have their own headers:
+// domain.h, eq.h, cq.h, cntr.h and mr.h.
 //
 // Example: open the fabric of the first tcp RDM endpoint on this machine.
 //
@@ -93,6 +94,16 @@ class Entries {
 
 // An owning handle to any fabric object (struct fid_* starting with a fid):
 // fi_close runs on destruction. Close() reports the close status instead.
+// Handles are move-only; calls through one need it to be open.
+//
+// Objects must be closed children first: a Domain before its Fabric, a Cq
+// or Mr before its Domain. fi_close of a parent with children open fails
+// with -FI_EBUSY; Close() returns that status (FiErrno FI_EBUSY) and keeps
+// the object, while the destructor cannot report it and leaves the object
+// open. Declaring parents before children gets the order right:
+//
+//   ofi::Fabric fabric = ...;   // destroyed last
+//   ofi::Domain domain = ...;   // destroyed first
 template <typename T>
 class Handle {
  public:

@@ -12,6 +12,7 @@
 #include "fabric/providers/util/cq.h"
 #include "fabric/providers/util/fid_ops.h"
 #include "fabric/providers/util/mr.h"
+#include "fabric/providers/util/poll_set.h"
 #include "fabric/providers/util/live_objects.h"
 
 namespace fabric {
@@ -65,7 +66,6 @@ int NoEndpoint(fid_domain*, fi_info*, fid_ep**, void*) { return -FI_ENOSYS; }
 int NoScalableEp(fid_domain*, fi_info*, fid_ep**, void*) {
   return -FI_ENOSYS;
 }
-int NoPollOpen(fid_domain*, fi_poll_attr*, fid_poll**) { return -FI_ENOSYS; }
 int NoStxCtx(fid_domain*, fi_tx_attr*, fid_stx**, void*) { return -FI_ENOSYS; }
 int NoSrxCtx(fid_domain*, fi_rx_attr*, fid_ep**, void*) { return -FI_ENOSYS; }
 int NoQueryAtomic(fid_domain*, fi_datatype, fi_op, fi_atomic_attr*,
@@ -114,7 +114,7 @@ fi_ops kDomainFidOps = MakeFidOps(
 
 fi_ops_domain kDomainOps = {
     sizeof(fi_ops_domain), OpenUtilAv,   OpenUtilCq,      NoEndpoint,
-    NoScalableEp,          OpenUtilCntr, NoPollOpen,    NoStxCtx,
+    NoScalableEp,          OpenUtilCntr, OpenUtilPollSet,    NoStxCtx,
     NoSrxCtx,              NoQueryAtomic, NoQueryCollective, NoEndpoint2,
 };
 
