@@ -39,10 +39,8 @@ mkdir "$work/lib"
 ln -s "$library" "$work/lib/libfabric.so.1"
 export LD_LIBRARY_PATH="$work/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 
-# Under --config=asan or tsan the library is instrumented: the uninstrumented
-# reference program can load it only with the sanitizer runtime preloaded.
-# Leaks of the reference program are not ours to report.
-sanitizer_runtime=$(ldd "$library" | awk '/lib[at]san\.so/ { print $3; exit }')
+# shellcheck source=tools/testing/sanitizer_runtime.sh
+source tools/testing/sanitizer_runtime.sh  # bazel runs tests in the runfiles root
 
 # Replaces what differs between two runs of the same program.
 normalize_run() {
@@ -58,16 +56,18 @@ normalize_version() {
 
 # run_fi_info PROGRAM SIDE ARGS...: runs PROGRAM as "fi_info" into
 # $work/SIDE.{out,err,rc}.
+exec_as_fi_info() {
+  exec -a fi_info "$@"
+}
+
 run_fi_info() {
   local program=$1 side=$2
   shift 2
-  (
-    if [ "$side" = reference ] && [ -n "$sanitizer_runtime" ]; then
-      export LD_PRELOAD=$sanitizer_runtime
-      export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
-    fi
-    exec -a fi_info "$program" "$@"
-  ) >"$work/$side.raw_out" 2>"$work/$side.raw_err"
+  if [ "$side" = reference ]; then
+    run_uninstrumented "$library" exec_as_fi_info "$program" "$@"
+  else
+    (exec_as_fi_info "$program" "$@")
+  fi >"$work/$side.raw_out" 2>"$work/$side.raw_err"
   echo $? >"$work/$side.rc"
   normalize_run <"$work/$side.raw_out" >"$work/$side.out"
   normalize_run <"$work/$side.raw_err" >"$work/$side.err"

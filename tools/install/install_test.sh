@@ -7,6 +7,8 @@
 #
 # Usage: install_test.sh INSTALL_SCRIPT
 set -euo pipefail
+# shellcheck source=tools/testing/sanitizer_runtime.sh
+source tools/testing/sanitizer_runtime.sh  # bazel runs tests in the runfiles root
 
 install_script=$(realpath "$1")
 prefix=$(mktemp -d "${TEST_TMPDIR:-/tmp}/fabric_prefix.XXXXXX")
@@ -47,7 +49,8 @@ export PKG_CONFIG_PATH="$prefix/lib/pkgconfig"
 # shellcheck disable=SC2046  # pkg-config prints several words on purpose
 gcc -std=gnu99 -Wall -Werror -o "$prefix/client" "$prefix/client.c" \
   $(pkg-config --cflags --libs libfabric)
-output=$(LD_LIBRARY_PATH="$prefix/lib" "$prefix/client")
+output=$(LD_LIBRARY_PATH="$prefix/lib" \
+  run_uninstrumented "$prefix/lib/libfabric.so.1" "$prefix/client")
 if [ "$output" != "tcp lo" ]; then
   echo "FAIL: the client printed '$output', expected 'tcp lo'"
   exit 1
