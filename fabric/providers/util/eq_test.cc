@@ -153,8 +153,6 @@ TEST_F(EqTest, BadArgumentsAreRejected) {
   EXPECT_EQ(fi_eq_open(fabric_, &attr, &eq_, nullptr), -FI_EINVAL);
   attr.wait_obj = FI_WAIT_SET;  // without a wait set
   EXPECT_EQ(fi_eq_open(fabric_, &attr, &eq_, nullptr), -FI_EINVAL);
-  attr.wait_obj = FI_WAIT_POLLFD;
-  EXPECT_EQ(fi_eq_open(fabric_, &attr, &eq_, nullptr), -FI_ENOSYS);
   EXPECT_EQ(eq_, nullptr);
 
   ASSERT_EQ(Open(FI_WAIT_NONE, /*flags=*/0), 0);
@@ -215,6 +213,21 @@ TEST_F(EqTest, WaitFdIsReadableWhileEntriesWait) {
   EXPECT_EQ(fi_trywait(fabric_, objects, 1), 0);
   fid* not_an_eq[] = {&fabric_->fid};
   EXPECT_EQ(fi_trywait(fabric_, not_an_eq, 1), -FI_EINVAL);
+}
+
+TEST_F(EqTest, WaitPollfdListsOneReadableFd) {
+  ASSERT_EQ(Open(FI_WAIT_POLLFD), 0);
+  fi_wait_pollfd pollfds = {};
+  EXPECT_EQ(fi_control(&eq_->fid, FI_GETWAIT, &pollfds), -FI_ETOOSMALL);
+  EXPECT_EQ(pollfds.nfds, 1u);
+  pollfd fd = {};
+  pollfds.fd = &fd;
+  ASSERT_EQ(fi_control(&eq_->fid, FI_GETWAIT, &pollfds), 0);
+  EXPECT_EQ(pollfds.nfds, 1u);
+  EXPECT_EQ(fd.events, POLLIN);
+  EXPECT_FALSE(Readable(fd.fd));
+  ASSERT_GT(Write(1), 0);
+  EXPECT_TRUE(Readable(fd.fd));
 }
 
 TEST_F(EqTest, MutexCondIsSignalledOnWrite) {

@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "fabric/api/core/enum_value.h"
 #include "fabric/api/core/status.h"
+#include "fabric/hmem/memory_interface.h"
 #include "fabric/providers/util/eq.h"
 #include "fabric/providers/util/fid_ops.h"
 
@@ -179,8 +180,15 @@ absl::Status CheckRegistration(const UtilDomain& domain,
                                            reg.iface));
   }
   if (reg.iface != FI_HMEM_SYSTEM) {
-    return FiError(FI_ENOSYS, "fi_mr_regattr: device memory registration "
-                              "is not implemented yet");
+    if ((MrMode(domain) & FI_MR_HMEM) == 0) {
+      return FiError(FI_EINVAL, "fi_mr_regattr: device memory needs the "
+                                "FI_MR_HMEM mr_mode");
+    }
+    if (!HmemIfaceAvailable(static_cast<fi_hmem_iface>(reg.iface))) {
+      return FiError(FI_ENOSYS, absl::StrCat("fi_mr_regattr: memory "
+                                             "interface ", reg.iface,
+                                             " is not available here"));
+    }
   }
   return absl::OkStatus();
 }

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "fabric/api/core/status.h"
+#include "fabric/hmem/memory_interface.h"
 #include "gtest/gtest.h"
 
 namespace {
@@ -191,6 +192,27 @@ TEST_F(MrTest, BindEnableRefresh) {
   EXPECT_EQ(fi_close(&cntr->fid), 0);
 }
 
+TEST_F(MrTest, DeviceMemoryNeedsAnAvailableInterface) {
+  OpenDomain(FI_MR_PROV_KEY | FI_MR_HMEM);
+  ASSERT_NE(info_->domain_attr->mr_mode & FI_MR_HMEM, 0);
+  char buffer[16];
+  iovec one = {buffer, sizeof(buffer)};
+  fi_mr_attr attr = {};
+  attr.mr_iov = &one;
+  attr.iov_count = 1;
+  attr.access = FI_READ;
+  fid_mr* mr = nullptr;
+  // Level Zero is never built in; CUDA only with a driver and a device.
+  attr.iface = FI_HMEM_ZE;
+  EXPECT_EQ(fi_mr_regattr(domain_, &attr, 0, &mr), -FI_ENOSYS);
+  if (!fabric::HmemIfaceAvailable(FI_HMEM_CUDA)) {
+    attr.iface = FI_HMEM_CUDA;
+    attr.device.cuda = 0;
+    EXPECT_EQ(fi_mr_regattr(domain_, &attr, 0, &mr), -FI_ENOSYS);
+  }
+  EXPECT_EQ(mr, nullptr);
+}
+
 TEST_F(MrTest, BadArgumentsAreRejected) {
   OpenDomain(FI_MR_PROV_KEY);
   char buffer[16];
@@ -219,8 +241,8 @@ TEST_F(MrTest, BadArgumentsAreRejected) {
   attr.access = FI_READ;
   attr.iface = static_cast<fi_hmem_iface>(77);
   EXPECT_EQ(fi_mr_regattr(domain_, &attr, 0, &mr), -FI_EINVAL);
-  attr.iface = FI_HMEM_ZE;
-  EXPECT_EQ(fi_mr_regattr(domain_, &attr, 0, &mr), -FI_ENOSYS);
+  attr.iface = FI_HMEM_ZE;  // device memory needs FI_MR_HMEM
+  EXPECT_EQ(fi_mr_regattr(domain_, &attr, 0, &mr), -FI_EINVAL);
   attr.iface = FI_HMEM_SYSTEM;
   ASSERT_EQ(fi_mr_regattr(domain_, &attr, 0, &mr), 0);
   mrs_.push_back(mr);

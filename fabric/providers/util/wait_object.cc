@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <rdma/fi_errno.h>
 #include <string.h>
+#include <poll.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
 
@@ -22,8 +23,10 @@ absl::StatusOr<std::unique_ptr<WaitObject>> WaitObject::Create(
       return std::unique_ptr<WaitObject>(
           new WaitObject(static_cast<fi_wait_obj>(kind)));
     case FI_WAIT_UNSPEC:
-    case FI_WAIT_FD: {
-      std::unique_ptr<WaitObject> wait(new WaitObject(FI_WAIT_FD));
+    case FI_WAIT_FD:
+    case FI_WAIT_POLLFD: {
+      std::unique_ptr<WaitObject> wait(new WaitObject(
+          kind == FI_WAIT_POLLFD ? FI_WAIT_POLLFD : FI_WAIT_FD));
       wait->fd_ = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
       if (wait->fd_ < 0) {
         return FiError(errno == EMFILE ? FI_EMFILE : FI_ENOMEM,
@@ -40,8 +43,6 @@ absl::StatusOr<std::unique_ptr<WaitObject>> WaitObject::Create(
       set->members.fetch_add(1);
       return wait;
     }
-    case FI_WAIT_POLLFD:
-      return FiError(FI_ENOSYS, "FI_WAIT_POLLFD is not implemented yet");
     default:
       return FiError(FI_EINVAL, absl::StrCat("unknown wait object ", kind));
   }
@@ -93,6 +94,18 @@ int WaitObject::Control(int command, void* arg) {
     case FI_WAIT_FD:
       *static_cast<int*>(arg) = fd_;
       return 0;
+    case FI_WAIT_POLLFD: {
+      // One fd, which never changes: change_index stays 1.
+      auto* pollfds = static_cast<fi_wait_pollfd*>(arg);
+      size_t room = pollfds->nfds;
+      pollfds->nfds = 1;
+      pollfds->change_index = 1;
+      if (room < 1 || pollfds->fd == nullptr) return -FI_ETOOSMALL;
+      pollfds->fd[0].fd = fd_;
+      pollfds->fd[0].events = POLLIN;
+      pollfds->fd[0].revents = 0;
+      return 0;
+    }
     case FI_WAIT_MUTEX_COND: {
       auto* mutex_cond = static_cast<fi_mutex_cond*>(arg);
       mutex_cond->mutex = mutex_.native_handle();

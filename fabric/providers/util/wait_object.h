@@ -1,10 +1,11 @@
 // File: fabric/providers/util/wait_object.h
 //
-// The wait object of an EQ (and later CQs and counters): how a thread blocks
-// until the object has something to report. Every kind blocks the library's
-// own sread on a condition variable; FI_WAIT_FD also keeps an eventfd
-// readable while entries are pending, for the application's poll/epoll, and
-// FI_WAIT_MUTEX_COND hands out the mutex and condition variable themselves.
+// The wait object of an EQ, CQ or counter: how a thread blocks until the
+// object has something to report. Every kind blocks the library's own sread
+// on a condition variable; FI_WAIT_FD (and FI_WAIT_POLLFD, as a one-entry
+// pollfd list) also keeps an eventfd readable while entries are pending, for
+// the application's poll/epoll, and FI_WAIT_MUTEX_COND hands out the mutex
+// and condition variable themselves.
 #ifndef FABRIC_PROVIDERS_UTIL_WAIT_OBJECT_H_
 #define FABRIC_PROVIDERS_UTIL_WAIT_OBJECT_H_
 
@@ -32,9 +33,9 @@ struct WaitSetState {
 
 class WaitObject {
  public:
-  // FI_WAIT_NONE, UNSPEC (an fd), FD, MUTEX_COND or YIELD; FI_WAIT_SET
-  // with the set's state (a member also signals the set). FI_WAIT_POLLFD is
-  // not implemented yet (FI_ENOSYS); other kinds FI_EINVAL.
+  // FI_WAIT_NONE, UNSPEC (an fd), FD, POLLFD, MUTEX_COND or YIELD;
+  // FI_WAIT_SET with the set's state (a member also signals the set); other
+  // kinds FI_EINVAL.
   static absl::StatusOr<std::unique_ptr<WaitObject>> Create(
       int kind, WaitSetState* set = nullptr);
   ~WaitObject();
@@ -54,7 +55,8 @@ class WaitObject {
   bool Wait(std::unique_lock<std::mutex>& lock, int timeout_ms,
             const std::function<bool()>& ready);
 
-  // fi_control on the owner: FI_GETWAIT (*(int*)arg = the fd, or
+  // fi_control on the owner: FI_GETWAIT (*(int*)arg = the fd, an
+  // fi_wait_pollfd, -FI_ETOOSMALL with nfds = 1 when it has no room, or
   // *(fi_mutex_cond*)arg) and FI_GETWAITOBJ; other commands -FI_ENOSYS.
   int Control(int command, void* arg);
 
