@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "fabric/providers/util/loopback_domain_test.h"
 #include "gtest/gtest.h"
 
 namespace {
@@ -24,21 +25,14 @@ sockaddr_in Ipv4(const char* host, uint16_t port) {
   return addr;
 }
 
-class AvTest : public ::testing::Test {
+class AvTest : public fabric::LoopbackDomainTest {
  protected:
   void Open(uint32_t addr_format, fi_av_type type = FI_AV_UNSPEC,
             uint64_t flags = 0) {
-    fi_info* hints = fi_allocinfo();
-    hints->fabric_attr->prov_name = strdup("tcp");
-    hints->domain_attr->name = strdup("lo");
-    hints->ep_attr->type = FI_EP_RDM;
-    hints->addr_format = addr_format;
-    ASSERT_EQ(fi_getinfo(FI_VERSION(1, 18), nullptr, nullptr, 0, hints,
-                         &info_),
-              0);
-    fi_freeinfo(hints);
-    ASSERT_EQ(fi_fabric(info_->fabric_attr, &fabric_, nullptr), 0);
-    ASSERT_EQ(fi_domain(fabric_, info_, &domain_, nullptr), 0);
+    ASSERT_NO_FATAL_FAILURE(OpenDomain([addr_format](fi_info* hints) {
+      hints->ep_attr->type = FI_EP_RDM;
+      hints->addr_format = addr_format;
+    }));
     fi_av_attr attr = {};
     attr.type = type;
     attr.flags = flags;
@@ -51,19 +45,10 @@ class AvTest : public ::testing::Test {
     if (eq_ != nullptr) {
       EXPECT_EQ(fi_close(&eq_->fid), 0);
     }
-    if (domain_ != nullptr) {
-      EXPECT_EQ(fi_close(&domain_->fid), 0);
-    }
-    if (fabric_ != nullptr) {
-      EXPECT_EQ(fi_close(&fabric_->fid), 0);
-    }
-    fi_freeinfo(info_);
+    LoopbackDomainTest::TearDown();
   }
   fabric::UtilAv* Util() { return fabric::AsUtilAv(&av_->fid); }
 
-  fi_info* info_ = nullptr;
-  fid_fabric* fabric_ = nullptr;
-  fid_domain* domain_ = nullptr;
   fid_av* av_ = nullptr;
   fid_eq* eq_ = nullptr;
   int context_ = 0;

@@ -6,36 +6,24 @@
 #include <rdma/fi_domain.h>
 #include <rdma/fi_eq.h>
 #include <rdma/fi_errno.h>
-#include <string.h>
 
 #include <chrono>
 #include <thread>
 #include <vector>
 
+#include "fabric/providers/util/loopback_domain_test.h"
 #include "gtest/gtest.h"
 
 namespace {
 
-class CntrTest : public ::testing::Test {
+class CntrTest : public fabric::LoopbackDomainTest {
  protected:
-  void SetUp() override {
-    fi_info* hints = fi_allocinfo();
-    hints->fabric_attr->prov_name = strdup("tcp");
-    hints->domain_attr->name = strdup("lo");
-    ASSERT_EQ(fi_getinfo(FI_VERSION(1, 18), nullptr, nullptr, 0, hints,
-                         &info_),
-              0);
-    fi_freeinfo(hints);
-    ASSERT_EQ(fi_fabric(info_->fabric_attr, &fabric_, nullptr), 0);
-    ASSERT_EQ(fi_domain(fabric_, info_, &domain_, nullptr), 0);
-  }
+  void SetUp() override { OpenDomain(); }
   void TearDown() override {
     if (cntr_ != nullptr) {
       EXPECT_EQ(fi_close(&cntr_->fid), 0);
     }
-    EXPECT_EQ(fi_close(&domain_->fid), 0);
-    EXPECT_EQ(fi_close(&fabric_->fid), 0);
-    fi_freeinfo(info_);
+    LoopbackDomainTest::TearDown();
   }
 
   int Open(fi_wait_obj wait) {
@@ -44,9 +32,6 @@ class CntrTest : public ::testing::Test {
     return fi_cntr_open(domain_, &attr, &cntr_, &context_);
   }
 
-  fi_info* info_ = nullptr;
-  fid_fabric* fabric_ = nullptr;
-  fid_domain* domain_ = nullptr;
   fid_cntr* cntr_ = nullptr;
   int context_ = 0;
 };

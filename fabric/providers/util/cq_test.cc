@@ -13,6 +13,7 @@
 #include <thread>
 #include <vector>
 
+#include "fabric/providers/util/loopback_domain_test.h"
 #include "gtest/gtest.h"
 
 namespace {
@@ -21,30 +22,16 @@ using fabric::AsUtilCq;
 using fabric::CqWrite;
 using fabric::CqWriteError;
 
-class CqTest : public ::testing::Test {
+class CqTest : public fabric::LoopbackDomainTest {
  protected:
-  void Open(uint32_t version) {
-    fi_info* hints = fi_allocinfo();
-    hints->fabric_attr->prov_name = strdup("tcp");
-    hints->domain_attr->name = strdup("lo");
-    hints->ep_attr->type = FI_EP_RDM;
-    ASSERT_EQ(fi_getinfo(version, nullptr, nullptr, 0, hints, &info_), 0);
-    fi_freeinfo(hints);
-    ASSERT_EQ(fi_fabric(info_->fabric_attr, &fabric_, nullptr), 0);
-    ASSERT_EQ(fi_domain(fabric_, info_, &domain_, nullptr), 0);
+  void SetUp() override {
+    OpenDomain([](fi_info* hints) { hints->ep_attr->type = FI_EP_RDM; });
   }
-  void SetUp() override { Open(FI_VERSION(1, 18)); }
   void TearDown() override {
     if (cq_ != nullptr) {
       EXPECT_EQ(fi_close(&cq_->fid), 0);
     }
-    if (domain_ != nullptr) {
-      EXPECT_EQ(fi_close(&domain_->fid), 0);
-    }
-    if (fabric_ != nullptr) {
-      EXPECT_EQ(fi_close(&fabric_->fid), 0);
-    }
-    fi_freeinfo(info_);
+    LoopbackDomainTest::TearDown();
   }
 
   int OpenCq(fi_cq_format format, fi_wait_obj wait = FI_WAIT_NONE,
@@ -70,9 +57,6 @@ class CqTest : public ::testing::Test {
     return CqWrite(AsUtilCq(&cq_->fid), entry, source);
   }
 
-  fi_info* info_ = nullptr;
-  fid_fabric* fabric_ = nullptr;
-  fid_domain* domain_ = nullptr;
   fid_cq* cq_ = nullptr;
   int context_ = 0;
 };

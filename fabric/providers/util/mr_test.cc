@@ -13,6 +13,7 @@
 
 #include "fabric/api/core/status.h"
 #include "fabric/hmem/memory_interface.h"
+#include "fabric/providers/util/loopback_domain_test.h"
 #include "gtest/gtest.h"
 
 namespace {
@@ -20,28 +21,16 @@ namespace {
 using fabric::MrResolveRemote;
 using fabric::UtilDomain;
 
-class MrTest : public ::testing::Test {
+class MrTest : public fabric::LoopbackDomainTest {
  protected:
   // Opens tcp on lo with the application accepting `mr_mode`.
-  void OpenDomain(int mr_mode, uint32_t version = FI_VERSION(1, 18)) {
-    fi_info* hints = fi_allocinfo();
-    hints->fabric_attr->prov_name = strdup("tcp");
-    hints->domain_attr->name = strdup("lo");
-    hints->domain_attr->mr_mode = mr_mode;
-    ASSERT_EQ(fi_getinfo(version, nullptr, nullptr, 0, hints, &info_), 0);
-    fi_freeinfo(hints);
-    ASSERT_EQ(fi_fabric(info_->fabric_attr, &fabric_, nullptr), 0);
-    ASSERT_EQ(fi_domain(fabric_, info_, &domain_, nullptr), 0);
+  void OpenDomain(int mr_mode) {
+    LoopbackDomainTest::OpenDomain(
+        [mr_mode](fi_info* hints) { hints->domain_attr->mr_mode = mr_mode; });
   }
   void TearDown() override {
     for (fid_mr* mr : mrs_) EXPECT_EQ(fi_close(&mr->fid), 0);
-    if (domain_ != nullptr) {
-      EXPECT_EQ(fi_close(&domain_->fid), 0);
-    }
-    if (fabric_ != nullptr) {
-      EXPECT_EQ(fi_close(&fabric_->fid), 0);
-    }
-    fi_freeinfo(info_);
+    LoopbackDomainTest::TearDown();
   }
 
   fid_mr* Reg(void* buf, size_t len, uint64_t access, uint64_t key = 0,
@@ -56,9 +45,6 @@ class MrTest : public ::testing::Test {
 
   UtilDomain* Util() { return reinterpret_cast<UtilDomain*>(domain_); }
 
-  fi_info* info_ = nullptr;
-  fid_fabric* fabric_ = nullptr;
-  fid_domain* domain_ = nullptr;
   std::vector<fid_mr*> mrs_;
   int context_ = 0;
 };

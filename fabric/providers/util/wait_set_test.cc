@@ -5,42 +5,31 @@
 #include <rdma/fi_domain.h>
 #include <rdma/fi_eq.h>
 #include <rdma/fi_errno.h>
-#include <string.h>
 
 #include <chrono>
 #include <thread>
 
 #include "fabric/providers/util/cq.h"
+#include "fabric/providers/util/loopback_domain_test.h"
 #include "gtest/gtest.h"
 
 namespace {
 
-class WaitSetTest : public ::testing::Test {
+class WaitSetTest : public fabric::LoopbackDomainTest {
  protected:
   void SetUp() override {
-    fi_info* hints = fi_allocinfo();
-    hints->fabric_attr->prov_name = strdup("tcp");
-    hints->domain_attr->name = strdup("lo");
-    ASSERT_EQ(fi_getinfo(FI_VERSION(1, 18), nullptr, nullptr, 0, hints,
-                         &info_),
-              0);
-    fi_freeinfo(hints);
-    ASSERT_EQ(fi_fabric(info_->fabric_attr, &fabric_, nullptr), 0);
-    ASSERT_EQ(fi_domain(fabric_, info_, &domain_, nullptr), 0);
+    ASSERT_NO_FATAL_FAILURE(OpenDomain());
     fi_wait_attr attr = {};
     attr.wait_obj = FI_WAIT_FD;
     ASSERT_EQ(fi_wait_open(fabric_, &attr, &set_), 0);
   }
   void TearDown() override {
-    EXPECT_EQ(fi_close(&set_->fid), 0);
-    EXPECT_EQ(fi_close(&domain_->fid), 0);
-    EXPECT_EQ(fi_close(&fabric_->fid), 0);
-    fi_freeinfo(info_);
+    if (set_ != nullptr) {
+      EXPECT_EQ(fi_close(&set_->fid), 0);
+    }
+    LoopbackDomainTest::TearDown();
   }
 
-  fi_info* info_ = nullptr;
-  fid_fabric* fabric_ = nullptr;
-  fid_domain* domain_ = nullptr;
   fid_wait* set_ = nullptr;
 };
 
