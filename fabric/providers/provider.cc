@@ -1,11 +1,23 @@
 #include "fabric/providers/provider.h"
 
+#include <rdma/fi_errno.h>
+
 namespace fabric {
 
 Provider::Provider(const char* name, uint32_t version) : c_provider_{} {
   c_provider_.version = version;
   c_provider_.fi_version = FI_VERSION(FI_MAJOR_VERSION, FI_MINOR_VERSION);
   c_provider_.name = name;
+}
+
+int Provider::OpenEndpoint(fid_domain*, fi_info*, fid_ep**, uint64_t,
+                           void*) const {
+  return -FI_ENOSYS;
+}
+
+int Provider::OpenPassiveEndpoint(fid_fabric*, fi_info*, fid_pep**,
+                                  void*) const {
+  return -FI_ENOSYS;
 }
 
 }  // namespace fabric

@@ -10,6 +10,8 @@
 #define FABRIC_PROVIDERS_PROVIDER_H_
 
 #include <rdma/fabric.h>
+#include <rdma/fi_domain.h>
+#include <rdma/fi_endpoint.h>
 #include <rdma/providers/fi_prov.h>
 
 #include <stdint.h>
@@ -65,6 +67,14 @@ class Provider {
   // name this provider.
   virtual int OpenFabric(const fi_fabric_attr& attr, fid_fabric** fabric,
                          void* context) const = 0;
+
+  // fi_endpoint / fi_endpoint2 on one of this provider's domains, and
+  // fi_passive_ep on one of its fabrics. Arguments are not yet checked.
+  // -FI_ENOSYS unless the provider has such endpoints.
+  virtual int OpenEndpoint(fid_domain* domain, fi_info* info, fid_ep** ep,
+                           uint64_t flags, void* context) const;
+  virtual int OpenPassiveEndpoint(fid_fabric* fabric, fi_info* info,
+                                  fid_pep** pep, void* context) const;
 
  private:
   fi_provider c_provider_;

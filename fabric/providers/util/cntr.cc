@@ -51,12 +51,14 @@ int Change(fid_cntr* cntr_fid, Update update) {
 
 uint64_t ReadCntr(fid_cntr* cntr_fid) {
   UtilCntr& cntr = *ToUtilCntr(cntr_fid);
+  cntr.wait->Progress();
   std::lock_guard<std::mutex> lock(cntr.wait->mutex());
   return cntr.value;
 }
 
 uint64_t ReadErrCntr(fid_cntr* cntr_fid) {
   UtilCntr& cntr = *ToUtilCntr(cntr_fid);
+  cntr.wait->Progress();
   std::lock_guard<std::mutex> lock(cntr.wait->mutex());
   return cntr.errors;
 }

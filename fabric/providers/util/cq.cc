@@ -93,6 +93,7 @@ ssize_t ReadFromCq(fid_cq* cq_fid, void* buf, size_t count,
                    fi_addr_t* sources) {
   UtilCq& cq = *ToUtilCq(cq_fid);
   if (ssize_t rc = CheckReadArguments(cq, buf, count); rc != 0) return rc;
+  cq.wait->Progress();
   std::lock_guard<std::mutex> lock(cq.wait->mutex());
   if (count == 0) return cq.entries.empty() ? -FI_EAGAIN : 0;
   return TakeCompletions(cq, buf, count, sources);
@@ -159,9 +160,13 @@ const char* StrerrorCq(fid_cq*, int prov_errno, const void*, char* buf,
   return ErrorText(prov_errno, buf, len);
 }
 
-int Push(UtilCq& cq, CqEntry entry) {
+int Push(UtilCq& cq, CqEntry entry, bool reserved) {
   std::lock_guard<std::mutex> lock(cq.wait->mutex());
-  if (cq.entries.size() >= cq.capacity) return -FI_EAGAIN;
+  if (reserved) {
+    --cq.reserved;
+  } else if (cq.entries.size() + cq.reserved >= cq.capacity) {
+    return -FI_EAGAIN;
+  }
   cq.entries.push_back(std::move(entry));
   cq.wait->Signal();
   return 0;
@@ -240,15 +245,27 @@ int OpenUtilCq(fid_domain* domain_fid, fi_cq_attr* attr, fid_cq** cq_out,
   return 0;
 }
 
+int CqReserve(UtilCq* cq) {
+  std::lock_guard<std::mutex> lock(cq->wait->mutex());
+  if (cq->entries.size() + cq->reserved >= cq->capacity) return -FI_EAGAIN;
+  ++cq->reserved;
+  return 0;
+}
+
+void CqUnreserve(UtilCq* cq) {
+  std::lock_guard<std::mutex> lock(cq->wait->mutex());
+  --cq->reserved;
+}
+
 int CqWrite(UtilCq* cq, const fi_cq_tagged_entry& completion,
-            fi_addr_t source) {
+            fi_addr_t source, bool reserved) {
   CqEntry entry;
   entry.completion = completion;
   entry.source = source;
-  return Push(*cq, std::move(entry));
+  return Push(*cq, std::move(entry), reserved);
 }
 
-int CqWriteError(UtilCq* cq, const fi_cq_err_entry& error) {
+int CqWriteError(UtilCq* cq, const fi_cq_err_entry& error, bool reserved) {
   CqEntry entry;
   entry.is_error = true;
   entry.error = error;
@@ -260,7 +277,7 @@ int CqWriteError(UtilCq* cq, const fi_cq_err_entry& error) {
   }
   entry.error.err_data = nullptr;
   entry.error.err_data_size = 0;
-  return Push(*cq, std::move(entry));
+  return Push(*cq, std::move(entry), reserved);
 }
 
 int CqTryWait(fid* object) {

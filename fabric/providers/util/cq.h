@@ -45,6 +45,7 @@ struct UtilCq {
   std::unique_ptr<WaitObject> wait;
   std::deque<CqEntry> entries;      // guarded by wait->mutex()
   bool signaled = false;            // fi_cq_signal, guarded likewise
+  size_t reserved = 0;  // room promised to posted operations, likewise
   std::vector<char> last_err_data;  // what readerr last pointed the app at
   std::atomic<int> open_children{0};
 };
@@ -56,13 +57,22 @@ UtilCq* AsUtilCq(fid* object);
 int OpenUtilCq(fid_domain* domain, fi_cq_attr* attr, fid_cq** cq,
                void* context);
 
-// Queues a completion; `source` is what fi_cq_readfrom reports. 0, or
-// -FI_EAGAIN when the CQ is full.
+// Promises room for one entry to an operation being posted, so that its
+// completion can never overrun the CQ (resource management): 0, or
+// -FI_EAGAIN when entries and promises fill the CQ. CqUnreserve takes back
+// a promise whose operation will report nothing.
+int CqReserve(UtilCq* cq);
+void CqUnreserve(UtilCq* cq);
+
+// Queues a completion; `source` is what fi_cq_readfrom reports. With
+// `reserved`, it uses a promise from CqReserve; otherwise it returns
+// -FI_EAGAIN when the CQ is full. 0 on success.
 int CqWrite(UtilCq* cq, const fi_cq_tagged_entry& completion,
-            fi_addr_t source = FI_ADDR_NOTAVAIL);
+            fi_addr_t source = FI_ADDR_NOTAVAIL, bool reserved = false);
 
 // Queues an error; err_data is copied, cut to the domain's max_err_data.
-int CqWriteError(UtilCq* cq, const fi_cq_err_entry& error);
+int CqWriteError(UtilCq* cq, const fi_cq_err_entry& error,
+                 bool reserved = false);
 
 // fi_trywait for one object: -FI_EAGAIN when `object` is one of our CQs
 // with entries waiting, 0 when it has none, -FI_EINVAL when it is not ours.

@@ -62,7 +62,15 @@ int BindDomain(fid* object, fid* bound, uint64_t flags) {
   return 0;
 }
 
-int NoEndpoint(fid_domain*, fi_info*, fid_ep**, void*) { return -FI_ENOSYS; }
+int OpenEndpoint2(fid_domain* domain, fi_info* info, fid_ep** ep,
+                  uint64_t flags, void* context) {
+  return ToUtilDomain(&domain->fid)->fabric->provider->OpenEndpoint(
+      domain, info, ep, flags, context);
+}
+int OpenEndpoint(fid_domain* domain, fi_info* info, fid_ep** ep,
+                 void* context) {
+  return OpenEndpoint2(domain, info, ep, 0, context);
+}
 int NoScalableEp(fid_domain*, fi_info*, fid_ep**, void*) {
   return -FI_ENOSYS;
 }
@@ -74,9 +82,6 @@ int NoQueryAtomic(fid_domain*, fi_datatype, fi_op, fi_atomic_attr*,
 }
 int NoQueryCollective(fid_domain*, fi_collective_op, fi_collective_attr*,
                       uint64_t) {
-  return -FI_ENOSYS;
-}
-int NoEndpoint2(fid_domain*, fi_info*, fid_ep**, uint64_t, void*) {
   return -FI_ENOSYS;
 }
 // fi_set_ops: FI_SET_OPS_HMEM_OVERRIDE, before any resource is opened.
@@ -113,9 +118,9 @@ fi_ops kDomainFidOps = MakeFidOps(
     {.close = CloseDomain, .bind = BindDomain, .ops_set = SetOpsDomain});
 
 fi_ops_domain kDomainOps = {
-    sizeof(fi_ops_domain), OpenUtilAv,   OpenUtilCq,      NoEndpoint,
+    sizeof(fi_ops_domain), OpenUtilAv,   OpenUtilCq,      OpenEndpoint,
     NoScalableEp,          OpenUtilCntr, OpenUtilPollSet,    NoStxCtx,
-    NoSrxCtx,              NoQueryAtomic, NoQueryCollective, NoEndpoint2,
+    NoSrxCtx,              NoQueryAtomic, NoQueryCollective, OpenEndpoint2,
 };
 
 bool Equal(const char* a, const std::string& b) {

@@ -5,8 +5,9 @@
 // that domain on the fabric, and every attribute must be met) and keeps the
 // resulting attributes. It counts the objects opened on it, so fi_close
 // returns -FI_EBUSY while any is open, and holds its fabric open.
-// Resources opened on a domain (AV, CQ, counters, MR, endpoints) arrive with
-// their own work; until then those calls return -FI_ENOSYS.
+// Endpoints are opened by the domain's provider (Provider::OpenEndpoint);
+// scalable endpoints, shared contexts and atomic/collective queries return
+// -FI_ENOSYS.
 #ifndef FABRIC_PROVIDERS_UTIL_DOMAIN_H_
 #define FABRIC_PROVIDERS_UTIL_DOMAIN_H_
 

@@ -93,6 +93,7 @@ ssize_t ReadEq(fid_eq* eq_fid, uint32_t* event, void* buf, size_t len,
   if (ssize_t rc = CheckReadArguments(eq, event, buf, flags); rc != 0) {
     return rc;
   }
+  eq.wait->Progress();
   std::lock_guard<std::mutex> lock(eq.wait->mutex());
   if (eq.entries.empty()) return -FI_EAGAIN;
   return ReadHead(eq, event, buf, len, flags);

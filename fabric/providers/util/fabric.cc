@@ -37,8 +37,9 @@ int OpenDomain(fid_fabric* fabric, fi_info* info, fid_domain** domain,
 
 // fi_trywait: 0 when every object is empty (the application may block on
 // their wait objects), -FI_EAGAIN when one has entries to read first.
-int TryWait(fid_fabric*, fid** objects, int count) {
+int TryWait(fid_fabric* fabric, fid** objects, int count) {
   if (count < 0 || (count > 0 && objects == nullptr)) return -FI_EINVAL;
+  ToUtilFabric(fabric)->progress->Run();
   for (int i = 0; i < count; ++i) {
     fid* object = objects[i];
     size_t fclass = object != nullptr ? object->fclass : size_t{FI_CLASS_UNSPEC};
@@ -50,14 +51,16 @@ int TryWait(fid_fabric*, fid** objects, int count) {
   return 0;
 }
 
-// Passive endpoints arrive with the tcp provider's work; until then they
-// are not implemented.
-int NoPassiveEp(fid_fabric*, fi_info*, fid_pep**, void*) { return -FI_ENOSYS; }
+int OpenPassiveEp(fid_fabric* fabric, fi_info* info, fid_pep** pep,
+                  void* context) {
+  return ToUtilFabric(fabric)->provider->OpenPassiveEndpoint(fabric, info, pep,
+                                                             context);
+}
 
 fi_ops kFabricFidOps = MakeFidOps({.close = CloseFabric});
 
 fi_ops_fabric kFabricOps = {
-    sizeof(fi_ops_fabric), OpenDomain, NoPassiveEp, OpenUtilEq, OpenUtilWaitSet,
+    sizeof(fi_ops_fabric), OpenDomain, OpenPassiveEp, OpenUtilEq, OpenUtilWaitSet,
     TryWait,               OpenUtilDomain,
 };
 

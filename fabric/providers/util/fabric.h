@@ -9,9 +9,11 @@
 #include <rdma/fabric.h>
 
 #include <atomic>
+#include <memory>
 #include <string>
 
 #include "fabric/providers/provider.h"
+#include "fabric/providers/util/progress.h"
 
 namespace fabric {
 
@@ -20,6 +22,8 @@ struct UtilFabric {
   const Provider* provider;
   std::string name;
   std::atomic<int> open_children{0};
+  // Advances the sockets of every endpoint opened under this fabric.
+  std::unique_ptr<ProgressEngine> progress = std::make_unique<ProgressEngine>();
 };
 
 // The UtilFabric behind an application's fid_fabric (one of ours).

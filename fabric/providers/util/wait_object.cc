@@ -4,9 +4,11 @@
 #include <rdma/fi_errno.h>
 #include <string.h>
 #include <poll.h>
+#include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 
 #include "absl/strings/str_cat.h"
@@ -14,7 +16,48 @@
 
 namespace fabric {
 
+namespace {
+
+// Blocking waits with sources to advance sleep in the engine's epoll at most
+// this long before they look at their own condition again (another thread
+// may have met it).
+constexpr int kProgressSliceMillis = 1;
+
+// An epoll fd readable when `a` or `b` is; -1 on failure.
+int PollBoth(int a, int b) {
+  int epoll_fd = epoll_create1(EPOLL_CLOEXEC);
+  if (epoll_fd < 0) return -1;
+  for (int fd : {a, b}) {
+    epoll_event event = {};
+    event.events = EPOLLIN;
+    event.data.fd = fd;
+    if (epoll_ctl(epoll_fd, EPOLL_CTL_ADD, fd, &event) != 0) {
+      close(epoll_fd);
+      return -1;
+    }
+  }
+  return epoll_fd;
+}
+
+}  // namespace
+
 absl::StatusOr<std::unique_ptr<WaitObject>> WaitObject::Create(
+    int kind, WaitSetState* set, ProgressEngine* engine) {
+  absl::StatusOr<std::unique_ptr<WaitObject>> wait = CreateKind(kind, set);
+  if (!wait.ok() || engine == nullptr) return wait;
+  WaitObject& object = **wait;
+  object.engine_ = engine;
+  if (object.fd_ >= 0) {
+    object.poll_fd_ = PollBoth(object.fd_, engine->fd());
+    if (object.poll_fd_ < 0) {
+      return FiError(errno == EMFILE ? FI_EMFILE : FI_ENOMEM,
+                     absl::StrCat("epoll: ", strerror(errno)));
+    }
+  }
+  return wait;
+}
+
+absl::StatusOr<std::unique_ptr<WaitObject>> WaitObject::CreateKind(
     int kind, WaitSetState* set) {
   switch (kind) {
     case FI_WAIT_NONE:
@@ -50,6 +93,7 @@ absl::StatusOr<std::unique_ptr<WaitObject>> WaitObject::Create(
 
 WaitObject::~WaitObject() {
   if (fd_ >= 0) close(fd_);
+  if (poll_fd_ >= 0) close(poll_fd_);
   if (set_ != nullptr) set_->members.fetch_sub(1);
 }
 
@@ -76,11 +120,34 @@ void WaitObject::Clear() {
 
 bool WaitObject::Wait(std::unique_lock<std::mutex>& lock, int timeout_ms,
                       const std::function<bool()>& ready) {
+  if (engine_ != nullptr && engine_->has_sources()) {
+    return WaitWithProgress(lock, timeout_ms, ready);
+  }
   if (timeout_ms < 0) {
     cond_.wait(lock, ready);
     return true;
   }
   return cond_.wait_for(lock, std::chrono::milliseconds(timeout_ms), ready);
+}
+
+bool WaitObject::WaitWithProgress(std::unique_lock<std::mutex>& lock,
+                                  int timeout_ms,
+                                  const std::function<bool()>& ready) {
+  auto deadline = std::chrono::steady_clock::now() +
+                  std::chrono::milliseconds(timeout_ms);
+  while (!ready()) {
+    int slice = kProgressSliceMillis;
+    if (timeout_ms >= 0) {
+      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+          deadline - std::chrono::steady_clock::now());
+      if (left.count() <= 0) return false;
+      slice = std::min<int>(slice, static_cast<int>(left.count()));
+    }
+    lock.unlock();
+    engine_->WaitAndRun(slice);
+    lock.lock();
+  }
+  return true;
 }
 
 int WaitObject::Control(int command, void* arg) {
@@ -92,7 +159,7 @@ int WaitObject::Control(int command, void* arg) {
   }
   switch (kind_) {
     case FI_WAIT_FD:
-      *static_cast<int*>(arg) = fd_;
+      *static_cast<int*>(arg) = poll_fd_ >= 0 ? poll_fd_ : fd_;
       return 0;
     case FI_WAIT_POLLFD: {
       // One fd, which never changes: change_index stays 1.
@@ -101,7 +168,7 @@ int WaitObject::Control(int command, void* arg) {
       pollfds->nfds = 1;
       pollfds->change_index = 1;
       if (room < 1 || pollfds->fd == nullptr) return -FI_ETOOSMALL;
-      pollfds->fd[0].fd = fd_;
+      pollfds->fd[0].fd = poll_fd_ >= 0 ? poll_fd_ : fd_;
       pollfds->fd[0].events = POLLIN;
       pollfds->fd[0].revents = 0;
       return 0;

@@ -6,6 +6,13 @@
 // pollfd list) also keeps an eventfd readable while entries are pending, for
 // the application's poll/epoll, and FI_WAIT_MUTEX_COND hands out the mutex
 // and condition variable themselves.
+//
+// A wait object knows its fabric's ProgressEngine. Reads call Progress()
+// first, and Wait() keeps the engine's sources advancing while it blocks,
+// so FI_PROGRESS_MANUAL work advances inside the application's reads and
+// waits. The fd FI_GETWAIT hands out is then an epoll fd that is also
+// readable when one of the engine's sockets is: an application blocked in
+// poll/epoll wakes for input that only its next read will process.
 #ifndef FABRIC_PROVIDERS_UTIL_WAIT_OBJECT_H_
 #define FABRIC_PROVIDERS_UTIL_WAIT_OBJECT_H_
 
@@ -18,6 +25,7 @@
 #include <mutex>
 
 #include "absl/status/statusor.h"
+#include "fabric/providers/util/progress.h"
 
 namespace fabric {
 
@@ -35,9 +43,9 @@ class WaitObject {
  public:
   // FI_WAIT_NONE, UNSPEC (an fd), FD, POLLFD, MUTEX_COND or YIELD;
   // FI_WAIT_SET with the set's state (a member also signals the set); other
-  // kinds FI_EINVAL.
+  // kinds FI_EINVAL. `engine` (may be null) is the fabric's.
   static absl::StatusOr<std::unique_ptr<WaitObject>> Create(
-      int kind, WaitSetState* set = nullptr);
+      int kind, WaitSetState* set = nullptr, ProgressEngine* engine = nullptr);
   ~WaitObject();
 
   fi_wait_obj kind() const { return kind_; }
@@ -46,6 +54,11 @@ class WaitObject {
   // The lock that guards the owner's entries; Signal, Clear and Wait are
   // called with it held.
   std::mutex& mutex() { return mutex_; }
+
+  // Advances the fabric's sources (manual progress); call without mutex().
+  void Progress() {
+    if (engine_ != nullptr) engine_->Run();
+  }
 
   void Signal();  // entries became available
   void Clear();   // no entry is available any more
@@ -62,12 +75,18 @@ class WaitObject {
 
  private:
   explicit WaitObject(fi_wait_obj kind) : kind_(kind) {}
+  static absl::StatusOr<std::unique_ptr<WaitObject>> CreateKind(
+      int kind, WaitSetState* set);
+  bool WaitWithProgress(std::unique_lock<std::mutex>& lock, int timeout_ms,
+                        const std::function<bool()>& ready);
 
   const fi_wait_obj kind_;
   WaitSetState* set_ = nullptr;  // for FI_WAIT_SET
   std::mutex mutex_;
   std::condition_variable cond_;
-  int fd_ = -1;  // eventfd, for FI_WAIT_FD
+  ProgressEngine* engine_ = nullptr;
+  int fd_ = -1;       // eventfd, for FI_WAIT_FD
+  int poll_fd_ = -1;  // epoll of fd_ and the engine's fd: what GETWAIT gives
 };
 
 }  // namespace fabric

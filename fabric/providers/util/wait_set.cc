@@ -77,7 +77,7 @@ int OpenUtilWaitSet(fid_fabric* fabric_fid, fi_wait_attr* attr,
                                 "an application can block on\n");
     return -FI_EINVAL;
   }
-  absl::StatusOr<std::unique_ptr<WaitObject>> wait = WaitObject::Create(kind);
+  absl::StatusOr<std::unique_ptr<WaitObject>> wait = WaitObject::Create(kind, nullptr, fabric->progress.get());
   if (!wait.ok()) {
     FI_WARN(log, FI_LOG_FABRIC, "fi_wait_open: %s\n",
             std::string(wait.status().message()).c_str());
@@ -96,14 +96,15 @@ int OpenUtilWaitSet(fid_fabric* fabric_fid, fi_wait_attr* attr,
 
 absl::StatusOr<std::unique_ptr<WaitObject>> CreateWaitObject(
     int kind, fid_wait* set, const UtilFabric& fabric) {
-  if (kind != FI_WAIT_SET) return WaitObject::Create(kind);
+  ProgressEngine* engine = fabric.progress.get();
+  if (kind != FI_WAIT_SET) return WaitObject::Create(kind, nullptr, engine);
   UtilWaitSet* wait_set =
       AsUtilWaitSet(set != nullptr ? &set->fid : nullptr);
   if (wait_set == nullptr || wait_set->fabric != &fabric) {
     return FiError(FI_EINVAL, "FI_WAIT_SET without a wait set of this "
                               "fabric");
   }
-  return WaitObject::Create(kind, &wait_set->state);
+  return WaitObject::Create(kind, &wait_set->state, engine);
 }
 
 }  // namespace fabric

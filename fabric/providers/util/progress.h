@@ -1,0 +1,85 @@
+// File: fabric/providers/util/progress.h
+//
+// How a fabric's sockets make progress (fi_domain(3), "Progress").
+// Every object with work of its own (a listening socket, a connection) is a
+// ProgressSource registered with its fabric's ProgressEngine.
+//
+// With FI_PROGRESS_MANUAL the engine advances sources only inside the
+// application's calls: reads and waits on CQs, EQs, counters, wait sets and
+// poll sets call Run(), and blocking waits sleep in WaitAndRun(), which wakes
+// when a source's fd becomes readable. With FI_PROGRESS_AUTO a source is
+// also advanced by the engine's own thread, so its work completes while the
+// application does something else. That thread stays out of the way while
+// the application itself is polling: it only steps in after the
+// application has not called Run() for kAutoIdleMicros.
+//
+// Sources are advanced one thread at a time; Run() returns at once when
+// another thread is already running them. A source must not be added or
+// removed from inside its own Progress().
+#ifndef FABRIC_PROVIDERS_UTIL_PROGRESS_H_
+#define FABRIC_PROVIDERS_UTIL_PROGRESS_H_
+
+#include <atomic>
+#include <cstdint>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace fabric {
+
+class ProgressSource {
+ public:
+  virtual ~ProgressSource() = default;
+  // Advances whatever can be advanced now, without blocking.
+  virtual void Progress() = 0;
+  // A pollable fd that is readable when Progress() has input to take.
+  virtual int progress_fd() const = 0;
+  // Whether the engine's thread advances it (FI_PROGRESS_AUTO).
+  virtual bool auto_progress() const = 0;
+};
+
+class ProgressEngine {
+ public:
+  static constexpr int64_t kAutoIdleMicros = 200;
+
+  ProgressEngine();
+  ~ProgressEngine();
+  ProgressEngine(const ProgressEngine&) = delete;
+  ProgressEngine& operator=(const ProgressEngine&) = delete;
+
+  // Registers `source` (its fd for readability, and for writability while
+  // WantWrite says so). Starts the auto-progress thread for the first
+  // source that asks for it.
+  void Add(ProgressSource* source);
+  // After it returns, `source` is not being advanced and never will be.
+  void Remove(ProgressSource* source);
+  // Also wake for writability of `source`'s fd (a send backlog waits).
+  void WantWrite(ProgressSource* source, bool want);
+
+  // Advances every source once.
+  void Run();
+  // Waits up to `timeout_ms` for a source's fd to be ready, then Run().
+  void WaitAndRun(int timeout_ms);
+
+  // An epoll fd, readable while a source's fd is: what the FD wait objects
+  // of CQs, EQs and counters include so that applications blocking in
+  // poll/epoll wake for manual progress.
+  int fd() const { return epoll_fd_; }
+  bool has_sources() const { return source_count_.load() > 0; }
+
+ private:
+  void AutoLoop();
+
+  int epoll_fd_;       // every source, level-triggered
+  int auto_epoll_fd_;  // auto-progress sources, edge-triggered
+  std::mutex mutex_;  // held while sources are advanced; guards sources_
+  std::vector<ProgressSource*> sources_;
+  std::atomic<int> source_count_{0};
+  std::atomic<int64_t> last_app_run_micros_{0};
+  std::atomic<bool> stopping_{false};
+  std::thread auto_thread_;  // started by the first auto-progress source
+};
+
+}  // namespace fabric
+
+#endif  // FABRIC_PROVIDERS_UTIL_PROGRESS_H_
