@@ -63,6 +63,11 @@ ssize_t BuiltinCopyToIov(enum fi_hmem_iface iface, uint64_t device,
 HmemCopier::HmemCopier()
     : copy_from_iov_(&BuiltinCopyFromIov), copy_to_iov_(&BuiltinCopyToIov) {}
 
+bool HmemCopier::DirectSystemAccess() const {
+  return copy_to_iov_.load(std::memory_order_acquire) == &BuiltinCopyToIov &&
+         copy_from_iov_.load(std::memory_order_acquire) == &BuiltinCopyFromIov;
+}
+
 absl::Status HmemCopier::SetOverride(const struct fi_hmem_override_ops* ops) {
   if (ops == nullptr) return FiError(FI_EINVAL, "hmem override ops are NULL");
   if (ops->size != sizeof(struct fi_hmem_override_ops)) {

@@ -39,6 +39,11 @@ class HmemCopier {
   // resource.
   absl::Status SetOverride(const struct fi_hmem_override_ops* ops);
 
+  // True when the kernel may move bytes of FI_HMEM_SYSTEM memory directly
+  // (socket reads and writes straight to the application's buffers): no
+  // override is installed, so the copy would be the built-in memcpy anyway.
+  bool DirectSystemAccess() const;
+
   // Copies into `dest` up to `size` bytes of the buffer `iov` describes,
   // starting `iov_offset` bytes into it; the buffer is memory of `iface` on
   // `device`. Returns the bytes copied: min(size, bytes past the offset), 0

@@ -1,6 +1,10 @@
 #include "fabric/providers/tcp/tcp_provider.h"
 
+#include <rdma/fi_errno.h>
+#include <rdma/providers/fi_log.h>
+
 #include "fabric/providers/tcp/tcp_attr.h"
+#include "fabric/providers/tcp/tcp_msg_ep.h"
 #include "fabric/providers/util/info_template.h"
 #include "fabric/providers/util/ip_provider.h"
 
@@ -26,6 +30,38 @@ class TcpProvider : public IpProvider {
 
   AttrSupport SupportFor(const fi_info&) const override {
     return TcpAttrSupport();
+  }
+
+  int OpenEndpoint(fid_domain* domain, fi_info* info, fid_ep** ep,
+                   uint64_t flags, void* context) const override {
+    if (domain == nullptr || info == nullptr || ep == nullptr ||
+        info->ep_attr == nullptr) {
+      FI_WARN(c_provider(), FI_LOG_EP_CTRL,
+              "fi_endpoint: domain, info, info->ep_attr and ep needed\n");
+      return -FI_EINVAL;
+    }
+    if (flags != 0) {
+      FI_WARN(c_provider(), FI_LOG_EP_CTRL, "fi_endpoint2: flags must be 0\n");
+      return -FI_EBADFLAGS;
+    }
+    if (info->ep_attr->type != FI_EP_MSG) {
+      FI_WARN(c_provider(), FI_LOG_EP_CTRL,
+              "fi_endpoint: tcp opens FI_EP_MSG endpoints (RDM is not "
+              "implemented yet)\n");
+      return info->ep_attr->type == FI_EP_RDM ? -FI_ENOSYS : -FI_EINVAL;
+    }
+    return tcp::OpenTcpMsgEp(domain, info, ep, context);
+  }
+
+  int OpenPassiveEndpoint(fid_fabric* fabric, fi_info* info, fid_pep** pep,
+                          void* context) const override {
+    if (info != nullptr && info->ep_attr != nullptr &&
+        info->ep_attr->type != FI_EP_MSG) {
+      FI_WARN(c_provider(), FI_LOG_EP_CTRL,
+              "fi_passive_ep: only FI_EP_MSG endpoints listen\n");
+      return -FI_EINVAL;
+    }
+    return tcp::OpenTcpPassiveEp(fabric, info, pep, context);
   }
 
  private:

@@ -3,6 +3,7 @@
 // info given, parent/child reference counts, and fi_getinfo's rules for an
 // opened domain (domain_attr->domain restricts and is referenced).
 #include <rdma/fabric.h>
+#include <rdma/fi_atomic.h>
 #include <rdma/fi_domain.h>
 #include <rdma/fi_endpoint.h>
 #include <rdma/fi_ext.h>
@@ -136,11 +137,22 @@ TEST_F(DomainTest, HmemOverrideIsCheckedAndSetBeforeResources) {
   EXPECT_EQ(fi_close(&domain->fid), 0);
 }
 
-TEST_F(DomainTest, ResourcesNotYetAvailableSayEnosys) {
+TEST_F(DomainTest, EndpointsHoldTheDomainAndSharedContextsSayEnosys) {
   fid_domain* domain = nullptr;
   ASSERT_EQ(fi_domain(fabric_, info_.get(), &domain, nullptr), 0);
   fid_ep* ep = nullptr;
-  EXPECT_EQ(fi_endpoint(domain, info_.get(), &ep, nullptr), -FI_ENOSYS);
+  ASSERT_EQ(fi_endpoint(domain, info_.get(), &ep, nullptr), 0);
+  EXPECT_EQ(fi_close(&domain->fid), -FI_EBUSY);
+  EXPECT_EQ(fi_close(&ep->fid), 0);
+  fid_ep* other = nullptr;
+  EXPECT_EQ(fi_scalable_ep(domain, info_.get(), &other, nullptr), -FI_ENOSYS);
+  EXPECT_EQ(fi_srx_context(domain, info_->rx_attr, &other, nullptr),
+            -FI_ENOSYS);
+  fid_stx* stx = nullptr;
+  EXPECT_EQ(fi_stx_context(domain, info_->tx_attr, &stx, nullptr), -FI_ENOSYS);
+  fi_atomic_attr atomic = {};
+  EXPECT_EQ(fi_query_atomic(domain, FI_UINT64, FI_SUM, &atomic, 0),
+            -FI_ENOSYS);
   EXPECT_EQ(fi_close(&domain->fid), 0);
 }
 

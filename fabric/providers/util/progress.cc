@@ -1,5 +1,6 @@
 #include "fabric/providers/util/progress.h"
 
+#include <poll.h>
 #include <sys/epoll.h>
 #include <unistd.h>
 
@@ -15,16 +16,17 @@ int64_t NowMicros() {
       .count();
 }
 
-// The auto-progress thread also sweeps every source this often, for work
-// that no new input announces (a receive posted for data already waiting,
-// a send backlog).
-constexpr int kAutoSweepMillis = 1;
+// How long the auto-progress thread sleeps in one wait at most (so that it
+// notices the engine closing).
+constexpr int kAutoWaitMillis = 10;
+constexpr int kMaxEvents = 64;
 
-void Control(int epoll_fd, int op, int fd, uint32_t events) {
+void Control(int epoll_fd, int op, ProgressSource* source, uint32_t events) {
+  int fd = source->progress_fd();
   if (epoll_fd < 0 || fd < 0) return;
   epoll_event event = {};
   event.events = events;
-  event.data.fd = fd;
+  event.data.ptr = source;
   epoll_ctl(epoll_fd, op, fd, &event);
 }
 
@@ -36,73 +38,89 @@ ProgressEngine::ProgressEngine()
 
 ProgressEngine::~ProgressEngine() {
   stopping_.store(true);
-  if (auto_thread_.joinable()) auto_thread_.join();
+  std::thread auto_thread;
+  {
+    std::lock_guard<std::mutex> lock(thread_mutex_);
+    auto_thread = std::move(auto_thread_);
+  }
+  if (auto_thread.joinable()) auto_thread.join();
   if (epoll_fd_ >= 0) close(epoll_fd_);
   if (auto_epoll_fd_ >= 0) close(auto_epoll_fd_);
 }
 
 void ProgressEngine::Add(ProgressSource* source) {
-  std::lock_guard<std::mutex> lock(mutex_);
-  sources_.push_back(source);
-  source_count_.store(static_cast<int>(sources_.size()));
-  Control(epoll_fd_, EPOLL_CTL_ADD, source->progress_fd(), EPOLLIN);
-  if (source->auto_progress()) {
-    Control(auto_epoll_fd_, EPOLL_CTL_ADD, source->progress_fd(),
-            EPOLLIN | EPOLLET);
-    if (!auto_thread_.joinable()) {
-      auto_thread_ = std::thread([this] { AutoLoop(); });
-    }
+  Control(epoll_fd_, EPOLL_CTL_ADD, source, EPOLLIN);
+  source_count_.fetch_add(1);
+  if (!source->auto_progress()) return;
+  Control(auto_epoll_fd_, EPOLL_CTL_ADD, source, EPOLLIN | EPOLLET);
+  std::lock_guard<std::mutex> lock(thread_mutex_);
+  if (!auto_thread_.joinable()) {
+    auto_thread_ = std::thread([this] { AutoLoop(); });
   }
 }
 
 void ProgressEngine::Remove(ProgressSource* source) {
-  std::lock_guard<std::mutex> lock(mutex_);
-  auto it = std::find(sources_.begin(), sources_.end(), source);
-  if (it == sources_.end()) return;
-  sources_.erase(it);
-  source_count_.store(static_cast<int>(sources_.size()));
-  Control(epoll_fd_, EPOLL_CTL_DEL, source->progress_fd(), 0);
+  std::lock_guard<std::mutex> lock(run_mutex_);
+  Control(epoll_fd_, EPOLL_CTL_DEL, source, 0);
   if (source->auto_progress()) {
-    Control(auto_epoll_fd_, EPOLL_CTL_DEL, source->progress_fd(), 0);
+    Control(auto_epoll_fd_, EPOLL_CTL_DEL, source, 0);
   }
+  source_count_.fetch_sub(1);
 }
 
 void ProgressEngine::WantWrite(ProgressSource* source, bool want) {
   uint32_t out = want ? static_cast<uint32_t>(EPOLLOUT) : 0u;
-  Control(epoll_fd_, EPOLL_CTL_MOD, source->progress_fd(), EPOLLIN | out);
+  Control(epoll_fd_, EPOLL_CTL_MOD, source, EPOLLIN | out);
   if (source->auto_progress()) {
-    Control(auto_epoll_fd_, EPOLL_CTL_MOD, source->progress_fd(),
-            EPOLLIN | EPOLLET | out);
+    Control(auto_epoll_fd_, EPOLL_CTL_MOD, source, EPOLLIN | EPOLLET | out);
+  }
+}
+
+void ProgressEngine::Disarm(ProgressSource* source) {
+  Control(epoll_fd_, EPOLL_CTL_MOD, source, 0);
+  if (source->auto_progress()) {
+    Control(auto_epoll_fd_, EPOLL_CTL_MOD, source, 0);
+  }
+}
+
+void ProgressEngine::RunReady(int epoll_fd) {
+  epoll_event events[kMaxEvents];
+  int n = epoll_wait(epoll_fd, events, kMaxEvents, 0);
+  for (int i = 0; i < n; ++i) {
+    static_cast<ProgressSource*>(events[i].data.ptr)->Progress();
   }
 }
 
 void ProgressEngine::Run() {
   if (source_count_.load(std::memory_order_relaxed) == 0) return;
   last_app_run_micros_.store(NowMicros(), std::memory_order_relaxed);
-  std::unique_lock<std::mutex> lock(mutex_, std::try_to_lock);
-  if (!lock.owns_lock()) return;
-  for (size_t i = 0; i < sources_.size(); ++i) sources_[i]->Progress();
+  std::unique_lock<std::mutex> lock(run_mutex_, std::try_to_lock);
+  if (lock.owns_lock()) RunReady(epoll_fd_);
 }
 
 void ProgressEngine::WaitAndRun(int timeout_ms) {
-  epoll_event events[8];
-  epoll_wait(epoll_fd_, events, 8, timeout_ms);
+  pollfd ready = {epoll_fd_, POLLIN, 0};
+  poll(&ready, 1, timeout_ms);
   Run();
 }
 
 void ProgressEngine::AutoLoop() {
-  epoll_event events[16];
   while (!stopping_.load()) {
-    epoll_wait(auto_epoll_fd_, events, 16, kAutoSweepMillis);
-    // An application that polls is making progress itself.
-    if (NowMicros() - last_app_run_micros_.load(std::memory_order_relaxed) <
-        kAutoIdleMicros) {
+    // An application that polls is making progress itself: sleep instead of
+    // waking for each message it will take anyway.
+    int64_t idle =
+        NowMicros() - last_app_run_micros_.load(std::memory_order_relaxed);
+    if (idle < kAutoIdleMicros) {
+      std::this_thread::sleep_for(
+          std::chrono::microseconds(kAutoIdleMicros - idle));
       continue;
     }
-    std::lock_guard<std::mutex> lock(mutex_);
-    for (size_t i = 0; i < sources_.size(); ++i) {
-      if (sources_[i]->auto_progress()) sources_[i]->Progress();
-    }
+    // Wait without taking the events, so that a source removed meanwhile
+    // never comes back from epoll_wait.
+    pollfd ready = {auto_epoll_fd_, POLLIN, 0};
+    if (poll(&ready, 1, kAutoWaitMillis) <= 0) continue;
+    std::lock_guard<std::mutex> lock(run_mutex_);
+    RunReady(auto_epoll_fd_);
   }
 }
 

@@ -14,8 +14,10 @@
 // application has not called Run() for kAutoIdleMicros.
 //
 // Sources are advanced one thread at a time; Run() returns at once when
-// another thread is already running them. A source must not be added or
-// removed from inside its own Progress().
+// another thread is already running them. Lock order: the engine's run
+// lock, then a source's own lock. So Add may be called with a source's lock
+// held, but Remove, which waits for a running pass to end, must not, and
+// neither may be called from inside Progress().
 #ifndef FABRIC_PROVIDERS_UTIL_PROGRESS_H_
 #define FABRIC_PROVIDERS_UTIL_PROGRESS_H_
 
@@ -23,7 +25,6 @@
 #include <cstdint>
 #include <mutex>
 #include <thread>
-#include <vector>
 
 namespace fabric {
 
@@ -40,7 +41,7 @@ class ProgressSource {
 
 class ProgressEngine {
  public:
-  static constexpr int64_t kAutoIdleMicros = 200;
+  static constexpr int64_t kAutoIdleMicros = 1000;
 
   ProgressEngine();
   ~ProgressEngine();
@@ -55,8 +56,11 @@ class ProgressEngine {
   void Remove(ProgressSource* source);
   // Also wake for writability of `source`'s fd (a send backlog waits).
   void WantWrite(ProgressSource* source, bool want);
+  // Stop waking for `source`'s fd at all (its socket is shut down); it
+  // stays registered until Remove. Safe from inside Progress().
+  void Disarm(ProgressSource* source);
 
-  // Advances every source once.
+  // Advances every source that is ready.
   void Run();
   // Waits up to `timeout_ms` for a source's fd to be ready, then Run().
   void WaitAndRun(int timeout_ms);
@@ -68,15 +72,17 @@ class ProgressEngine {
   bool has_sources() const { return source_count_.load() > 0; }
 
  private:
+  // Advances the sources `epoll_fd` reports ready; run_mutex_ is held.
+  void RunReady(int epoll_fd);
   void AutoLoop();
 
   int epoll_fd_;       // every source, level-triggered
   int auto_epoll_fd_;  // auto-progress sources, edge-triggered
-  std::mutex mutex_;  // held while sources are advanced; guards sources_
-  std::vector<ProgressSource*> sources_;
+  std::mutex run_mutex_;  // held while sources are advanced, and by Remove
   std::atomic<int> source_count_{0};
   std::atomic<int64_t> last_app_run_micros_{0};
   std::atomic<bool> stopping_{false};
+  std::mutex thread_mutex_;  // guards auto_thread_
   std::thread auto_thread_;  // started by the first auto-progress source
 };
 

@@ -1,0 +1,233 @@
+#include "fabric/providers/tcp/tcp_connection.h"
+
+#include <errno.h>
+#include <rdma/fi_errno.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+
+namespace fabric {
+namespace tcp {
+namespace {
+
+constexpr size_t kStagingSize = 64 * 1024;
+// Payloads at least this long skip the staging buffer.
+constexpr size_t kDirectReadMin = 16 * 1024;
+constexpr int kMaxIov = 64;
+
+int ErrnoToFi(int err) {
+  return err == EPIPE ? FI_ECONNRESET : err;
+}
+
+// Appends to `out` the pieces of `iov` from byte `offset` on, at most
+// `limit` bytes and kMaxIov pieces in all.
+void SliceIov(const iovec* iov, size_t count, size_t offset, size_t limit,
+              std::vector<iovec>* out) {
+  for (size_t i = 0; i < count && limit > 0 && out->size() < kMaxIov; ++i) {
+    if (offset >= iov[i].iov_len) {
+      offset -= iov[i].iov_len;
+      continue;
+    }
+    size_t len = std::min(iov[i].iov_len - offset, limit);
+    out->push_back({static_cast<char*>(iov[i].iov_base) + offset, len});
+    limit -= len;
+    offset = 0;
+  }
+}
+
+}  // namespace
+
+Connection::Connection(int fd, ConnectionHandler* handler,
+                       const HmemCopier* copier)
+    : fd_(fd), handler_(handler), copier_(copier), staging_(kStagingSize) {}
+
+Connection::~Connection() { close(fd_); }
+
+void Connection::Send(std::unique_ptr<TxEntry> entry) {
+  queue_.push_back(std::move(entry));
+  if (queue_.size() == 1 && !closed_) Flush();
+}
+
+void Connection::Progress() {
+  if (closed_) return;
+  if (!queue_.empty()) Flush();
+  ReadInput();
+}
+
+void Connection::Close(int error) {
+  if (closed_) return;
+  closed_ = true;
+  shutdown(fd_, SHUT_RDWR);
+  handler_->OnClosed(error);
+}
+
+std::deque<std::unique_ptr<TxEntry>> Connection::TakeQueued() {
+  return std::move(queue_);
+}
+
+void Connection::Flush() {
+  std::vector<iovec> iov;
+  while (!queue_.empty() && !closed_) {
+    TxEntry& entry = *queue_.front();
+    iov.clear();
+    size_t head = entry.head_size();
+    size_t payload_offset = 0;
+    if (entry.sent < head) {
+      iov.push_back({reinterpret_cast<char*>(&entry.header) + entry.sent,
+                     head - entry.sent});
+    } else {
+      payload_offset = entry.sent - head;
+    }
+    SliceIov(entry.payload.data(), entry.payload.size(), payload_offset,
+             SIZE_MAX, &iov);
+    msghdr msg = {};
+    msg.msg_iov = iov.data();
+    msg.msg_iovlen = iov.size();
+    ssize_t n = sendmsg(fd_, &msg, MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (n < 0) {
+      if (errno == EAGAIN || errno == EINTR) {
+        if (!backlogged_) {
+          backlogged_ = true;
+          handler_->OnBacklog(true);
+        }
+        return;
+      }
+      Close(-ErrnoToFi(errno));
+      return;
+    }
+    entry.sent += n;
+    if (entry.sent == entry.wire_size()) {
+      std::unique_ptr<TxEntry> done = std::move(queue_.front());
+      queue_.pop_front();
+      handler_->OnSent(std::move(done));
+    }
+  }
+  if (backlogged_ && queue_.empty()) {
+    backlogged_ = false;
+    handler_->OnBacklog(false);
+  }
+}
+
+bool Connection::RecvIntoStaging() {
+  if (begin_ == end_) begin_ = end_ = 0;
+  if (end_ == staging_.size()) {
+    memmove(staging_.data(), staging_.data() + begin_, end_ - begin_);
+    end_ -= begin_;
+    begin_ = 0;
+  }
+  ssize_t n = recv(fd_, staging_.data() + end_, staging_.size() - end_,
+                   MSG_DONTWAIT);
+  if (!GotBytes(n)) return false;
+  end_ += n;
+  return true;
+}
+
+bool Connection::GotBytes(ssize_t n) {
+  if (n > 0) return true;
+  if (n == 0) {
+    Close(0);
+  } else if (errno != EAGAIN && errno != EINTR) {
+    Close(-ErrnoToFi(errno));
+  }
+  return false;
+}
+
+bool Connection::Fill(size_t bytes) {
+  while (end_ - begin_ < bytes) {
+    if (!RecvIntoStaging()) return false;
+  }
+  return true;
+}
+
+bool Connection::CanReadDirect() const {
+  return target_.kind == RxTarget::kUser &&
+         target_.iface == FI_HMEM_SYSTEM && remaining_ >= kDirectReadMin &&
+         placed_ + remaining_ <= target_.capacity &&
+         copier_->DirectSystemAccess();
+}
+
+bool Connection::ReadDirect() {
+  std::vector<iovec> iov;
+  SliceIov(target_.iov, target_.iov_count, placed_, remaining_, &iov);
+  ssize_t n = readv(fd_, iov.data(), iov.size());
+  if (!GotBytes(n)) return false;
+  placed_ += n;
+  remaining_ -= n;
+  return true;
+}
+
+void Connection::Place(const char* data, size_t len) {
+  switch (target_.kind) {
+    case RxTarget::kUser: {
+      size_t room = target_.capacity > placed_ ? target_.capacity - placed_ : 0;
+      size_t n = std::min(room, len);
+      if (n > 0) {
+        ssize_t copied = copier_->CopyToIov(target_.iface, target_.device,
+                                            target_.iov, target_.iov_count,
+                                            placed_, data, n);
+        if (copied < 0) {
+          Close(static_cast<int>(copied));
+          return;
+        }
+        placed_ += n;
+      }
+      break;
+    }
+    case RxTarget::kBuffer:
+      target_.buffer->insert(target_.buffer->end(), data, data + len);
+      placed_ += len;
+      break;
+    default:
+      break;
+  }
+}
+
+void Connection::ReadInput() {
+  while (!closed_) {
+    if (state_ == ReadState::kHeader) {
+      if (!Fill(sizeof(Header))) return;
+      memcpy(&header_, staging_.data() + begin_, sizeof(Header));
+      if (absl::Status status = CheckHeader(header_); !status.ok()) {
+        Close(-FI_EIO);
+        return;
+      }
+      size_t head = sizeof(Header) + header_.rma_count * sizeof(RmaDescriptor);
+      if (!Fill(head)) return;
+      RmaDescriptor descriptors[kMaxRmaCount];
+      memcpy(descriptors, staging_.data() + begin_ + sizeof(Header),
+             header_.rma_count * sizeof(RmaDescriptor));
+      if (!CheckRmaDescriptors(header_, descriptors).ok()) {
+        Close(-FI_EIO);
+        return;
+      }
+      target_ = handler_->OnHeader(header_, descriptors);
+      stalled_ = target_.kind == RxTarget::kStall;
+      if (closed_ || stalled_) return;
+      begin_ += head;
+      remaining_ = header_.size;
+      placed_ = 0;
+      state_ = ReadState::kPayload;
+    }
+    while (remaining_ > 0) {
+      size_t available = end_ - begin_;
+      if (available > 0) {
+        size_t n = static_cast<size_t>(std::min<uint64_t>(available,
+                                                          remaining_));
+        Place(staging_.data() + begin_, n);
+        if (closed_) return;
+        begin_ += n;
+        remaining_ -= n;
+        continue;
+      }
+      bool more = CanReadDirect() ? ReadDirect() : RecvIntoStaging();
+      if (!more) return;
+    }
+    state_ = ReadState::kHeader;
+    handler_->OnMessageDone(header_, placed_);
+  }
+}
+
+}  // namespace tcp
+}  // namespace fabric

@@ -1,0 +1,154 @@
+// File: fabric/providers/tcp/tcp_connection.h
+//
+// One established tcp connection in its data phase: a queue of outgoing
+// messages written as the socket takes them, and a reader that splits the
+// incoming stream into messages (tcp_wire.h) and asks its handler where
+// each payload goes. Small messages arrive through a staging buffer (one
+// recv for many); large ones are read straight into the application's
+// buffer when no HMEM copy function has to see the bytes.
+//
+// Everything runs on the thread that calls Send or Progress, under the
+// owning endpoint's lock; handler callbacks come from inside those calls.
+#ifndef FABRIC_PROVIDERS_TCP_TCP_CONNECTION_H_
+#define FABRIC_PROVIDERS_TCP_TCP_CONNECTION_H_
+
+#include <rdma/fi_domain.h>
+#include <rdma/fi_eq.h>
+#include <sys/uio.h>
+
+#include <deque>
+#include <memory>
+#include <vector>
+
+#include "fabric/hmem/hmem_copy.h"
+#include "fabric/providers/tcp/tcp_wire.h"
+
+namespace fabric {
+namespace tcp {
+
+// Where an incoming message's payload goes.
+struct RxTarget {
+  enum Kind {
+    kStall,    // not now: leave it in the stream and ask again later
+    kDiscard,  // read and drop it
+    kUser,     // into `iov` (memory of `iface`), bytes past `capacity` dropped
+    kBuffer,   // appended to *buffer
+  };
+  Kind kind = kDiscard;
+  const iovec* iov = nullptr;
+  size_t iov_count = 0;
+  size_t capacity = 0;
+  fi_hmem_iface iface = FI_HMEM_SYSTEM;
+  uint64_t device = 0;
+  std::vector<char>* buffer = nullptr;
+};
+
+// An outgoing message and what its completion reports.
+struct TxEntry {
+  // header and descriptors are written as one contiguous block.
+  Header header = {};
+  RmaDescriptor descriptors[kMaxRmaCount] = {};
+  std::vector<iovec> payload;  // the application's memory, or `owned`
+  std::vector<char> owned;     // a copy taken at post time (inject, bounce)
+  size_t sent = 0;             // bytes of the whole message written so far
+
+  // Completion (filled by the endpoint).
+  fi_cq_tagged_entry completion = {};
+  bool write_entry = false;    // a CQ entry on success
+  bool reserved = false;       // its CQ slot was reserved
+  int cntr = 0;                // CntrKind counted on completion
+  bool report = true;          // false for internal messages (acks)
+  bool awaits_answer = false;  // completes on kAck / kReadResponse
+  bool fence = false;          // FI_FENCE: waits for earlier answers
+  // kReadRequest: where the data read goes.
+  std::vector<iovec> read_iov;
+  fi_hmem_iface read_iface = FI_HMEM_SYSTEM;
+  uint64_t read_device = 0;
+
+  size_t head_size() const {
+    return sizeof(Header) + header.rma_count * sizeof(RmaDescriptor);
+  }
+  size_t wire_size() const { return head_size() + header.size; }
+};
+
+class ConnectionHandler {
+ public:
+  virtual ~ConnectionHandler() = default;
+  // A message arrived (header and descriptors checked); where does its
+  // payload go?
+  virtual RxTarget OnHeader(const Header& header,
+                            const RmaDescriptor* descriptors) = 0;
+  // The payload is all read; `placed` bytes went to the target.
+  virtual void OnMessageDone(const Header& header, size_t placed) = 0;
+  // Every byte of `entry` is with the kernel.
+  virtual void OnSent(std::unique_ptr<TxEntry> entry) = 0;
+  // The connection broke: -fi_errno, or 0 when the peer closed it.
+  virtual void OnClosed(int error) = 0;
+  // The socket's send buffer is full (wait for writability) or not.
+  virtual void OnBacklog(bool backlogged) = 0;
+};
+
+class Connection {
+ public:
+  // Takes `fd` (connected, non-blocking). `copier` moves every byte from
+  // and to the application's buffers.
+  Connection(int fd, ConnectionHandler* handler, const HmemCopier* copier);
+  ~Connection();
+  Connection(const Connection&) = delete;
+  Connection& operator=(const Connection&) = delete;
+
+  int fd() const { return fd_; }
+  bool closed() const { return closed_; }
+  // The handler last answered kStall: the message waits (perhaps already
+  // read from the socket, so no readiness will announce it again).
+  bool stalled() const { return stalled_; }
+
+  // Queues `entry` and writes what the socket takes now.
+  void Send(std::unique_ptr<TxEntry> entry);
+  // Writes what is queued, then reads and dispatches what has arrived.
+  void Progress();
+  // Stops the connection (shutdown(2); the fd stays open until
+  // destruction) and reports OnClosed(error) once.
+  void Close(int error);
+  // The messages not yet fully written (after Close: to fail them).
+  std::deque<std::unique_ptr<TxEntry>> TakeQueued();
+
+ private:
+  enum class ReadState { kHeader, kPayload };
+
+  void Flush();
+  void ReadInput();
+  // True once the staging buffer holds `bytes` unread bytes.
+  bool Fill(size_t bytes);
+  // False when the socket has nothing (or the connection closed).
+  bool RecvIntoStaging();
+  bool ReadDirect();
+  // What a read returned: true for bytes; false for nothing yet or the end
+  // of the connection (which it closes).
+  bool GotBytes(ssize_t n);
+  void Place(const char* data, size_t len);
+  bool CanReadDirect() const;
+
+  const int fd_;
+  ConnectionHandler* const handler_;
+  const HmemCopier* const copier_;
+  bool closed_ = false;
+  bool backlogged_ = false;
+  bool stalled_ = false;
+
+  std::deque<std::unique_ptr<TxEntry>> queue_;
+
+  std::vector<char> staging_;
+  size_t begin_ = 0;  // unread bytes are staging_[begin_, end_)
+  size_t end_ = 0;
+  ReadState state_ = ReadState::kHeader;
+  Header header_ = {};
+  RxTarget target_;
+  uint64_t remaining_ = 0;  // payload bytes still to read
+  size_t placed_ = 0;       // payload bytes given to the target
+};
+
+}  // namespace tcp
+}  // namespace fabric
+
+#endif  // FABRIC_PROVIDERS_TCP_TCP_CONNECTION_H_

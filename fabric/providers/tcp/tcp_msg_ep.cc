@@ -1,0 +1,503 @@
+#include "fabric/providers/tcp/tcp_msg_ep.h"
+
+#include <errno.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <rdma/fi_errno.h>
+#include <rdma/providers/fi_log.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <mutex>
+
+#include "absl/strings/str_cat.h"
+#include "fabric/api/core/status.h"
+#include "fabric/providers/util/fid_ops.h"
+#include "fabric/providers/util/ip_socket.h"
+#include "fabric/providers/util/live_objects.h"
+#include "fabric/providers/util/no_ops.h"
+
+namespace fabric {
+namespace tcp {
+namespace {
+
+int Fail(const TcpMsgEp& ep, int fi_errno, const std::string& what) {
+  FI_WARN(ep.log(), FI_LOG_EP_CTRL, "%s\n", what.c_str());
+  return -fi_errno;
+}
+
+int Fail(const TcpMsgEp& ep, const absl::Status& status) {
+  FI_WARN(ep.log(), FI_LOG_EP_CTRL, "%s\n",
+          std::string(status.message()).c_str());
+  return ToFiErrno(status);
+}
+
+// Queues a connection-management event with `len` bytes of data after it.
+void PostCmEvent(TcpMsgEp* ep, uint32_t event, const void* data, size_t len) {
+  std::vector<char> buf(sizeof(fi_eq_cm_entry) + len);
+  fi_eq_cm_entry entry = {};
+  entry.fid = &ep->util.ep_fid.fid;
+  memcpy(buf.data(), &entry, sizeof(entry));
+  if (len > 0) memcpy(buf.data() + sizeof(entry), data, len);
+  if (EqPost(&ep->util.eq->eq_fid, event, buf.data(), buf.size()) < 0) {
+    FI_WARN(ep->log(), FI_LOG_EP_CTRL, "EQ full: a CM event was lost\n");
+  }
+}
+
+void PostCmError(TcpMsgEp* ep, int err, const std::vector<char>& data) {
+  fi_eq_err_entry error = {};
+  error.fid = &ep->util.ep_fid.fid;
+  error.context = ep->util.ep_fid.fid.context;
+  error.err = err;
+  error.prov_errno = err;
+  error.err_data = data.empty() ? nullptr : const_cast<char*>(data.data());
+  error.err_data_size = data.size();
+  EqPostError(&ep->util.eq->eq_fid, error);
+}
+
+void Register(TcpMsgEp* ep) {
+  if (ep->registered) return;
+  ep->registered = true;
+  ep->engine()->Add(&ep->events);
+}
+
+// The handshake is done: the data phase starts on the socket.
+void StartConnection(TcpMsgEp* ep) {
+  ep->connection = std::make_unique<Connection>(ep->fd, &ep->events,
+                                                &ep->util.domain->copier);
+  ep->state = MsgEpState::kConnected;
+}
+
+// Ends a connection attempt that failed before the data phase.
+void FailConnect(TcpMsgEp* ep, int err, const std::vector<char>& data) {
+  ep->state = MsgEpState::kShutdown;
+  ep->engine()->Disarm(&ep->events);
+  shutdown(ep->fd, SHUT_RDWR);
+  PostCmError(ep, err, data);
+}
+
+void ProgressConnect(TcpMsgEp* ep) {
+  pollfd pfd = {ep->fd, POLLOUT, 0};
+  if (poll(&pfd, 1, 0) != 1) return;
+  int error = 0;
+  socklen_t len = sizeof(error);
+  getsockopt(ep->fd, SOL_SOCKET, SO_ERROR, &error, &len);
+  if (error != 0) {
+    FI_INFO(ep->log(), FI_LOG_EP_CTRL, "connect: %s\n", strerror(error));
+    FailConnect(ep, error == ECONNREFUSED ? FI_ECONNREFUSED : error, {});
+    return;
+  }
+  ep->engine()->WantWrite(&ep->events, false);
+  absl::Status sent = SendCm(ep->fd, CmType::kConnRequest,
+                             ep->connect_data.data(), ep->connect_data.size());
+  if (!sent.ok()) {
+    FI_WARN(ep->log(), FI_LOG_EP_CTRL, "%s\n",
+            std::string(sent.message()).c_str());
+    FailConnect(ep, ToFiErrno(sent) * -1, {});
+    return;
+  }
+  ep->state = MsgEpState::kAwaitingResponse;
+}
+
+void ProgressResponse(TcpMsgEp* ep) {
+  CmReader::Result result = ep->cm_reader.Read(ep->fd);
+  if (result == CmReader::kPending) return;
+  if (result == CmReader::kFailed) {
+    FI_WARN(ep->log(), FI_LOG_EP_CTRL, "%s\n",
+            std::string(ep->cm_reader.error().message()).c_str());
+    FailConnect(ep, -ToFiErrno(ep->cm_reader.error()), {});
+    return;
+  }
+  const std::vector<char>& data = ep->cm_reader.data();
+  if (ep->cm_reader.type() == CmType::kAccept) {
+    StartConnection(ep);
+    PostCmEvent(ep, FI_CONNECTED, data.data(), data.size());
+  } else if (ep->cm_reader.type() == CmType::kReject) {
+    FailConnect(ep, FI_ECONNREFUSED, data);
+  } else {
+    FI_WARN(ep->log(), FI_LOG_EP_CTRL, "handshake: unexpected answer\n");
+    FailConnect(ep, FI_EIO, {});
+  }
+}
+
+// Fails every operation still outstanding with `err`.
+void FailOutstanding(TcpMsgEp* ep, int err) {
+  UtilEndpoint& util = ep->util;
+  auto fail_tx = [ep, err](std::unique_ptr<TxEntry> entry) {
+    CompleteTx(ep, std::move(entry), err);
+  };
+  if (ep->connection != nullptr) {
+    for (auto& entry : ep->connection->TakeQueued()) fail_tx(std::move(entry));
+  }
+  for (auto& [id, entry] : ep->awaiting) fail_tx(std::move(entry));
+  ep->awaiting.clear();
+  for (auto& entry : ep->fenced) fail_tx(std::move(entry));
+  ep->fenced.clear();
+  if (ep->current_read != nullptr) fail_tx(std::move(ep->current_read));
+  auto fail_rx = [&util, err](std::unique_ptr<PostedRecv> recv) {
+    fi_cq_tagged_entry entry = {};
+    entry.op_context = recv->context;
+    entry.flags = FI_RECV | (recv->tagged ? FI_TAGGED : FI_MSG);
+    ReportError(&util, util.rx_cq, recv->reserved, entry, err, 0, kRecvCntr);
+  };
+  if (ep->current_recv != nullptr) fail_rx(std::move(ep->current_recv));
+  for (auto& recv : ep->recvs) fail_rx(std::move(recv));
+  ep->recvs.clear();
+  for (auto& recv : ep->tagged_recvs) fail_rx(std::move(recv));
+  ep->tagged_recvs.clear();
+}
+
+int CloseMsgEp(fid* object) {
+  TcpMsgEp* ep = ToTcpMsgEp(reinterpret_cast<fid_ep*>(object));
+  if (ep->registered) ep->engine()->Remove(&ep->events);
+  // Reserved CQ room is given back; closing reports nothing.
+  auto unreserve = [ep](const std::unique_ptr<PostedRecv>& recv) {
+    if (recv->reserved) CqUnreserve(ep->util.rx_cq);
+  };
+  for (const auto& recv : ep->recvs) unreserve(recv);
+  for (const auto& recv : ep->tagged_recvs) unreserve(recv);
+  if (ep->current_recv != nullptr) unreserve(ep->current_recv);
+  auto unreserve_tx = [ep](const std::unique_ptr<TxEntry>& entry) {
+    if (entry->reserved) CqUnreserve(ep->util.tx_cq);
+  };
+  if (ep->connection != nullptr) {
+    for (const auto& entry : ep->connection->TakeQueued()) unreserve_tx(entry);
+  }
+  for (const auto& [id, entry] : ep->awaiting) unreserve_tx(entry);
+  for (const auto& entry : ep->fenced) unreserve_tx(entry);
+  if (ep->current_read != nullptr) unreserve_tx(ep->current_read);
+  if (ep->connection != nullptr) {
+    ep->connection.reset();  // closes the socket
+  } else if (ep->fd >= 0) {
+    close(ep->fd);
+  }
+  ReleaseUtilEndpoint(&ep->util);
+  delete ep;
+  return 0;
+}
+
+int BindMsgEp(fid* object, fid* bound, uint64_t flags) {
+  TcpMsgEp* ep = ToTcpMsgEp(reinterpret_cast<fid_ep*>(object));
+  std::lock_guard<OptionalMutex> lock(ep->util.mutex);
+  return BindUtilEndpoint(&ep->util, bound, flags);
+}
+
+int Enable(TcpMsgEp* ep) {
+  if (ep->util.enabled.load()) return 0;
+  if (int rc = CheckEnable(ep->util); rc != 0) return rc;
+  ep->util.enabled.store(true);
+  return 0;
+}
+
+int ControlMsgEp(fid* object, int command, void* arg) {
+  TcpMsgEp* ep = ToTcpMsgEp(reinterpret_cast<fid_ep*>(object));
+  std::lock_guard<OptionalMutex> lock(ep->util.mutex);
+  if (command == FI_ENABLE) return Enable(ep);
+  return ControlUtilEndpoint(&ep->util, command, arg);
+}
+
+ssize_t Cancel(fid* object, void* context) {
+  TcpMsgEp* ep = ToTcpMsgEp(reinterpret_cast<fid_ep*>(object));
+  std::lock_guard<OptionalMutex> lock(ep->util.mutex);
+  auto cancel = [ep](std::unique_ptr<PostedRecv> recv) {
+    fi_cq_tagged_entry entry = {};
+    entry.op_context = recv->context;
+    entry.flags = FI_RECV | (recv->tagged ? FI_TAGGED : FI_MSG);
+    entry.tag = recv->tag;
+    ReportError(&ep->util, ep->util.rx_cq, recv->reserved, entry,
+                FI_ECANCELED, 0, kRecvCntr);
+  };
+  for (auto it = ep->recvs.begin(); it != ep->recvs.end(); ++it) {
+    if ((*it)->context == context) {
+      std::unique_ptr<PostedRecv> recv = std::move(*it);
+      ep->recvs.erase(it);
+      cancel(std::move(recv));
+      return 0;
+    }
+  }
+  for (auto it = ep->tagged_recvs.begin(); it != ep->tagged_recvs.end();
+       ++it) {
+    if ((*it)->context == context) {
+      std::unique_ptr<PostedRecv> recv = std::move(*it);
+      ep->tagged_recvs.erase(it);
+      cancel(std::move(recv));
+      return 0;
+    }
+  }
+  return -FI_ENOENT;
+}
+
+int GetOpt(fid* object, int level, int name, void* value, size_t* len) {
+  TcpMsgEp* ep = ToTcpMsgEp(reinterpret_cast<fid_ep*>(object));
+  return GetOptUtilEndpoint(&ep->util, level, name, value, len, kMaxCmData);
+}
+
+int SetOpt(fid* object, int level, int name, const void* value, size_t len) {
+  TcpMsgEp* ep = ToTcpMsgEp(reinterpret_cast<fid_ep*>(object));
+  std::lock_guard<OptionalMutex> lock(ep->util.mutex);
+  return SetOptUtilEndpoint(&ep->util, level, name, value, len);
+}
+
+// --- connection management -------------------------------------------------
+
+int SetName(fid* object, void* addr, size_t addrlen) {
+  TcpMsgEp* ep = ToTcpMsgEp(reinterpret_cast<fid_ep*>(object));
+  std::lock_guard<OptionalMutex> lock(ep->util.mutex);
+  if (ep->state != MsgEpState::kIdle) {
+    return Fail(*ep, FI_EOPBADSTATE, "fi_setname: the endpoint is in use");
+  }
+  absl::StatusOr<IpAddress> address =
+      IpFromUser(ep->util.info->addr_format, addr, addrlen);
+  if (!address.ok()) return Fail(*ep, address.status());
+  ep->bind_address = *address;
+  return 0;
+}
+
+int GetName(fid* object, void* addr, size_t* addrlen) {
+  TcpMsgEp* ep = ToTcpMsgEp(reinterpret_cast<fid_ep*>(object));
+  std::lock_guard<OptionalMutex> lock(ep->util.mutex);
+  if (addrlen == nullptr) return Fail(*ep, FI_EINVAL, "fi_getname: addrlen");
+  absl::StatusOr<IpAddress> address =
+      ep->fd >= 0 ? LocalAddress(ep->fd)
+      : ep->bind_address.has_value()
+          ? absl::StatusOr<IpAddress>(*ep->bind_address)
+          : FiError(FI_EADDRNOTAVAIL, "fi_getname: the endpoint has no "
+                                      "address before fi_connect");
+  if (!address.ok()) return Fail(*ep, address.status());
+  return CopyAddressOut(*address, ep->util.info->addr_format, addr, addrlen);
+}
+
+int GetPeer(fid_ep* ep_fid, void* addr, size_t* addrlen) {
+  TcpMsgEp* ep = ToTcpMsgEp(ep_fid);
+  std::lock_guard<OptionalMutex> lock(ep->util.mutex);
+  if (addrlen == nullptr) return Fail(*ep, FI_EINVAL, "fi_getpeer: addrlen");
+  if (ep->state != MsgEpState::kConnected &&
+      ep->state != MsgEpState::kAccepting) {
+    return Fail(*ep, FI_ENOTCONN, "fi_getpeer: not connected");
+  }
+  absl::StatusOr<IpAddress> address = PeerAddress(ep->fd);
+  if (!address.ok()) return Fail(*ep, address.status());
+  return CopyAddressOut(*address, ep->util.info->addr_format, addr, addrlen);
+}
+
+absl::StatusOr<int> ConnectingSocket(TcpMsgEp* ep, const IpAddress& peer) {
+  int fd = socket(peer.family(), SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC,
+                  0);
+  if (fd < 0) {
+    return FiError(errno == EMFILE ? FI_EMFILE : errno,
+                   absl::StrCat("socket: ", strerror(errno)));
+  }
+  int one = 1;
+  setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+  absl::Status status = ApplyTrafficClass(
+      fd, peer.family(), ep->util.domain->info->domain_attr->tclass);
+  if (status.ok() && ep->bind_address.has_value() &&
+      ep->bind_address->family() == peer.family() &&
+      bind(fd, ep->bind_address->sockaddr_ptr(),
+           ep->bind_address->length()) != 0) {
+    status = FiError(errno, absl::StrCat("bind ", FormatAddrStr(
+                                                      *ep->bind_address),
+                                         ": ", strerror(errno)));
+  }
+  if (status.ok() &&
+      connect(fd, peer.sockaddr_ptr(), peer.length()) != 0 &&
+      errno != EINPROGRESS) {
+    status = FiError(errno, absl::StrCat("connect ", FormatAddrStr(peer), ": ",
+                                         strerror(errno)));
+  }
+  if (!status.ok()) {
+    close(fd);
+    return status;
+  }
+  return fd;
+}
+
+int Connect(fid_ep* ep_fid, const void* addr, const void* param,
+            size_t paramlen) {
+  TcpMsgEp* ep = ToTcpMsgEp(ep_fid);
+  std::lock_guard<OptionalMutex> lock(ep->util.mutex);
+  if (ep->state != MsgEpState::kIdle) {
+    return Fail(*ep, FI_EOPBADSTATE, "fi_connect: the endpoint is in use");
+  }
+  if (paramlen > kMaxCmData || (paramlen > 0 && param == nullptr)) {
+    return Fail(*ep, FI_EINVAL,
+                absl::StrCat("fi_connect: connection data of ", paramlen,
+                             " bytes (at most ", kMaxCmData, ")"));
+  }
+  uint32_t format = ep->util.info->addr_format;
+  absl::StatusOr<IpAddress> peer =
+      IpFromUser(format, addr, UserAddressLength(format, addr));
+  if (!peer.ok()) return Fail(*ep, peer.status());
+  if (int rc = Enable(ep); rc != 0) return rc;
+  absl::StatusOr<int> fd = ConnectingSocket(ep, *peer);
+  if (!fd.ok()) return Fail(*ep, fd.status());
+  ep->fd = *fd;
+  const char* data = static_cast<const char*>(param);
+  ep->connect_data.assign(data, data + paramlen);
+  ep->state = MsgEpState::kConnecting;
+  Register(ep);
+  ep->engine()->WantWrite(&ep->events, true);
+  return 0;
+}
+
+int Accept(fid_ep* ep_fid, const void* param, size_t paramlen) {
+  TcpMsgEp* ep = ToTcpMsgEp(ep_fid);
+  std::lock_guard<OptionalMutex> lock(ep->util.mutex);
+  if (ep->state != MsgEpState::kAccepting) {
+    return Fail(*ep, FI_EOPBADSTATE, "fi_accept: the endpoint was not "
+                                     "opened on a connection request");
+  }
+  if (paramlen > 0 && param == nullptr) {
+    return Fail(*ep, FI_EINVAL, "fi_accept: param is NULL");
+  }
+  if (int rc = Enable(ep); rc != 0) return rc;
+  absl::Status sent = SendCm(ep->fd, CmType::kAccept, param, paramlen);
+  if (!sent.ok()) return Fail(*ep, sent);
+  StartConnection(ep);
+  Register(ep);
+  PostCmEvent(ep, FI_CONNECTED, nullptr, 0);
+  return 0;
+}
+
+int Shutdown(fid_ep* ep_fid, uint64_t flags) {
+  TcpMsgEp* ep = ToTcpMsgEp(ep_fid);
+  std::lock_guard<OptionalMutex> lock(ep->util.mutex);
+  if (flags != 0) return Fail(*ep, FI_EBADFLAGS, "fi_shutdown: flags");
+  if (ep->state == MsgEpState::kIdle || ep->state == MsgEpState::kShutdown) {
+    return ep->state == MsgEpState::kShutdown
+               ? 0
+               : Fail(*ep, FI_ENOTCONN, "fi_shutdown: not connected");
+  }
+  ep->local_shutdown = true;
+  if (ep->connection != nullptr) {
+    ep->connection->Close(-FI_ECANCELED);
+  } else {
+    shutdown(ep->fd, SHUT_RDWR);
+    ep->state = MsgEpState::kShutdown;
+    if (ep->registered) ep->engine()->Disarm(&ep->events);
+  }
+  return 0;
+}
+
+fi_ops kMsgEpFidOps = MakeFidOps(
+    {.close = CloseMsgEp, .bind = BindMsgEp, .control = ControlMsgEp});
+
+fi_ops_ep kMsgEpOps = {
+    sizeof(fi_ops_ep), Cancel, GetOpt, SetOpt, NoTxCtx, NoRxCtx,
+    NoSizeLeft,        NoSizeLeft,
+};
+
+fi_ops_cm kMsgEpCmOps = {
+    sizeof(fi_ops_cm), SetName, GetName,  GetPeer,  Connect,
+    NoListen,          Accept,  NoReject, Shutdown, NoJoin,
+};
+
+}  // namespace
+
+// --- events from the connection and the progress engine -------------------
+
+void TcpMsgEpEvents::Progress() {
+  std::lock_guard<OptionalMutex> lock(ep_->util.mutex);
+  switch (ep_->state) {
+    case MsgEpState::kConnecting:
+      ProgressConnect(ep_);
+      break;
+    case MsgEpState::kAwaitingResponse:
+      ProgressResponse(ep_);
+      break;
+    case MsgEpState::kConnected:
+      ep_->connection->Progress();
+      break;
+    default:
+      break;
+  }
+}
+
+int TcpMsgEpEvents::progress_fd() const { return ep_->fd; }
+
+bool TcpMsgEpEvents::auto_progress() const {
+  const fi_domain_attr& attr = *ep_->util.domain->info->domain_attr;
+  return attr.data_progress == FI_PROGRESS_AUTO ||
+         attr.control_progress == FI_PROGRESS_AUTO;
+}
+
+void TcpMsgEpEvents::OnBacklog(bool backlogged) {
+  ep_->engine()->WantWrite(this, backlogged);
+}
+
+void TcpMsgEpEvents::OnClosed(int error) {
+  ep_->state = MsgEpState::kShutdown;
+  ep_->engine()->Disarm(this);
+  if (ep_->local_shutdown) {
+    FailOutstanding(ep_, FI_ECANCELED);
+    return;
+  }
+  if (error != 0) {
+    FI_WARN(ep_->log(), FI_LOG_EP_DATA, "connection lost: %s\n",
+            fi_strerror(-error));
+  }
+  FailOutstanding(ep_, error != 0 ? -error : FI_ECONNRESET);
+  PostCmEvent(ep_, FI_SHUTDOWN, nullptr, 0);
+}
+
+void TcpMsgEpEvents::OnSent(std::unique_ptr<TxEntry> entry) {
+  if (!entry->report) return;
+  if (entry->awaits_answer) {
+    uint64_t id = entry->header.id;
+    ep_->awaiting.emplace(id, std::move(entry));
+    return;
+  }
+  CompleteTx(ep_, std::move(entry), 0);
+}
+
+// Opens an endpoint: on a connection request's socket when info->handle is
+// one (the server side), else idle until fi_connect.
+int OpenTcpMsgEp(fid_domain* domain_fid, fi_info* info, fid_ep** ep_out,
+                 void* context) {
+  UtilDomain* domain = reinterpret_cast<UtilDomain*>(domain_fid);
+  const fi_provider* log = domain->fabric->provider->c_provider();
+  bool from_request = info->handle != nullptr &&
+                      info->handle->fclass == FI_CLASS_CONNREQ;
+  if (from_request && AsTcpConnReq(info->handle) == nullptr) {
+    FI_WARN(log, FI_LOG_EP_CTRL,
+            "fi_endpoint: info->handle is not a pending connection "
+            "request\n");
+    return -FI_EINVAL;
+  }
+  auto ep = std::make_unique<TcpMsgEp>();
+  ep->util.ep_fid = {};
+  absl::Status status =
+      InitUtilEndpoint(&ep->util, domain, info, context, &kMsgEpFidOps);
+  if (!status.ok()) {
+    FI_WARN(log, FI_LOG_EP_CTRL, "%s\n", std::string(status.message()).c_str());
+    return ToFiErrno(status);
+  }
+  ep->util.ep_fid.ops = &kMsgEpOps;
+  ep->util.ep_fid.cm = &kMsgEpCmOps;
+  ep->util.ep_fid.msg = &kTcpMsgOps;
+  ep->util.ep_fid.tagged = &kTcpTaggedOps;
+  ep->util.ep_fid.rma = &kTcpRmaOps;
+  ep->util.ep_fid.atomic = &kNoAtomicOps;
+  ep->util.ep_fid.collective = &kNoCollectiveOps;
+  if (from_request) {
+    ep->fd = TakeTcpConnReq(info->handle);
+    if (ep->fd < 0) {
+      ReleaseUtilEndpoint(&ep->util);
+      FI_WARN(log, FI_LOG_EP_CTRL, "fi_endpoint: the connection request "
+                                   "was already taken\n");
+      return -FI_EINVAL;
+    }
+    ep->state = MsgEpState::kAccepting;
+  } else if (info->src_addr != nullptr) {
+    absl::StatusOr<IpAddress> source =
+        IpFromUser(info->addr_format, info->src_addr, info->src_addrlen);
+    if (source.ok()) ep->bind_address = *source;
+  }
+  *ep_out = &ep.release()->util.ep_fid;
+  return 0;
+}
+
+}  // namespace tcp
+}  // namespace fabric

@@ -1,0 +1,425 @@
+// The data-transfer calls of tcp MSG endpoints (fi_msg, fi_tagged, fi_rma):
+// each one checks its arguments, then builds a TxEntry or PostedRecv.
+#include <rdma/fi_errno.h>
+#include <rdma/fi_rma.h>
+#include <rdma/fi_tagged.h>
+#include <rdma/providers/fi_log.h>
+
+#include <mutex>
+
+#include "fabric/providers/tcp/tcp_msg_ep.h"
+#include "fabric/providers/util/mr.h"
+
+namespace fabric {
+namespace tcp {
+namespace {
+
+constexpr uint64_t kTxFlags = FI_COMPLETION | FI_INJECT | FI_REMOTE_CQ_DATA |
+                              FI_INJECT_COMPLETE | FI_TRANSMIT_COMPLETE |
+                              FI_DELIVERY_COMPLETE | FI_FENCE | FI_MORE;
+constexpr uint64_t kRxFlags = FI_COMPLETION | FI_MULTI_RECV | FI_MORE;
+
+struct TxRequest {
+  Op op;
+  const iovec* iov;
+  void** desc;
+  size_t count;
+  const fi_rma_iov* rma = nullptr;
+  size_t rma_count = 0;
+  uint64_t data = 0;
+  uint64_t tag = 0;
+  void* context = nullptr;
+  uint64_t flags = 0;
+  bool inject_call = false;  // fi_inject & co.: no completion entry
+};
+
+struct RxRequest {
+  const iovec* iov;
+  void** desc;
+  size_t count;
+  uint64_t tag = 0;
+  uint64_t ignore = 0;
+  void* context = nullptr;
+  uint64_t flags = 0;
+  bool tagged = false;
+};
+
+ssize_t Fail(const TcpMsgEp& ep, int fi_errno, const char* what) {
+  FI_WARN(ep.log(), FI_LOG_EP_DATA, "%s\n", what);
+  return -fi_errno;
+}
+
+fi_hmem_iface IfaceOf(void** desc, size_t i, uint64_t* device) {
+  const UtilMr* mr =
+      desc != nullptr ? static_cast<const UtilMr*>(desc[i]) : nullptr;
+  *device = mr != nullptr ? mr->device : 0;
+  return mr != nullptr ? mr->iface : FI_HMEM_SYSTEM;
+}
+
+// Checks a local buffer list; its total length in *total.
+ssize_t CheckIov(const TcpMsgEp& ep, const iovec* iov, size_t count,
+                 size_t limit, size_t* total) {
+  if (count > limit) return Fail(ep, FI_EINVAL, "more iov entries than "
+                                                "iov_limit");
+  if (count > 0 && iov == nullptr) return Fail(ep, FI_EINVAL, "iov is NULL");
+  *total = 0;
+  for (size_t i = 0; i < count; ++i) {
+    if (iov[i].iov_base == nullptr && iov[i].iov_len > 0) {
+      return Fail(ep, FI_EINVAL, "an iov entry has a NULL base");
+    }
+    *total += iov[i].iov_len;
+  }
+  return 0;
+}
+
+// The message's payload: the application's buffers themselves when the
+// kernel may read them directly, else a copy made through the domain's
+// HMEM copy functions.
+ssize_t TakePayload(TcpMsgEp* ep, const TxRequest& request, size_t total,
+                    TxEntry* entry) {
+  const HmemCopier& copier = ep->util.domain->copier;
+  bool direct = (request.flags & FI_INJECT) == 0 &&
+                copier.DirectSystemAccess();
+  for (size_t i = 0; direct && i < request.count; ++i) {
+    uint64_t device;
+    direct = IfaceOf(request.desc, i, &device) == FI_HMEM_SYSTEM;
+  }
+  if (direct) {
+    entry->payload.assign(request.iov, request.iov + request.count);
+    return 0;
+  }
+  entry->owned.resize(total);
+  size_t offset = 0;
+  for (size_t i = 0; i < request.count; ++i) {
+    uint64_t device;
+    fi_hmem_iface iface = IfaceOf(request.desc, i, &device);
+    ssize_t copied =
+        copier.CopyFromIov(entry->owned.data() + offset, request.iov[i].iov_len,
+                           iface, device, &request.iov[i], 1, 0);
+    if (copied < 0) return Fail(*ep, static_cast<int>(-copied), "copying "
+                                                                "the payload");
+    offset += request.iov[i].iov_len;
+  }
+  entry->payload = {{entry->owned.data(), entry->owned.size()}};
+  return 0;
+}
+
+ssize_t Transmit(fid_ep* ep_fid, const TxRequest& request) {
+  TcpMsgEp* ep = ToTcpMsgEp(ep_fid);
+  std::lock_guard<OptionalMutex> lock(ep->util.mutex);
+  const fi_info& info = *ep->util.info;
+  if ((request.flags & ~kTxFlags) != 0) {
+    return Fail(*ep, FI_EBADFLAGS, "unknown transmit flags");
+  }
+  if (!ep->util.enabled.load()) {
+    return Fail(*ep, FI_EOPBADSTATE, "the endpoint is not enabled");
+  }
+  size_t total;
+  if (ssize_t rc = CheckIov(*ep, request.iov, request.count,
+                            info.tx_attr->iov_limit, &total);
+      rc != 0) {
+    return rc;
+  }
+  if ((request.flags & FI_INJECT) && total > info.tx_attr->inject_size) {
+    return Fail(*ep, FI_EINVAL, "inject of more than inject_size bytes");
+  }
+  auto entry = std::make_unique<TxEntry>();
+  Header& header = entry->header;
+  header.op = static_cast<uint8_t>(request.op);
+  header.tag = request.tag;
+  if (request.flags & FI_REMOTE_CQ_DATA) {
+    header.flags |= kRemoteData;
+    header.data = request.data;
+  }
+  fi_cq_tagged_entry& completion = entry->completion;
+  completion.op_context = request.context;
+  bool is_rma = request.op == Op::kWrite || request.op == Op::kReadRequest;
+  if (is_rma) {
+    if (request.rma_count == 0 || request.rma_count > kMaxRmaCount ||
+        request.rma_count > info.tx_attr->rma_iov_limit ||
+        request.rma == nullptr) {
+      return Fail(*ep, FI_EINVAL, "rma_iov count outside 1..rma_iov_limit");
+    }
+    size_t remote_total = 0;
+    for (size_t i = 0; i < request.rma_count; ++i) {
+      entry->descriptors[i] = {request.rma[i].addr, request.rma[i].len,
+                               request.rma[i].key};
+      remote_total += request.rma[i].len;
+    }
+    if (remote_total != total) {
+      return Fail(*ep, FI_EINVAL, "local and remote RMA lengths differ");
+    }
+    header.rma_count = static_cast<uint16_t>(request.rma_count);
+    entry->awaits_answer = true;  // the target's key check answers
+  }
+  if (request.op == Op::kReadRequest) {
+    entry->read_iov.assign(request.iov, request.iov + request.count);
+    entry->read_iface =
+        request.count > 0 ? IfaceOf(request.desc, 0, &entry->read_device)
+                          : FI_HMEM_SYSTEM;
+    completion.flags = FI_RMA | FI_READ;
+    entry->cntr = kReadCntr;
+  } else {
+    header.size = total;
+    if (ssize_t rc = TakePayload(ep, request, total, entry.get()); rc != 0) {
+      return rc;
+    }
+    completion.flags = is_rma ? FI_RMA | FI_WRITE
+                              : FI_SEND | (request.op == Op::kTagged
+                                               ? FI_TAGGED
+                                               : FI_MSG);
+    entry->cntr = is_rma ? kWriteCntr : kSendCntr;
+  }
+  if (request.flags & FI_DELIVERY_COMPLETE) entry->awaits_answer = true;
+  if (entry->awaits_answer && !is_rma) header.flags |= kAckRequested;
+  entry->fence = (request.flags & FI_FENCE) != 0;
+  entry->write_entry =
+      !request.inject_call && WantsTxEntry(ep->util, request.flags);
+  return PostTx(ep, std::move(entry));
+}
+
+ssize_t Receive(fid_ep* ep_fid, const RxRequest& request) {
+  TcpMsgEp* ep = ToTcpMsgEp(ep_fid);
+  std::lock_guard<OptionalMutex> lock(ep->util.mutex);
+  const fi_info& info = *ep->util.info;
+  if ((request.flags & ~kRxFlags) != 0) {
+    return Fail(*ep, request.flags & (FI_PEEK | FI_CLAIM | FI_DISCARD)
+                         ? FI_ENOSYS
+                         : FI_EBADFLAGS,
+                "unknown receive flags (FI_PEEK, FI_CLAIM and FI_DISCARD "
+                "are not implemented)");
+  }
+  if (!ep->util.enabled.load()) {
+    return Fail(*ep, FI_EOPBADSTATE, "the endpoint is not enabled");
+  }
+  size_t total;
+  if (ssize_t rc = CheckIov(*ep, request.iov, request.count,
+                            info.rx_attr->iov_limit, &total);
+      rc != 0) {
+    return rc;
+  }
+  bool multi = (request.flags & FI_MULTI_RECV) != 0;
+  if (multi && (request.tagged || request.count != 1)) {
+    return Fail(*ep, FI_EINVAL, "FI_MULTI_RECV takes one untagged buffer");
+  }
+  if (ep->recvs.size() + ep->tagged_recvs.size() >= info.rx_attr->size) {
+    return -FI_EAGAIN;
+  }
+  auto recv = std::make_unique<PostedRecv>();
+  recv->context = request.context;
+  recv->flags = request.flags;
+  recv->iov.assign(request.iov, request.iov + request.count);
+  recv->capacity = total;
+  recv->iface = request.count > 0
+                    ? IfaceOf(request.desc, 0, &recv->device)
+                    : FI_HMEM_SYSTEM;
+  recv->tagged = request.tagged;
+  recv->tag = request.tag;
+  recv->ignore = request.ignore;
+  recv->write_entry = WantsRxEntry(ep->util, request.flags);
+  if (recv->write_entry && !multi) {
+    if (CqReserve(ep->util.rx_cq) != 0) return -FI_EAGAIN;
+    recv->reserved = true;
+  }
+  if (request.tagged) {
+    PostTaggedRecv(ep, std::move(recv));
+  } else {
+    ep->recvs.push_back(std::move(recv));
+  }
+  if (ep->connection != nullptr && ep->connection->stalled()) {
+    ep->connection->Progress();  // a waiting message may take it now
+  }
+  return 0;
+}
+
+uint64_t TxFlags(fid_ep* ep) { return ToTcpMsgEp(ep)->util.tx_op_flags; }
+uint64_t RxFlags(fid_ep* ep) { return ToTcpMsgEp(ep)->util.rx_op_flags; }
+
+// --- fi_msg ------------------------------------------------------------------
+
+ssize_t Recv(fid_ep* ep, void* buf, size_t len, void* desc, fi_addr_t,
+             void* context) {
+  iovec iov = {buf, len};
+  return Receive(ep, {&iov, &desc, 1, 0, 0, context, RxFlags(ep)});
+}
+ssize_t Recvv(fid_ep* ep, const iovec* iov, void** desc, size_t count,
+              fi_addr_t, void* context) {
+  return Receive(ep, {iov, desc, count, 0, 0, context, RxFlags(ep)});
+}
+ssize_t Recvmsg(fid_ep* ep, const fi_msg* msg, uint64_t flags) {
+  if (msg == nullptr) return -FI_EINVAL;
+  return Receive(ep, {msg->msg_iov, msg->desc, msg->iov_count, 0, 0,
+                      msg->context, flags});
+}
+ssize_t Send(fid_ep* ep, const void* buf, size_t len, void* desc, fi_addr_t,
+             void* context) {
+  iovec iov = {const_cast<void*>(buf), len};
+  return Transmit(ep, {Op::kMsg, &iov, &desc, 1, nullptr, 0, 0, 0, context,
+                       TxFlags(ep)});
+}
+ssize_t Sendv(fid_ep* ep, const iovec* iov, void** desc, size_t count,
+              fi_addr_t, void* context) {
+  return Transmit(ep, {Op::kMsg, iov, desc, count, nullptr, 0, 0, 0, context,
+                       TxFlags(ep)});
+}
+ssize_t Sendmsg(fid_ep* ep, const fi_msg* msg, uint64_t flags) {
+  if (msg == nullptr) return -FI_EINVAL;
+  return Transmit(ep, {Op::kMsg, msg->msg_iov, msg->desc, msg->iov_count,
+                       nullptr, 0, msg->data, 0, msg->context, flags});
+}
+ssize_t Inject(fid_ep* ep, const void* buf, size_t len, fi_addr_t) {
+  iovec iov = {const_cast<void*>(buf), len};
+  return Transmit(ep, {Op::kMsg, &iov, nullptr, 1, nullptr, 0, 0, 0, nullptr,
+                       FI_INJECT, true});
+}
+ssize_t Senddata(fid_ep* ep, const void* buf, size_t len, void* desc,
+                 uint64_t data, fi_addr_t, void* context) {
+  iovec iov = {const_cast<void*>(buf), len};
+  return Transmit(ep, {Op::kMsg, &iov, &desc, 1, nullptr, 0, data, 0, context,
+                       TxFlags(ep) | FI_REMOTE_CQ_DATA});
+}
+ssize_t Injectdata(fid_ep* ep, const void* buf, size_t len, uint64_t data,
+                   fi_addr_t) {
+  iovec iov = {const_cast<void*>(buf), len};
+  return Transmit(ep, {Op::kMsg, &iov, nullptr, 1, nullptr, 0, data, 0,
+                       nullptr, FI_INJECT | FI_REMOTE_CQ_DATA, true});
+}
+
+// --- fi_tagged ---------------------------------------------------------------
+
+ssize_t Trecv(fid_ep* ep, void* buf, size_t len, void* desc, fi_addr_t,
+              uint64_t tag, uint64_t ignore, void* context) {
+  iovec iov = {buf, len};
+  return Receive(ep, {&iov, &desc, 1, tag, ignore, context, RxFlags(ep), true});
+}
+ssize_t Trecvv(fid_ep* ep, const iovec* iov, void** desc, size_t count,
+               fi_addr_t, uint64_t tag, uint64_t ignore, void* context) {
+  return Receive(ep,
+                 {iov, desc, count, tag, ignore, context, RxFlags(ep), true});
+}
+ssize_t Trecvmsg(fid_ep* ep, const fi_msg_tagged* msg, uint64_t flags) {
+  if (msg == nullptr) return -FI_EINVAL;
+  return Receive(ep, {msg->msg_iov, msg->desc, msg->iov_count, msg->tag,
+                      msg->ignore, msg->context, flags, true});
+}
+ssize_t Tsend(fid_ep* ep, const void* buf, size_t len, void* desc, fi_addr_t,
+              uint64_t tag, void* context) {
+  iovec iov = {const_cast<void*>(buf), len};
+  return Transmit(ep, {Op::kTagged, &iov, &desc, 1, nullptr, 0, 0, tag,
+                       context, TxFlags(ep)});
+}
+ssize_t Tsendv(fid_ep* ep, const iovec* iov, void** desc, size_t count,
+               fi_addr_t, uint64_t tag, void* context) {
+  return Transmit(ep, {Op::kTagged, iov, desc, count, nullptr, 0, 0, tag,
+                       context, TxFlags(ep)});
+}
+ssize_t Tsendmsg(fid_ep* ep, const fi_msg_tagged* msg, uint64_t flags) {
+  if (msg == nullptr) return -FI_EINVAL;
+  return Transmit(ep, {Op::kTagged, msg->msg_iov, msg->desc, msg->iov_count,
+                       nullptr, 0, msg->data, msg->tag, msg->context, flags});
+}
+ssize_t Tinject(fid_ep* ep, const void* buf, size_t len, fi_addr_t,
+                uint64_t tag) {
+  iovec iov = {const_cast<void*>(buf), len};
+  return Transmit(ep, {Op::kTagged, &iov, nullptr, 1, nullptr, 0, 0, tag,
+                       nullptr, FI_INJECT, true});
+}
+ssize_t Tsenddata(fid_ep* ep, const void* buf, size_t len, void* desc,
+                  uint64_t data, fi_addr_t, uint64_t tag, void* context) {
+  iovec iov = {const_cast<void*>(buf), len};
+  return Transmit(ep, {Op::kTagged, &iov, &desc, 1, nullptr, 0, data, tag,
+                       context, TxFlags(ep) | FI_REMOTE_CQ_DATA});
+}
+ssize_t Tinjectdata(fid_ep* ep, const void* buf, size_t len, uint64_t data,
+                    fi_addr_t, uint64_t tag) {
+  iovec iov = {const_cast<void*>(buf), len};
+  return Transmit(ep, {Op::kTagged, &iov, nullptr, 1, nullptr, 0, data, tag,
+                       nullptr, FI_INJECT | FI_REMOTE_CQ_DATA, true});
+}
+
+// --- fi_rma ------------------------------------------------------------------
+
+ssize_t Read(fid_ep* ep, void* buf, size_t len, void* desc, fi_addr_t,
+             uint64_t addr, uint64_t key, void* context) {
+  iovec iov = {buf, len};
+  fi_rma_iov rma = {addr, len, key};
+  return Transmit(ep, {Op::kReadRequest, &iov, &desc, 1, &rma, 1, 0, 0,
+                       context, TxFlags(ep)});
+}
+ssize_t Readv(fid_ep* ep, const iovec* iov, void** desc, size_t count,
+              fi_addr_t, uint64_t addr, uint64_t key, void* context) {
+  size_t total = 0;
+  for (size_t i = 0; iov != nullptr && i < count; ++i) total += iov[i].iov_len;
+  fi_rma_iov rma = {addr, total, key};
+  return Transmit(ep, {Op::kReadRequest, iov, desc, count, &rma, 1, 0, 0,
+                       context, TxFlags(ep)});
+}
+ssize_t Readmsg(fid_ep* ep, const fi_msg_rma* msg, uint64_t flags) {
+  if (msg == nullptr) return -FI_EINVAL;
+  return Transmit(ep, {Op::kReadRequest, msg->msg_iov, msg->desc,
+                       msg->iov_count, msg->rma_iov, msg->rma_iov_count,
+                       msg->data, 0, msg->context, flags});
+}
+ssize_t Write(fid_ep* ep, const void* buf, size_t len, void* desc, fi_addr_t,
+              uint64_t addr, uint64_t key, void* context) {
+  iovec iov = {const_cast<void*>(buf), len};
+  fi_rma_iov rma = {addr, len, key};
+  return Transmit(ep, {Op::kWrite, &iov, &desc, 1, &rma, 1, 0, 0, context,
+                       TxFlags(ep)});
+}
+ssize_t Writev(fid_ep* ep, const iovec* iov, void** desc, size_t count,
+               fi_addr_t, uint64_t addr, uint64_t key, void* context) {
+  size_t total = 0;
+  for (size_t i = 0; iov != nullptr && i < count; ++i) total += iov[i].iov_len;
+  fi_rma_iov rma = {addr, total, key};
+  return Transmit(ep, {Op::kWrite, iov, desc, count, &rma, 1, 0, 0, context,
+                       TxFlags(ep)});
+}
+ssize_t Writemsg(fid_ep* ep, const fi_msg_rma* msg, uint64_t flags) {
+  if (msg == nullptr) return -FI_EINVAL;
+  return Transmit(ep, {Op::kWrite, msg->msg_iov, msg->desc, msg->iov_count,
+                       msg->rma_iov, msg->rma_iov_count, msg->data, 0,
+                       msg->context, flags});
+}
+ssize_t InjectWrite(fid_ep* ep, const void* buf, size_t len, fi_addr_t,
+                    uint64_t addr, uint64_t key) {
+  iovec iov = {const_cast<void*>(buf), len};
+  fi_rma_iov rma = {addr, len, key};
+  return Transmit(ep, {Op::kWrite, &iov, nullptr, 1, &rma, 1, 0, 0, nullptr,
+                       FI_INJECT, true});
+}
+ssize_t Writedata(fid_ep* ep, const void* buf, size_t len, void* desc,
+                  uint64_t data, fi_addr_t, uint64_t addr, uint64_t key,
+                  void* context) {
+  iovec iov = {const_cast<void*>(buf), len};
+  fi_rma_iov rma = {addr, len, key};
+  return Transmit(ep, {Op::kWrite, &iov, &desc, 1, &rma, 1, data, 0, context,
+                       TxFlags(ep) | FI_REMOTE_CQ_DATA});
+}
+ssize_t InjectWritedata(fid_ep* ep, const void* buf, size_t len, uint64_t data,
+                        fi_addr_t, uint64_t addr, uint64_t key) {
+  iovec iov = {const_cast<void*>(buf), len};
+  fi_rma_iov rma = {addr, len, key};
+  return Transmit(ep, {Op::kWrite, &iov, nullptr, 1, &rma, 1, data, 0,
+                       nullptr, FI_INJECT | FI_REMOTE_CQ_DATA, true});
+}
+
+}  // namespace
+
+fi_ops_msg kTcpMsgOps = {
+    sizeof(fi_ops_msg), Recv,   Recvv,    Recvmsg,    Send,
+    Sendv,              Sendmsg, Inject,  Senddata,   Injectdata,
+};
+
+fi_ops_tagged kTcpTaggedOps = {
+    sizeof(fi_ops_tagged), Trecv,    Trecvv,  Trecvmsg,  Tsend,
+    Tsendv,                Tsendmsg, Tinject, Tsenddata, Tinjectdata,
+};
+
+fi_ops_rma kTcpRmaOps = {
+    sizeof(fi_ops_rma), Read,        Readv,     Readmsg,        Write,
+    Writev,             Writemsg,    InjectWrite, Writedata,    InjectWritedata,
+};
+
+}  // namespace tcp
+}  // namespace fabric

@@ -1,0 +1,375 @@
+// The tcp provider's passive endpoint (fi_passive_ep, fi_listen, fi_reject)
+// and the connection requests it hands out with FI_CONNREQ.
+#include <errno.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <rdma/fi_errno.h>
+#include <rdma/providers/fi_log.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <list>
+#include <mutex>
+
+#include "absl/strings/str_cat.h"
+#include "fabric/api/core/status.h"
+#include "fabric/providers/tcp/tcp_msg_ep.h"
+#include "fabric/providers/util/eq.h"
+#include "fabric/providers/util/fabric.h"
+#include "fabric/providers/util/fid_ops.h"
+#include "fabric/providers/util/ip_socket.h"
+#include "fabric/providers/util/live_objects.h"
+#include "fabric/providers/util/no_ops.h"
+
+namespace fabric {
+namespace tcp {
+namespace {
+
+constexpr int kBacklog = 1024;
+
+// An accepted socket whose connection request is still arriving.
+struct Incoming {
+  int fd;
+  CmReader reader;
+};
+
+struct TcpPep;
+
+class PepEvents : public ProgressSource {
+ public:
+  explicit PepEvents(TcpPep* pep) : pep_(pep) {}
+  void Progress() override;
+  int progress_fd() const override;
+  bool auto_progress() const override;
+
+ private:
+  TcpPep* pep_;
+};
+
+struct TcpPep {
+  TcpPep() : events(this) {}
+
+  fid_pep pep_fid;  // first: the application's fid_pep* is this
+  UtilFabric* fabric = nullptr;
+  InfoPtr info;
+  UtilEq* eq = nullptr;
+  PepEvents events;
+  std::mutex mutex;  // guards what follows
+  int fd = -1;       // bound (and, once listening, listening) socket
+  int epoll_fd = -1;  // fd and the incoming sockets: the progress fd
+  bool listening = false;
+  std::list<Incoming> incoming;
+  std::list<TcpConnReq*> requests;  // handed out, not yet taken or rejected
+
+  const fi_provider* log() const { return fabric->provider->c_provider(); }
+};
+
+TcpPep* ToTcpPep(fid* object) { return reinterpret_cast<TcpPep*>(object); }
+
+int Fail(const TcpPep& pep, const absl::Status& status) {
+  FI_WARN(pep.log(), FI_LOG_EP_CTRL, "%s\n",
+          std::string(status.message()).c_str());
+  return ToFiErrno(status);
+}
+
+absl::StatusOr<int> BoundSocket(const IpAddress& address) {
+  int fd = socket(address.family(),
+                  SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  if (fd < 0) {
+    return FiError(errno == EMFILE ? FI_EMFILE : errno,
+                   absl::StrCat("socket: ", strerror(errno)));
+  }
+  int one = 1;
+  setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+  if (bind(fd, address.sockaddr_ptr(), address.length()) != 0) {
+    int err = errno;
+    close(fd);
+    return FiError(err == EADDRINUSE ? FI_EADDRINUSE : err,
+                   absl::StrCat("bind ", FormatAddrStr(address), ": ",
+                                strerror(err)));
+  }
+  return fd;
+}
+
+void Watch(TcpPep* pep, int fd, int op) {
+  epoll_event event = {};
+  event.events = EPOLLIN;
+  event.data.fd = fd;
+  epoll_ctl(pep->epoll_fd, op, fd, &event);
+}
+
+// Posts FI_CONNREQ for a complete request; the lock is held.
+void PostRequest(TcpPep* pep, Incoming& in) {
+  absl::StatusOr<IpAddress> peer = PeerAddress(in.fd);
+  absl::StatusOr<IpAddress> local = LocalAddress(in.fd);
+  InfoPtr info = DupInfo(*pep->info);
+  if (!peer.ok() || !local.ok() || info == nullptr || pep->eq == nullptr) {
+    FI_WARN(pep->log(), FI_LOG_EP_CTRL,
+            "dropping a connection request (no EQ, address or memory)\n");
+    close(in.fd);
+    return;
+  }
+  uint32_t format = pep->info->addr_format;
+  auto set_address = [format](void** field, size_t* len,
+                              const IpAddress& address) {
+    size_t needed = 0;
+    CopyAddressOut(address, format, nullptr, &needed);
+    std::vector<char> bytes(needed);
+    if (CopyAddressOut(address, format, bytes.data(), &needed) == 0) {
+      SetAddress(field, len, bytes.data(), needed);
+    }
+  };
+  set_address(&info->dest_addr, &info->dest_addrlen, *peer);
+  set_address(&info->src_addr, &info->src_addrlen, *local);
+  auto* request = new TcpConnReq;
+  request->conn_fid = {};
+  InitFid(&request->conn_fid, FI_CLASS_CONNREQ, nullptr, nullptr);
+  request->fd = in.fd;
+  request->pep = &pep->pep_fid;
+  AddLiveObject(&request->conn_fid, pep->fabric->provider->name(), "connreq");
+  info->handle = &request->conn_fid;
+  pep->requests.push_back(request);
+
+  const std::vector<char>& data = in.reader.data();
+  std::vector<char> buf(sizeof(fi_eq_cm_entry) + data.size());
+  fi_eq_cm_entry entry = {};
+  entry.fid = &pep->pep_fid.fid;
+  entry.info = info.release();
+  memcpy(buf.data(), &entry, sizeof(entry));
+  if (!data.empty()) {
+    memcpy(buf.data() + sizeof(entry), data.data(), data.size());
+  }
+  if (EqPost(&pep->eq->eq_fid, FI_CONNREQ, buf.data(), buf.size()) < 0) {
+    FI_WARN(pep->log(), FI_LOG_EP_CTRL,
+            "EQ full: refusing a connection request\n");
+    fi_freeinfo(entry.info);
+    pep->requests.remove(request);
+    FreeTcpConnReq(request);
+  }
+}
+
+int ClosePep(fid* object) {
+  TcpPep* pep = ToTcpPep(object);
+  if (pep->listening) pep->fabric->progress->Remove(&pep->events);
+  for (Incoming& in : pep->incoming) close(in.fd);
+  for (TcpConnReq* request : pep->requests) FreeTcpConnReq(request);
+  if (pep->fd >= 0) close(pep->fd);
+  if (pep->epoll_fd >= 0) close(pep->epoll_fd);
+  if (pep->eq != nullptr) pep->eq->open_children.fetch_sub(1);
+  RemoveLiveObject(object);
+  pep->fabric->open_children.fetch_sub(1);
+  delete pep;
+  return 0;
+}
+
+int BindPep(fid* object, fid* bound, uint64_t flags) {
+  TcpPep* pep = ToTcpPep(object);
+  std::lock_guard<std::mutex> lock(pep->mutex);
+  UtilEq* eq = AsUtilEq(bound);
+  if (eq == nullptr || eq->fabric != pep->fabric || flags != 0 ||
+      pep->eq != nullptr) {
+    FI_WARN(pep->log(), FI_LOG_EP_CTRL,
+            "fi_pep_bind: one EQ of the passive endpoint's fabric, flags "
+            "0\n");
+    return -FI_EINVAL;
+  }
+  eq->open_children.fetch_add(1);
+  pep->eq = eq;
+  return 0;
+}
+
+int SetPepName(fid* object, void* addr, size_t addrlen) {
+  TcpPep* pep = ToTcpPep(object);
+  std::lock_guard<std::mutex> lock(pep->mutex);
+  if (pep->listening) {
+    FI_WARN(pep->log(), FI_LOG_EP_CTRL, "fi_setname: already listening\n");
+    return -FI_EOPBADSTATE;
+  }
+  absl::StatusOr<IpAddress> address =
+      IpFromUser(pep->info->addr_format, addr, addrlen);
+  absl::StatusOr<int> fd =
+      address.ok() ? BoundSocket(*address) : address.status();
+  if (!fd.ok()) return Fail(*pep, fd.status());
+  Watch(pep, pep->fd, EPOLL_CTL_DEL);
+  close(pep->fd);
+  pep->fd = *fd;
+  Watch(pep, pep->fd, EPOLL_CTL_ADD);
+  return 0;
+}
+
+int GetPepName(fid* object, void* addr, size_t* addrlen) {
+  TcpPep* pep = ToTcpPep(object);
+  std::lock_guard<std::mutex> lock(pep->mutex);
+  absl::StatusOr<IpAddress> address = LocalAddress(pep->fd);
+  if (!address.ok()) return Fail(*pep, address.status());
+  return CopyAddressOut(*address, pep->info->addr_format, addr, addrlen);
+}
+
+int Listen(fid_pep* pep_fid) {
+  TcpPep* pep = ToTcpPep(&pep_fid->fid);
+  std::lock_guard<std::mutex> lock(pep->mutex);  // Add may be called under it
+  if (pep->eq == nullptr) {
+    FI_WARN(pep->log(), FI_LOG_EP_CTRL, "fi_listen: no EQ bound\n");
+    return -FI_ENOEQ;
+  }
+  if (pep->listening) return 0;
+  if (listen(pep->fd, kBacklog) != 0) {
+    return Fail(*pep, FiError(errno, absl::StrCat("listen: ",
+                                                  strerror(errno))));
+  }
+  pep->listening = true;
+  pep->fabric->progress->Add(&pep->events);
+  return 0;
+}
+
+int Reject(fid_pep* pep_fid, fid_t handle, const void* param,
+           size_t paramlen) {
+  TcpPep* pep = ToTcpPep(&pep_fid->fid);
+  std::lock_guard<std::mutex> lock(pep->mutex);
+  TcpConnReq* request = AsTcpConnReq(handle);
+  if (request == nullptr || request->pep != pep_fid || request->fd < 0) {
+    FI_WARN(pep->log(), FI_LOG_EP_CTRL,
+            "fi_reject: not a pending request of this passive endpoint\n");
+    return -FI_EINVAL;
+  }
+  if (paramlen > 0 && param == nullptr) return -FI_EINVAL;
+  absl::Status sent = SendCm(request->fd, CmType::kReject, param, paramlen);
+  pep->requests.remove(request);
+  FreeTcpConnReq(request);
+  return sent.ok() ? 0 : Fail(*pep, sent);
+}
+
+int PepControl(fid* object, int command, void* arg) {
+  (void)object;
+  (void)arg;
+  return command == FI_ENABLE ? 0 : -FI_ENOSYS;
+}
+
+fi_ops kPepFidOps =
+    MakeFidOps({.close = ClosePep, .bind = BindPep, .control = PepControl});
+
+fi_ops_ep kPepEpOps = {
+    sizeof(fi_ops_ep),
+    FABRIC_NO_OP(fi_ops_ep, cancel),
+    FABRIC_NO_OP(fi_ops_ep, getopt),
+    FABRIC_NO_OP(fi_ops_ep, setopt),
+    NoTxCtx,
+    NoRxCtx,
+    NoSizeLeft,
+    NoSizeLeft,
+};
+
+fi_ops_cm kPepCmOps = {
+    sizeof(fi_ops_cm), SetPepName, GetPepName, NoGetPeer,  NoConnect,
+    Listen,            NoAccept,   Reject,     NoShutdown, NoJoin,
+};
+
+}  // namespace
+
+void PepEvents::Progress() {
+  std::lock_guard<std::mutex> lock(pep_->mutex);
+  for (;;) {
+    int fd = accept4(pep_->fd, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+    if (fd < 0) break;
+    int one = 1;
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+    pep_->incoming.push_back(Incoming{fd, CmReader()});
+    Watch(pep_, fd, EPOLL_CTL_ADD);
+  }
+  for (auto it = pep_->incoming.begin(); it != pep_->incoming.end();) {
+    CmReader::Result result = it->reader.Read(it->fd);
+    if (result == CmReader::kPending) {
+      ++it;
+      continue;
+    }
+    Watch(pep_, it->fd, EPOLL_CTL_DEL);
+    if (result == CmReader::kDone &&
+        it->reader.type() == CmType::kConnRequest) {
+      PostRequest(pep_, *it);
+    } else {
+      FI_WARN(pep_->log(), FI_LOG_EP_CTRL, "dropping a connection: %s\n",
+              result == CmReader::kDone
+                  ? "not a connection request"
+                  : std::string(it->reader.error().message()).c_str());
+      close(it->fd);
+    }
+    it = pep_->incoming.erase(it);
+  }
+}
+
+int PepEvents::progress_fd() const { return pep_->epoll_fd; }
+
+bool PepEvents::auto_progress() const {
+  return pep_->info->domain_attr == nullptr ||
+         pep_->info->domain_attr->control_progress != FI_PROGRESS_MANUAL;
+}
+
+TcpConnReq* AsTcpConnReq(fid* handle) {
+  if (!IsLiveObject(handle, FI_CLASS_CONNREQ)) return nullptr;
+  return reinterpret_cast<TcpConnReq*>(handle);
+}
+
+void FreeTcpConnReq(TcpConnReq* request) {
+  RemoveLiveObject(&request->conn_fid);
+  if (request->fd >= 0) close(request->fd);
+  delete request;
+}
+
+int TakeTcpConnReq(fid* handle) {
+  TcpConnReq* request = AsTcpConnReq(handle);
+  if (request == nullptr) return -1;
+  TcpPep* pep = ToTcpPep(&request->pep->fid);
+  std::lock_guard<std::mutex> lock(pep->mutex);
+  int fd = request->fd;
+  request->fd = -1;
+  pep->requests.remove(request);
+  FreeTcpConnReq(request);
+  return fd;
+}
+
+int OpenTcpPassiveEp(fid_fabric* fabric_fid, fi_info* info, fid_pep** pep_out,
+                     void* context) {
+  UtilFabric* fabric = ToUtilFabric(fabric_fid);
+  const fi_provider* log = fabric->provider->c_provider();
+  if (info == nullptr || pep_out == nullptr) {
+    FI_WARN(log, FI_LOG_EP_CTRL, "fi_passive_ep: info and pep needed\n");
+    return -FI_EINVAL;
+  }
+  absl::StatusOr<IpAddress> address =
+      info->src_addr != nullptr
+          ? IpFromUser(info->addr_format, info->src_addr, info->src_addrlen)
+          : FiError(FI_EINVAL, "fi_passive_ep: info->src_addr is not set");
+  absl::StatusOr<int> fd =
+      address.ok() ? BoundSocket(*address) : address.status();
+  InfoPtr copy = fd.ok() ? DupInfo(*info) : nullptr;
+  int epoll_fd = copy != nullptr ? epoll_create1(EPOLL_CLOEXEC) : -1;
+  if (epoll_fd < 0) {
+    absl::Status status = !fd.ok() ? fd.status()
+                                   : FiError(FI_ENOMEM, "fi_passive_ep: out "
+                                                        "of memory");
+    if (fd.ok()) close(*fd);
+    FI_WARN(log, FI_LOG_EP_CTRL, "%s\n", std::string(status.message()).c_str());
+    return ToFiErrno(status);
+  }
+  auto* pep = new TcpPep;
+  pep->pep_fid = {};
+  InitFid(&pep->pep_fid.fid, FI_CLASS_PEP, context, &kPepFidOps);
+  pep->pep_fid.ops = &kPepEpOps;
+  pep->pep_fid.cm = &kPepCmOps;
+  pep->fabric = fabric;
+  pep->info = std::move(copy);
+  pep->info->handle = nullptr;
+  pep->fd = *fd;
+  pep->epoll_fd = epoll_fd;
+  Watch(pep, pep->fd, EPOLL_CTL_ADD);
+  fabric->open_children.fetch_add(1);
+  AddLiveObject(&pep->pep_fid.fid, fabric->provider->name(), fabric->name,
+                &fabric->fabric_fid.fid);
+  *pep_out = &pep->pep_fid;
+  return 0;
+}
+
+}  // namespace tcp
+}  // namespace fabric

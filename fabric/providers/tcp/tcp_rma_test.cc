@@ -1,0 +1,199 @@
+// RMA over tcp MSG endpoints: writes and reads checked at the target, and
+// what manual and automatic progress mean for the target of an RMA.
+#include <rdma/fi_errno.h>
+#include <rdma/fi_rma.h>
+
+#include <chrono>
+#include <thread>
+#include <vector>
+
+#include "fabric/providers/tcp/msg_pair_test.h"
+
+namespace fabric {
+namespace {
+
+class TcpRmaTest : public MsgPairTest {
+ protected:
+  // Registers `buffer` on the server for remote access.
+  fid_mr* Expose(std::vector<char>& buffer, uint64_t access) {
+    fid_mr* mr = nullptr;
+    EXPECT_EQ(fi_mr_reg(server_.domain, buffer.data(), buffer.size(), access,
+                        0, 0, 0, &mr, nullptr),
+              0);
+    return mr;
+  }
+  uint64_t Addr(const std::vector<char>& buffer, size_t offset = 0) {
+    return reinterpret_cast<uint64_t>(buffer.data() + offset);
+  }
+};
+
+TEST_F(TcpRmaTest, WriteThenReadBack) {
+  Connect();
+  std::vector<char> target(1 << 20, 0);
+  fid_mr* mr = Expose(target, FI_REMOTE_WRITE | FI_REMOTE_READ);
+  std::vector<char> out(target.size());
+  for (size_t i = 0; i < out.size(); ++i) out[i] = static_cast<char>(i * 7);
+  int context;
+  ASSERT_EQ(fi_write(client_.ep, out.data(), out.size(), nullptr, 0,
+                     Addr(target), fi_mr_key(mr), &context),
+            0);
+  fi_cq_tagged_entry entry = WaitCompletion(client_.tx_cq);
+  EXPECT_EQ(entry.op_context, &context);
+  EXPECT_EQ(entry.flags, FI_RMA | FI_WRITE);
+  EXPECT_TRUE(out == target);
+  EXPECT_EQ(fi_cntr_read(server_.rx_cntr), 1u);  // FI_REMOTE_WRITE
+
+  std::vector<char> back(1000);
+  ASSERT_EQ(fi_read(client_.ep, back.data(), back.size(), nullptr, 0,
+                    Addr(target, 5000), fi_mr_key(mr), &context),
+            0);
+  entry = WaitCompletion(client_.tx_cq);
+  EXPECT_EQ(entry.flags, FI_RMA | FI_READ);
+  EXPECT_TRUE(std::equal(back.begin(), back.end(), out.begin() + 5000));
+  EXPECT_EQ(fi_cntr_read(client_.tx_cntr), 2u);  // FI_WRITE, FI_READ
+  EXPECT_EQ(fi_close(&mr->fid), 0);
+}
+
+TEST_F(TcpRmaTest, ScatteredRemoteBuffers) {
+  Connect();
+  std::vector<char> target(300, 0);
+  fid_mr* mr = Expose(target, FI_REMOTE_WRITE);
+  std::vector<char> out(150, 'w');
+  iovec iov = {out.data(), out.size()};
+  fi_rma_iov rma[2] = {{Addr(target), 50, fi_mr_key(mr)},
+                       {Addr(target, 200), 100, fi_mr_key(mr)}};
+  fi_msg_rma msg = {&iov, nullptr, 1, 0, rma, 2, nullptr, 0};
+  ASSERT_EQ(fi_writemsg(client_.ep, &msg, 0), 0);
+  WaitCompletion(client_.tx_cq);
+  EXPECT_EQ(std::count(target.begin(), target.end(), 'w'), 150);
+  EXPECT_EQ(target[50], 0);
+  EXPECT_EQ(target[200], 'w');
+  EXPECT_EQ(fi_close(&mr->fid), 0);
+}
+
+TEST_F(TcpRmaTest, WriteDataGivesTheTargetACompletion) {
+  Connect();
+  std::vector<char> target(8, 0);
+  fid_mr* mr = Expose(target, FI_REMOTE_WRITE);
+  ASSERT_EQ(fi_writedata(client_.ep, "data", 4, nullptr, 0x5151, 0,
+                         Addr(target), fi_mr_key(mr), nullptr),
+            0);
+  WaitCompletion(client_.tx_cq);
+  fi_cq_tagged_entry entry = WaitCompletion(server_.rx_cq);
+  EXPECT_EQ(entry.flags, FI_RMA | FI_REMOTE_WRITE | FI_REMOTE_CQ_DATA);
+  EXPECT_EQ(entry.data, 0x5151u);
+  EXPECT_STREQ(target.data(), "data");
+  ASSERT_EQ(fi_inject_write(client_.ep, "DA", 2, 0, Addr(target),
+                            fi_mr_key(mr)),
+            0);
+  EXPECT_TRUE(StaysEmpty(client_.tx_cq, 50));  // inject: no entry
+  EXPECT_STREQ(target.data(), "DAta");
+  EXPECT_EQ(fi_close(&mr->fid), 0);
+}
+
+TEST_F(TcpRmaTest, TargetRefusesWrongKeyBoundsAndAccess) {
+  Connect();
+  std::vector<char> target(100, 0);
+  fid_mr* mr = Expose(target, FI_REMOTE_READ);  // no remote writes
+  char out[10] = "abcdefghi";
+  int context;
+  struct Case {
+    uint64_t addr, key;
+  } cases[] = {{Addr(target), fi_mr_key(mr) + 1},      // wrong key
+               {Addr(target, 95), fi_mr_key(mr)},       // past the end
+               {Addr(target), fi_mr_key(mr)}};          // no FI_REMOTE_WRITE
+  for (const Case& c : cases) {
+    ASSERT_EQ(fi_write(client_.ep, out, sizeof(out), nullptr, 0, c.addr,
+                       c.key, &context),
+              0);
+    fi_cq_err_entry error = WaitError(client_.tx_cq);
+    EXPECT_EQ(error.err, FI_EACCES);
+    EXPECT_EQ(error.op_context, &context);
+  }
+  std::vector<char> back(10);
+  ASSERT_EQ(fi_read(client_.ep, back.data(), back.size(), nullptr, 0,
+                    Addr(target, 95), fi_mr_key(mr), &context),
+            0);
+  EXPECT_EQ(WaitError(client_.tx_cq).err, FI_EACCES);
+  EXPECT_EQ(std::count(target.begin(), target.end(), 0), 100);
+  // The connection is still good.
+  ASSERT_EQ(fi_read(client_.ep, back.data(), back.size(), nullptr, 0,
+                    Addr(target), fi_mr_key(mr), &context),
+            0);
+  WaitCompletion(client_.tx_cq);
+  EXPECT_EQ(fi_close(&mr->fid), 0);
+}
+
+TEST_F(TcpRmaTest, BadRmaArguments) {
+  Connect();
+  char buf[8];
+  EXPECT_EQ(fi_write(client_.ep, buf, 8, nullptr, 0, 0, 0, nullptr), 0);
+  EXPECT_EQ(WaitError(client_.tx_cq).err, FI_EACCES);  // no such key
+  fi_rma_iov rma[5] = {};
+  iovec iov = {buf, 0};
+  fi_msg_rma msg = {&iov, nullptr, 1, 0, rma, 5, nullptr, 0};
+  EXPECT_EQ(fi_writemsg(client_.ep, &msg, 0), -FI_EINVAL);  // > rma_iov_limit
+  msg.rma_iov_count = 0;
+  EXPECT_EQ(fi_readmsg(client_.ep, &msg, 0), -FI_EINVAL);
+  rma[0].len = 4;
+  msg.rma_iov_count = 1;
+  EXPECT_EQ(fi_writemsg(client_.ep, &msg, 0), -FI_EINVAL);  // 0 != 4 bytes
+  EXPECT_EQ(fi_readmsg(client_.ep, nullptr, 0), -FI_EINVAL);
+}
+
+// A write completes only when the target has checked it, so the target's
+// progress model shows in whether the write completes while the target
+// makes no call at all.
+class TcpProgressTest : public TcpRmaTest {
+ protected:
+  // Connects with the server in `progress` and writes "abc" to it.
+  void StartWrite(fi_progress progress) {
+    PairOptions options;
+    options.server_progress = progress;
+    Connect(options);
+    target_.assign(4, 0);
+    mr_ = Expose(target_, FI_REMOTE_WRITE);
+    ASSERT_EQ(fi_write(client_.ep, "abc", 4, nullptr, 0, Addr(target_),
+                       fi_mr_key(mr_), nullptr),
+              0);
+  }
+  // Reads the client's CQ (only) for `ms`: the write's completion or
+  // -FI_EAGAIN.
+  ssize_t ClientOnly(int ms) {
+    fi_cq_tagged_entry entry;
+    ssize_t rc = -FI_EAGAIN;
+    auto until =
+        std::chrono::steady_clock::now() + std::chrono::milliseconds(ms);
+    while (rc == -FI_EAGAIN && std::chrono::steady_clock::now() < until) {
+      rc = fi_cq_read(client_.tx_cq, &entry, 1);
+    }
+    return rc;
+  }
+  void TearDown() override {
+    if (mr_ != nullptr) EXPECT_EQ(fi_close(&mr_->fid), 0);
+    TcpRmaTest::TearDown();
+  }
+
+  std::vector<char> target_;
+  fid_mr* mr_ = nullptr;
+};
+
+TEST_F(TcpProgressTest, ManualTargetAdvancesOnlyInItsOwnCalls) {
+  StartWrite(FI_PROGRESS_MANUAL);
+  EXPECT_EQ(ClientOnly(200), -FI_EAGAIN);
+  EXPECT_EQ(target_[0], 0);
+  // One read of the server's (empty) CQ places the data and answers.
+  fi_cq_tagged_entry entry;
+  EXPECT_EQ(fi_cq_read(server_.rx_cq, &entry, 1), -FI_EAGAIN);
+  EXPECT_STREQ(target_.data(), "abc");
+  WaitCompletion(client_.tx_cq);
+}
+
+TEST_F(TcpProgressTest, AutoTargetAdvancesByItself) {
+  StartWrite(FI_PROGRESS_AUTO);
+  EXPECT_EQ(ClientOnly(5000), 1);
+  EXPECT_STREQ(target_.data(), "abc");
+}
+
+}  // namespace
+}  // namespace fabric

@@ -1,0 +1,74 @@
+// File: fabric/providers/tcp/tcp_wire.h
+//
+// What the tcp provider's endpoints send each other on a connection once it
+// is established: a fixed 40-byte header, up to kMaxRmaCount RMA
+// descriptors, then `size` payload bytes. Fields are in the sender's byte
+// order; the connection handshake (tcp_cm.h) refuses peers of the other
+// order. Everything received is checked with CheckHeader before use.
+//
+//   op            payload                          answered by
+//   kMsg          message (flag kRemoteData: data) kAck when kAckRequested
+//   kTagged       message with `tag`               kAck when kAckRequested
+//   kWrite        bytes for the descriptors        kAck (always; status)
+//   kReadRequest  none; descriptors name the data  kReadResponse (status)
+//   kReadResponse the data read for request `id`   -
+//   kAck          none; `status` of request `id`   -
+#ifndef FABRIC_PROVIDERS_TCP_TCP_WIRE_H_
+#define FABRIC_PROVIDERS_TCP_TCP_WIRE_H_
+
+#include <stdint.h>
+
+#include "absl/status/status.h"
+
+namespace fabric {
+namespace tcp {
+
+enum class Op : uint8_t {
+  kMsg = 1,
+  kTagged = 2,
+  kWrite = 3,
+  kReadRequest = 4,
+  kReadResponse = 5,
+  kAck = 6,
+};
+
+enum HeaderFlag : uint8_t {
+  kRemoteData = 1,     // `data` is remote CQ data for the target's CQ
+  kAckRequested = 2,   // answer with kAck once the data is placed
+};
+
+struct Header {
+  uint8_t op;
+  uint8_t flags;
+  uint16_t rma_count;  // RMA descriptors after the header
+  int32_t status;      // kAck, kReadResponse: 0 or a negative fi_errno
+  uint64_t size;       // payload bytes after the descriptors
+  uint64_t tag;
+  uint64_t data;
+  uint64_t id;  // the initiator's number for a request, echoed in answers
+};
+static_assert(sizeof(Header) == 40, "the header is part of the wire format");
+
+struct RmaDescriptor {
+  uint64_t addr;
+  uint64_t len;
+  uint64_t key;
+};
+static_assert(sizeof(RmaDescriptor) == 24, "part of the wire format");
+
+// The most RMA descriptors one request carries (tx_attr->rma_iov_limit).
+constexpr uint16_t kMaxRmaCount = 4;
+
+// FI_EIO status saying what is wrong when `header` (just received) is
+// not one a peer of ours sends.
+absl::Status CheckHeader(const Header& header);
+
+// FI_EIO status unless the descriptors of a kWrite or kReadRequest
+// describe exactly `size` bytes (kWrite) or any bytes (kReadRequest).
+absl::Status CheckRmaDescriptors(const Header& header,
+                                 const RmaDescriptor* descriptors);
+
+}  // namespace tcp
+}  // namespace fabric
+
+#endif  // FABRIC_PROVIDERS_TCP_TCP_WIRE_H_
