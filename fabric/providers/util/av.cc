@@ -9,23 +9,21 @@
 #include "absl/strings/str_cat.h"
 #include "fabric/api/core/enum_value.h"
 #include "fabric/api/core/status.h"
+#include "fabric/providers/util/av_set.h"
 #include "fabric/providers/util/fid_ops.h"
+#include "fabric/providers/util/ip_socket.h"
 
 namespace fabric {
 namespace {
 
-constexpr uint64_t kAvOpenFlags = FI_EVENT | FI_SYMMETRIC | FI_AV_USER_ID;
+constexpr uint64_t kAvOpenFlags =
+    FI_EVENT | FI_SYMMETRIC | FI_AV_USER_ID | FI_READ;
 constexpr uint64_t kInsertFlags = FI_MORE | FI_SYNC_ERR | FI_AV_USER_ID;
 
 UtilAv* ToUtilAv(fid_av* av) { return reinterpret_cast<UtilAv*>(av); }
 
 const fi_provider* Log(const UtilAv& av) {
   return av.domain->fabric->provider->c_provider();
-}
-
-int Fail(const UtilAv& av, const absl::Status& status) {
-  FI_WARN(Log(av), FI_LOG_AV, "%s\n", std::string(status.message()).c_str());
-  return ToFiErrno(status);
 }
 
 // Family, port, address and scope: what makes two addresses the same peer,
@@ -42,34 +40,50 @@ std::string AddressKey(const IpAddress& address) {
       "/", address.port(), "/", in6->sin6_scope_id);
 }
 
-// The length of the address at `addr` in `format`; 0 when malformed.
-size_t AddressLength(uint32_t format, const char* addr) {
-  switch (format) {
-    case FI_SOCKADDR_IN:
-      return sizeof(sockaddr_in);
-    case FI_SOCKADDR_IN6:
-      return sizeof(sockaddr_in6);
-    case FI_SOCKADDR: {
-      sa_family_t family;
-      memcpy(&family, addr, sizeof(family));
-      return family == AF_INET    ? sizeof(sockaddr_in)
-             : family == AF_INET6 ? sizeof(sockaddr_in6)
-                                  : 0;
-    }
-    case FI_ADDR_STR:
-      return strlen(addr) + 1;
-    default:
-      return 0;
-  }
-}
-
-// Adds one address; the lock is held.
-fi_addr_t AddEntry(UtilAv& av, const IpAddress& address,
-                   std::optional<fi_addr_t> user_id) {
+// Adds one address (to the shared table first for a named AV); the lock is
+// held.
+absl::StatusOr<fi_addr_t> AddEntry(UtilAv& av, const IpAddress& address,
+                                   std::optional<fi_addr_t> user_id) {
   fi_addr_t fi_addr = av.entries.size();
-  av.entries.push_back(AvEntry{address, user_id.value_or(fi_addr)});
+  if (av.shared != nullptr) {
+    absl::StatusOr<fi_addr_t> slot = av.shared->Insert(address);
+    if (!slot.ok()) return slot.status();
+    fi_addr = *slot;
+  }
+  if (av.entries.size() <= fi_addr) av.entries.resize(fi_addr + 1);
+  av.entries[fi_addr] = AvEntry{address, user_id.value_or(fi_addr)};
   av.index.emplace(AddressKey(address), fi_addr);
   return fi_addr;
+}
+
+// Drops one entry of this process's view; the lock is held.
+void DropEntry(UtilAv& av, fi_addr_t fi_addr) {
+  av.index.erase(AddressKey(av.entries[fi_addr]->address));
+  av.entries[fi_addr].reset();
+}
+
+// Brings a named AV's view up to date with its shared table: published
+// slots are added (their user id is their fi_addr_t), removed ones dropped.
+// The lock is held.
+void Refresh(UtilAv& av) {
+  SharedAvSnapshot snapshot = av.shared->Snapshot();
+  if (snapshot.malformed > 0) {
+    FI_WARN(Log(av), FI_LOG_AV, "shared AV: ignoring %zu malformed entries\n",
+            snapshot.malformed);
+  }
+  if (av.entries.size() < snapshot.addresses.size()) {
+    av.entries.resize(snapshot.addresses.size());
+  }
+  for (fi_addr_t i = 0; i < snapshot.addresses.size(); ++i) {
+    const std::optional<IpAddress>& shared = snapshot.addresses[i];
+    if (shared.has_value() == av.entries[i].has_value()) continue;
+    if (shared.has_value()) {
+      av.entries[i] = AvEntry{*shared, i};
+      av.index.emplace(AddressKey(*shared), i);
+    } else {
+      DropEntry(av, i);
+    }
+  }
 }
 
 // Reports each insert's outcome as fi_av_insert(3) asks: FI_SYNC_ERR
@@ -108,6 +122,10 @@ struct InsertReport {
 
 absl::Status CheckInsert(const UtilAv& av, const void* input, size_t count,
                          uint64_t flags, void* context) {
+  if (av.flags & FI_READ) {
+    return FiError(FI_EOPNOTSUPP, "fi_av_insert: the AV is opened read-only "
+                                  "(FI_READ)");
+  }
   if (input == nullptr && count > 0) {
     return FiError(FI_EINVAL, "fi_av_insert: addr is NULL");
   }
@@ -131,17 +149,19 @@ int InsertParsed(UtilAv& av,
   InsertReport report{av, flags, context};
   std::lock_guard<std::mutex> lock(av.mutex);
   for (size_t i = 0; i < addresses.size(); ++i) {
-    if (!addresses[i].ok()) {
-      FI_WARN(Log(av), FI_LOG_AV, "fi_av_insert: address %zu: %s\n", i,
-              std::string(addresses[i].status().message()).c_str());
-      if (fi_addr != nullptr) fi_addr[i] = FI_ADDR_NOTAVAIL;
-      report.Failed(i, -ToFiErrno(addresses[i].status()));
-      continue;
-    }
     std::optional<fi_addr_t> user_id;
     if ((flags & FI_AV_USER_ID) && fi_addr != nullptr) user_id = fi_addr[i];
-    fi_addr_t result = AddEntry(av, *addresses[i], user_id);
-    if (fi_addr != nullptr) fi_addr[i] = result;
+    absl::StatusOr<fi_addr_t> result =
+        addresses[i].ok() ? AddEntry(av, *addresses[i], user_id)
+                          : addresses[i].status();
+    if (!result.ok()) {
+      FI_WARN(Log(av), FI_LOG_AV, "fi_av_insert: address %zu: %s\n", i,
+              std::string(result.status().message()).c_str());
+      if (fi_addr != nullptr) fi_addr[i] = FI_ADDR_NOTAVAIL;
+      report.Failed(i, -ToFiErrno(result.status()));
+      continue;
+    }
+    if (fi_addr != nullptr) fi_addr[i] = *result;
     report.Succeeded(i);
   }
   return report.Finish();
@@ -152,12 +172,12 @@ int InsertAv(fid_av* av_fid, const void* input, size_t count,
   UtilAv& av = *ToUtilAv(av_fid);
   if (absl::Status s = CheckInsert(av, input, count, flags, context);
       !s.ok()) {
-    return Fail(av, s);
+    return AvFail(av, s);
   }
   std::vector<absl::StatusOr<IpAddress>> addresses;
   const char* next = static_cast<const char*>(input);
   for (size_t i = 0; i < count; ++i) {
-    size_t length = AddressLength(av.addr_format, next);
+    size_t length = UserAddressLength(av.addr_format, next);
     if (length == 0) {
       // The rest cannot be located without this one's length.
       while (addresses.size() < count) {
@@ -175,11 +195,11 @@ int InsertSvcAv(fid_av* av_fid, const char* node, const char* service,
                 fi_addr_t* fi_addr, uint64_t flags, void* context) {
   UtilAv& av = *ToUtilAv(av_fid);
   if (node == nullptr || service == nullptr) {
-    return Fail(av, FiError(FI_EINVAL, "fi_av_insertsvc: node and service "
-                                       "are required"));
+    return AvFail(av, FiError(FI_EINVAL, "fi_av_insertsvc: node and service "
+                                         "are required"));
   }
   if (absl::Status s = CheckInsert(av, node, 1, flags, context); !s.ok()) {
-    return Fail(av, s);
+    return AvFail(av, s);
   }
   int family = av.addr_format == FI_SOCKADDR_IN    ? AF_INET
                : av.addr_format == FI_SOCKADDR_IN6 ? AF_INET6
@@ -216,17 +236,17 @@ int InsertSymAv(fid_av* av_fid, const char* node, size_t nodecnt,
   uint32_t port = 0;
   if (node == nullptr || service == nullptr ||
       !absl::SimpleAtoi(service, &port) || port + svccnt > 65536) {
-    return Fail(av, FiError(FI_EINVAL, "fi_av_insertsym: a numeric node and "
-                                       "service are required"));
+    return AvFail(av, FiError(FI_EINVAL, "fi_av_insertsym: a numeric node and "
+                                         "service are required"));
   }
   if (absl::Status s = CheckInsert(av, node, nodecnt * svccnt, flags,
                                    context);
       !s.ok()) {
-    return Fail(av, s);
+    return AvFail(av, s);
   }
   absl::StatusOr<std::vector<IpAddress>> base =
       ResolveIp(node, service, AF_UNSPEC, /*numeric_host=*/true, false);
-  if (!base.ok()) return Fail(av, base.status());
+  if (!base.ok()) return AvFail(av, base.status());
   std::vector<absl::StatusOr<IpAddress>> addresses;
   for (size_t n = 0; n < nodecnt; ++n) {
     absl::StatusOr<IpAddress> host = NextHost(base->front(), n);
@@ -251,17 +271,24 @@ int RemoveAv(fid_av* av_fid, fi_addr_t* fi_addr, size_t count,
              uint64_t flags) {
   UtilAv& av = *ToUtilAv(av_fid);
   if ((fi_addr == nullptr && count > 0) || flags != 0) {
-    return Fail(av, FiError(FI_EINVAL, "fi_av_remove: bad arguments"));
+    return AvFail(av, FiError(FI_EINVAL, "fi_av_remove: bad arguments"));
+  }
+  if (av.flags & FI_READ) {
+    return AvFail(av, FiError(FI_EOPNOTSUPP, "fi_av_remove: the AV is opened "
+                                             "read-only (FI_READ)"));
   }
   std::lock_guard<std::mutex> lock(av.mutex);
+  if (av.shared != nullptr) Refresh(av);
   int rc = 0;
   for (size_t i = 0; i < count; ++i) {
     if (!Valid(av, fi_addr[i])) {
+      FI_WARN(Log(av), FI_LOG_AV, "fi_av_remove: fi_addr %llu is not in "
+              "the AV\n", static_cast<unsigned long long>(fi_addr[i]));
       rc = -FI_EINVAL;
       continue;
     }
-    av.index.erase(AddressKey(av.entries[fi_addr[i]]->address));
-    av.entries[fi_addr[i]].reset();
+    if (av.shared != nullptr) av.shared->Remove(fi_addr[i]);
+    DropEntry(av, fi_addr[i]);
   }
   return rc;
 }
@@ -281,10 +308,10 @@ int LookupAv(fid_av* av_fid, fi_addr_t fi_addr, void* addr,
              size_t* addrlen) {
   UtilAv& av = *ToUtilAv(av_fid);
   if (addrlen == nullptr || (addr == nullptr && *addrlen > 0)) {
-    return Fail(av, FiError(FI_EINVAL, "fi_av_lookup: bad arguments"));
+    return AvFail(av, FiError(FI_EINVAL, "fi_av_lookup: bad arguments"));
   }
   absl::StatusOr<IpAddress> address = AvLookupIp(&av, fi_addr);
-  if (!address.ok()) return Fail(av, address.status());
+  if (!address.ok()) return AvFail(av, address.status());
   std::string bytes = Encode(av.addr_format, *address);
   memcpy(addr, bytes.data(), std::min(*addrlen, bytes.size()));
   *addrlen = bytes.size();  // the size needed, even when truncated
@@ -297,7 +324,7 @@ const char* StraddrAv(fid_av* av_fid, const void* addr, char* buf,
   if (addr == nullptr || len == nullptr || (buf == nullptr && *len > 0)) {
     return nullptr;
   }
-  size_t length = AddressLength(av.addr_format, static_cast<const char*>(addr));
+  size_t length = UserAddressLength(av.addr_format, addr);
   absl::StatusOr<IpAddress> address =
       length == 0 ? FiError(FI_EINVAL, "malformed address")
                   : IpFromUser(av.addr_format, addr, length);
@@ -312,14 +339,10 @@ const char* StraddrAv(fid_av* av_fid, const void* addr, char* buf,
   return buf;
 }
 
-int NoAvSet(fid_av*, fi_av_set_attr*, fid_av_set**, void*) {
-  return -FI_ENOSYS;
-}
-
 int CloseAv(fid* object) {
   UtilAv* av = reinterpret_cast<UtilAv*>(object);
   if (av->open_children.load() > 0) {
-    FI_WARN(Log(*av), FI_LOG_AV, "AV still bound to %d endpoints\n",
+    FI_WARN(Log(*av), FI_LOG_AV, "AV still used by %d endpoints or AV sets\n",
             av->open_children.load());
     return -FI_EBUSY;
   }
@@ -334,8 +357,8 @@ int BindAv(fid* object, fid* bound, uint64_t flags) {
   UtilEq* eq = AsUtilEq(bound);
   if (eq == nullptr || eq->fabric != av->domain->fabric || flags != 0 ||
       av->eq != nullptr) {
-    return Fail(*av, FiError(FI_EINVAL, "fi_av_bind: one EQ of this fabric, "
-                                        "with flags 0"));
+    return AvFail(*av, FiError(FI_EINVAL, "fi_av_bind: one EQ of this fabric, "
+                                          "with flags 0"));
   }
   eq->open_children.fetch_add(1);
   av->eq = eq;
@@ -346,7 +369,7 @@ fi_ops kAvFidOps = MakeFidOps({.close = CloseAv, .bind = BindAv});
 
 fi_ops_av kAvOps = {sizeof(fi_ops_av), InsertAv,  InsertSvcAv,
                     InsertSymAv,       RemoveAv,  LookupAv,
-                    StraddrAv,         NoAvSet};
+                    StraddrAv,         OpenUtilAvSet};
 
 absl::Status CheckAttr(const UtilDomain& domain, const fi_av_attr& attr) {
   int type = EnumValue(attr.type);
@@ -366,14 +389,35 @@ absl::Status CheckAttr(const UtilDomain& domain, const fi_av_attr& attr) {
     return FiError(FI_ENOSYS, "fi_av_open: rx_ctx_bits need scalable "
                               "endpoints, which are not implemented");
   }
-  if (attr.name != nullptr) {
-    return FiError(FI_ENOSYS, "fi_av_open: named (shared) AVs are not "
-                              "implemented yet");
+  if ((attr.flags & FI_READ) && attr.name == nullptr) {
+    return FiError(FI_EINVAL, "fi_av_open: FI_READ needs a named AV");
+  }
+  if (attr.name != nullptr &&
+      (domain.info->domain_attr->caps & FI_SHARED_AV) == 0) {
+    return FiError(FI_ENOSYS, "fi_av_open: named (shared) AVs need a domain "
+                              "opened with FI_SHARED_AV");
   }
   return absl::OkStatus();
 }
 
+// The table of a named AV: created or joined, or with FI_READ mapped
+// read-only.
+absl::StatusOr<std::unique_ptr<SharedAvTable>> OpenShared(
+    const UtilDomain& domain, const fi_av_attr& attr) {
+  absl::string_view name(attr.name,
+                         strnlen(attr.name, kSharedAvMaxNameLength + 1));
+  uint32_t format = domain.info->addr_format;
+  return (attr.flags & FI_READ)
+             ? SharedAvTable::OpenForRead(name, format)
+             : SharedAvTable::OpenForWrite(name, format, attr.count);
+}
+
 }  // namespace
+
+int AvFail(const UtilAv& av, const absl::Status& status) {
+  FI_WARN(Log(av), FI_LOG_AV, "%s\n", std::string(status.message()).c_str());
+  return ToFiErrno(status);
+}
 
 UtilAv* AsUtilAv(fid* object) {
   if (object == nullptr || object->fclass != FI_CLASS_AV ||
@@ -390,6 +434,13 @@ int OpenUtilAv(fid_domain* domain_fid, fi_av_attr* attr, fid_av** av_out,
       attr == nullptr || av_out == nullptr
           ? FiError(FI_EINVAL, "fi_av_open: attr and av must not be NULL")
           : CheckAttr(*domain, *attr);
+  std::unique_ptr<SharedAvTable> shared;
+  if (status.ok() && attr->name != nullptr) {
+    absl::StatusOr<std::unique_ptr<SharedAvTable>> opened =
+        OpenShared(*domain, *attr);
+    if (opened.ok()) shared = std::move(*opened);
+    status = opened.status();
+  }
   if (!status.ok()) {
     FI_WARN(domain->fabric->provider->c_provider(), FI_LOG_AV, "%s\n",
             std::string(status.message()).c_str());
@@ -403,7 +454,13 @@ int OpenUtilAv(fid_domain* domain_fid, fi_av_attr* attr, fid_av** av_out,
   av->type = attr->type != FI_AV_UNSPEC ? attr->type : FI_AV_TABLE;
   av->addr_format = domain->info->addr_format;
   av->flags = attr->flags;
-  av->entries.reserve(attr->count);
+  if (shared != nullptr) {
+    if (attr->map_addr == nullptr) attr->map_addr = shared->base();
+    av->shared = std::move(shared);
+    Refresh(*av);
+  } else {
+    av->entries.reserve(attr->count);
+  }
   domain->open_children.fetch_add(1);
   *av_out = &av->av_fid;
   return 0;
@@ -411,6 +468,7 @@ int OpenUtilAv(fid_domain* domain_fid, fi_av_attr* attr, fid_av** av_out,
 
 absl::StatusOr<IpAddress> AvLookupIp(UtilAv* av, fi_addr_t fi_addr) {
   std::lock_guard<std::mutex> lock(av->mutex);
+  if (!Valid(*av, fi_addr) && av->shared != nullptr) Refresh(*av);
   if (!Valid(*av, fi_addr)) {
     return FiError(FI_EINVAL, absl::StrCat("fi_addr ", fi_addr,
                                            " is not in the AV"));
@@ -420,8 +478,23 @@ absl::StatusOr<IpAddress> AvLookupIp(UtilAv* av, fi_addr_t fi_addr) {
 
 fi_addr_t AvFindIp(UtilAv* av, const IpAddress& address) {
   std::lock_guard<std::mutex> lock(av->mutex);
-  auto it = av->index.find(AddressKey(address));
+  std::string key = AddressKey(address);
+  auto it = av->index.find(key);
+  if (it == av->index.end() && av->shared != nullptr) {
+    Refresh(*av);
+    it = av->index.find(key);
+  }
   return it == av->index.end() ? FI_ADDR_NOTAVAIL : it->second;
+}
+
+std::vector<fi_addr_t> AvAddresses(UtilAv* av) {
+  std::lock_guard<std::mutex> lock(av->mutex);
+  if (av->shared != nullptr) Refresh(*av);
+  std::vector<fi_addr_t> addresses;
+  for (fi_addr_t i = 0; i < av->entries.size(); ++i) {
+    if (av->entries[i].has_value()) addresses.push_back(i);
+  }
+  return addresses;
 }
 
 }  // namespace fabric

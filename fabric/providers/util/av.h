@@ -6,9 +6,26 @@
 // FI_SOCKADDR_IN, FI_SOCKADDR_IN6, or packed NUL-terminated FI_ADDR_STR
 // strings), insertsvc, insertsym, remove, lookup, straddr, FI_AV_USER_ID,
 // FI_SYNC_ERR, and asynchronous inserts (FI_EVENT: FI_AV_COMPLETE on the
-// bound EQ). Named (shared) AVs and fi_av_set are not implemented yet
-// (-FI_ENOSYS). Providers translate fi_addr_t with AvLookupIp and back with
+// bound EQ). Providers translate fi_addr_t with AvLookupIp and back with
 // AvFindIp.
+//
+// Named AVs (fi_av_attr::name; -FI_ENOSYS unless the domain was opened with
+// FI_SHARED_AV) live in POSIX shared memory (shared_av.h): without FI_READ
+// the open creates the table, sized by attr->count, or joins an existing one
+// as another writer; with FI_READ it maps an existing table read-only
+// (-FI_ENOENT when there is none), and inserts and removes fail with
+// -FI_EOPNOTSUPP. The table does not grow: inserts past its size fail with
+// -FI_ENOSPC. fi_addr_t values are table indices, the same in every process,
+// so attr->map_addr is not needed to share them: a given one is ignored, a
+// NULL one is set to where the table is mapped. FI_AV_USER_ID ids stay in
+// the process that inserted. The process that created the table unlinks it
+// when it closes its AV. `entries` and `index` are this process's view of
+// the table, refreshed from it when a lookup or find misses, and before a
+// remove or AvAddresses; so an address another process removed stays
+// visible to lookups here until then.
+//
+// AV sets (fi_av_set) are in av_set.h; each open set counts in
+// open_children.
 #ifndef FABRIC_PROVIDERS_UTIL_AV_H_
 #define FABRIC_PROVIDERS_UTIL_AV_H_
 
@@ -17,6 +34,7 @@
 
 #include <atomic>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -26,6 +44,7 @@
 #include "fabric/api/core/address.h"
 #include "fabric/providers/util/domain.h"
 #include "fabric/providers/util/eq.h"
+#include "fabric/providers/util/shared_av.h"
 
 namespace fabric {
 
@@ -44,8 +63,12 @@ struct UtilAv {
   std::mutex mutex;       // guards entries and index
   std::vector<std::optional<AvEntry>> entries;  // by fi_addr_t
   std::map<std::string, fi_addr_t> index;       // address key -> fi_addr_t
-  std::atomic<int> open_children{0};
+  std::unique_ptr<SharedAvTable> shared;        // named AVs only
+  std::atomic<int> open_children{0};            // endpoints and AV sets
 };
+
+// Logs `status` as a warning of `av` and returns its negative fi_errno.
+int AvFail(const UtilAv& av, const absl::Status& status);
 
 // The UtilAv behind `object`, or null when it is not one of our AVs.
 UtilAv* AsUtilAv(fid* object);
@@ -59,6 +82,10 @@ absl::StatusOr<IpAddress> AvLookupIp(UtilAv* av, fi_addr_t fi_addr);
 
 // The fi_addr_t of `address` (FI_SOURCE), or FI_ADDR_NOTAVAIL.
 fi_addr_t AvFindIp(UtilAv* av, const IpAddress& address);
+
+// The fi_addr_t of every address in the AV, in ascending order (a named AV's
+// view is refreshed first).
+std::vector<fi_addr_t> AvAddresses(UtilAv* av);
 
 }  // namespace fabric
 

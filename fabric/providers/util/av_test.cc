@@ -9,6 +9,7 @@
 #include <rdma/fi_errno.h>
 #include <string.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -17,13 +18,7 @@
 
 namespace {
 
-sockaddr_in Ipv4(const char* host, uint16_t port) {
-  sockaddr_in addr = {};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(port);
-  inet_pton(AF_INET, host, &addr.sin_addr);
-  return addr;
-}
+using fabric::Ipv4;
 
 class AvTest : public fabric::LoopbackDomainTest {
  protected:
@@ -174,6 +169,20 @@ TEST_F(AvTest, UserIdsAndAsyncInserts) {
   EXPECT_EQ(Util()->entries[0]->user_id, 1234u);
 }
 
+TEST_F(AvTest, UdpDomainsHaveNoSharedAvs) {
+  ASSERT_NO_FATAL_FAILURE(OpenDomain([](fi_info* hints) {
+    free(hints->fabric_attr->prov_name);
+    hints->fabric_attr->prov_name = strdup("udp");
+    hints->ep_attr->type = FI_EP_DGRAM;
+  }));
+  EXPECT_EQ(info_->domain_attr->caps & FI_SHARED_AV, 0u);
+  fi_av_attr attr = {};
+  attr.name = "udp_shared";
+  fid_av* av = nullptr;
+  EXPECT_EQ(fi_av_open(domain_, &attr, &av, nullptr), -FI_ENOSYS);
+  EXPECT_EQ(av, nullptr);
+}
+
 TEST_F(AvTest, OpenChecksAttributes) {
   Open(FI_SOCKADDR_IN);
   fi_av_attr attr = {};
@@ -185,7 +194,7 @@ TEST_F(AvTest, OpenChecksAttributes) {
   attr.flags = FI_SEND;
   EXPECT_EQ(fi_av_open(domain_, &attr, &av, nullptr), -FI_EBADFLAGS);
   attr = {};
-  attr.name = "shared";
+  attr.name = "shared";  // the domain was opened without FI_SHARED_AV
   EXPECT_EQ(fi_av_open(domain_, &attr, &av, nullptr), -FI_ENOSYS);
   attr = {};
   attr.rx_ctx_bits = 4;
@@ -194,4 +203,6 @@ TEST_F(AvTest, OpenChecksAttributes) {
   EXPECT_EQ(fi_close(&domain_->fid), -FI_EBUSY);  // av_ is open
 }
 
+// A shm name no other test or run uses (sandboxed runs may share pids, and
+// a crashed run leaves its objects behind).
 }  // namespace

@@ -1,8 +1,17 @@
 #include "fabric/providers/util/loopback_domain_test.h"
 
+#include <arpa/inet.h>
 #include <string.h>
 
 namespace fabric {
+
+sockaddr_in Ipv4(const char* host, uint16_t port) {
+  sockaddr_in addr = {};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(port);
+  inet_pton(AF_INET, host, &addr.sin_addr);
+  return addr;
+}
 
 void LoopbackDomainTest::OpenDomain(
     const std::function<void(fi_info*)>& adjust, uint32_t version) {

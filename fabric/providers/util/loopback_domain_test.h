@@ -10,11 +10,16 @@
 #include <rdma/fabric.h>
 #include <rdma/fi_domain.h>
 
+#include <netinet/in.h>
+
 #include <functional>
 
 #include "gtest/gtest.h"
 
 namespace fabric {
+
+// An IPv4 socket address, "192.0.2.1" and port.
+sockaddr_in Ipv4(const char* host, uint16_t port);
 
 class LoopbackDomainTest : public ::testing::Test {
  protected:
