@@ -4,71 +4,29 @@
 #include <rdma/fi_errno.h>
 #include <rdma/fi_rma.h>
 #include <rdma/fi_tagged.h>
-#include <string.h>
 
-#include <atomic>
 #include <vector>
 
+#include "fabric/hmem/counting_override_testing.h"
 #include "fabric/providers/tcp/msg_pair_test.h"
 
 namespace fabric {
 namespace {
 
-std::atomic<size_t> bytes_from_app{0};
-std::atomic<size_t> bytes_to_app{0};
-
-// Copies `size` bytes between `flat` and the iov from `offset` on, like
-// memcpy (to_iov: into the iov), and counts them in `counter`.
-ssize_t CopyIov(const iovec* iov, size_t count, uint64_t offset, char* flat,
-                size_t size, bool to_iov, std::atomic<size_t>* counter) {
-  size_t done = 0;
-  for (size_t i = 0; i < count && done < size; ++i) {
-    if (offset >= iov[i].iov_len) {
-      offset -= iov[i].iov_len;
-      continue;
-    }
-    size_t n = std::min(iov[i].iov_len - offset, size - done);
-    char* piece = static_cast<char*>(iov[i].iov_base) + offset;
-    if (to_iov) {
-      memcpy(piece, flat + done, n);
-    } else {
-      memcpy(flat + done, piece, n);
-    }
-    done += n;
-    offset = 0;
-  }
-  *counter += done;
-  return static_cast<ssize_t>(done);
-}
-
-ssize_t CountingCopyFrom(void* dest, size_t size, fi_hmem_iface, uint64_t,
-                         const iovec* iov, size_t count, uint64_t offset) {
-  return CopyIov(iov, count, offset, static_cast<char*>(dest), size, false,
-                 &bytes_from_app);
-}
-
-ssize_t CountingCopyTo(fi_hmem_iface, uint64_t, const iovec* iov,
-                       size_t count, uint64_t offset, const void* src,
-                       size_t size) {
-  return CopyIov(iov, count, offset,
-                 const_cast<char*>(static_cast<const char*>(src)), size, true,
-                 &bytes_to_app);
-}
+using Counts = CountingOverride;
 
 class TcpHmemTest : public MsgPairTest {
  protected:
   void SetUp() override {
     PairOptions options;
     options.prepare_domain = [](fid_domain* domain) {
-      fi_hmem_override_ops ops = {sizeof(ops), CountingCopyFrom,
-                                  CountingCopyTo};
+      fi_hmem_override_ops ops = Counts::Ops();
       ASSERT_EQ(fi_set_ops(&domain->fid, FI_SET_OPS_HMEM_OVERRIDE, 0, &ops,
                            nullptr),
                 0);
     };
     Connect(options);
-    bytes_from_app = 0;
-    bytes_to_app = 0;
+    Counts::Reset();
   }
 };
 
@@ -81,8 +39,8 @@ TEST_F(TcpHmemTest, MessagesGoThroughTheOverride) {
   WaitCompletion(client_.tx_cq);
   WaitCompletion(server_.rx_cq);
   EXPECT_TRUE(in == out);
-  EXPECT_EQ(bytes_from_app.load(), out.size());
-  EXPECT_EQ(bytes_to_app.load(), out.size());
+  EXPECT_EQ(Counts::from_bytes.load(), out.size());
+  EXPECT_EQ(Counts::to_bytes.load(), out.size());
   // Tagged, through the unexpected-message buffer.
   ASSERT_EQ(fi_tinject(client_.ep, "tag", 4, 0, 9), 0);
   EXPECT_TRUE(StaysEmpty(server_.rx_cq, 20));
@@ -90,8 +48,8 @@ TEST_F(TcpHmemTest, MessagesGoThroughTheOverride) {
                      nullptr),
             0);
   WaitCompletion(server_.rx_cq);
-  EXPECT_EQ(bytes_from_app.load(), out.size() + 4);
-  EXPECT_EQ(bytes_to_app.load(), out.size() + 4);
+  EXPECT_EQ(Counts::from_bytes.load(), out.size() + 4);
+  EXPECT_EQ(Counts::to_bytes.load(), out.size() + 4);
 }
 
 TEST_F(TcpHmemTest, RmaGoesThroughTheOverrideAtBothEnds) {
@@ -112,8 +70,8 @@ TEST_F(TcpHmemTest, RmaGoesThroughTheOverrideAtBothEnds) {
   WaitCompletion(client_.tx_cq);
   EXPECT_TRUE(back == out);
   // Write: client from, server to. Read: server from, client to.
-  EXPECT_EQ(bytes_from_app.load(), 2 * out.size());
-  EXPECT_EQ(bytes_to_app.load(), 2 * out.size());
+  EXPECT_EQ(Counts::from_bytes.load(), 2 * out.size());
+  EXPECT_EQ(Counts::to_bytes.load(), 2 * out.size());
   EXPECT_EQ(fi_close(&mr->fid), 0);
 }
 

@@ -8,7 +8,8 @@
 #include <mutex>
 
 #include "fabric/providers/tcp/tcp_msg_ep.h"
-#include "fabric/providers/util/mr.h"
+#include "fabric/api/core/status.h"
+#include "fabric/providers/util/app_buffer.h"
 
 namespace fabric {
 namespace tcp {
@@ -49,57 +50,36 @@ ssize_t Fail(const TcpMsgEp& ep, int fi_errno, const char* what) {
   return -fi_errno;
 }
 
-fi_hmem_iface IfaceOf(void** desc, size_t i, uint64_t* device) {
-  const UtilMr* mr =
-      desc != nullptr ? static_cast<const UtilMr*>(desc[i]) : nullptr;
-  *device = mr != nullptr ? mr->device : 0;
-  return mr != nullptr ? mr->iface : FI_HMEM_SYSTEM;
-}
-
-// Checks a local buffer list; its total length in *total.
-ssize_t CheckIov(const TcpMsgEp& ep, const iovec* iov, size_t count,
-                 size_t limit, size_t* total) {
-  if (count > limit) return Fail(ep, FI_EINVAL, "more iov entries than "
-                                                "iov_limit");
-  if (count > 0 && iov == nullptr) return Fail(ep, FI_EINVAL, "iov is NULL");
-  *total = 0;
-  for (size_t i = 0; i < count; ++i) {
-    if (iov[i].iov_base == nullptr && iov[i].iov_len > 0) {
-      return Fail(ep, FI_EINVAL, "an iov entry has a NULL base");
-    }
-    *total += iov[i].iov_len;
+// Describes and checks a local buffer list (at most `limit` pieces).
+absl::StatusOr<AppBuffer> Describe(const TcpMsgEp& ep, const iovec* iov,
+                                   void** desc, size_t count, size_t limit) {
+  if (count > limit) {
+    return FiError(FI_EINVAL, "more iov entries than iov_limit");
   }
-  return 0;
+  return DescribeAppBuffer(*ep.util.domain, iov, desc, count);
 }
 
 // The message's payload: the application's buffers themselves when the
 // kernel may read them directly, else a copy made through the domain's
 // HMEM copy functions.
-ssize_t TakePayload(TcpMsgEp* ep, const TxRequest& request, size_t total,
+ssize_t TakePayload(TcpMsgEp* ep, const AppBuffer& buffer, bool inject,
                     TxEntry* entry) {
   const HmemCopier& copier = ep->util.domain->copier;
-  bool direct = (request.flags & FI_INJECT) == 0 &&
-                copier.DirectSystemAccess();
-  for (size_t i = 0; direct && i < request.count; ++i) {
-    uint64_t device;
-    direct = IfaceOf(request.desc, i, &device) == FI_HMEM_SYSTEM;
+  bool direct = !inject && copier.DirectSystemAccess();
+  for (const AppBufferPiece& piece : buffer) {
+    direct = direct && piece.iface == FI_HMEM_SYSTEM;
   }
   if (direct) {
-    entry->payload.assign(request.iov, request.iov + request.count);
+    for (const AppBufferPiece& piece : buffer) {
+      entry->payload.push_back(piece.iov);
+    }
     return 0;
   }
-  entry->owned.resize(total);
-  size_t offset = 0;
-  for (size_t i = 0; i < request.count; ++i) {
-    uint64_t device;
-    fi_hmem_iface iface = IfaceOf(request.desc, i, &device);
-    ssize_t copied =
-        copier.CopyFromIov(entry->owned.data() + offset, request.iov[i].iov_len,
-                           iface, device, &request.iov[i], 1, 0);
-    if (copied < 0) return Fail(*ep, static_cast<int>(-copied), "copying "
-                                                                "the payload");
-    offset += request.iov[i].iov_len;
-  }
+  entry->owned.resize(AppBufferLength(buffer));
+  ssize_t copied = GatherAppBuffer(copier, buffer, entry->owned.data(),
+                                   entry->owned.size());
+  if (copied < 0) return Fail(*ep, static_cast<int>(-copied), "copying the "
+                                                              "payload");
   entry->payload = {{entry->owned.data(), entry->owned.size()}};
   return 0;
 }
@@ -114,12 +94,12 @@ ssize_t Transmit(fid_ep* ep_fid, const TxRequest& request) {
   if (!ep->util.enabled.load()) {
     return Fail(*ep, FI_EOPBADSTATE, "the endpoint is not enabled");
   }
-  size_t total;
-  if (ssize_t rc = CheckIov(*ep, request.iov, request.count,
-                            info.tx_attr->iov_limit, &total);
-      rc != 0) {
-    return rc;
+  absl::StatusOr<AppBuffer> buffer = Describe(
+      *ep, request.iov, request.desc, request.count, info.tx_attr->iov_limit);
+  if (!buffer.ok()) {
+    return Fail(*ep, FI_EINVAL, std::string(buffer.status().message()).c_str());
   }
+  size_t total = AppBufferLength(*buffer);
   if ((request.flags & FI_INJECT) && total > info.tx_attr->inject_size) {
     return Fail(*ep, FI_EINVAL, "inject of more than inject_size bytes");
   }
@@ -154,14 +134,17 @@ ssize_t Transmit(fid_ep* ep_fid, const TxRequest& request) {
   }
   if (request.op == Op::kReadRequest) {
     entry->read_iov.assign(request.iov, request.iov + request.count);
-    entry->read_iface =
-        request.count > 0 ? IfaceOf(request.desc, 0, &entry->read_device)
-                          : FI_HMEM_SYSTEM;
+    if (!buffer->empty()) {
+      entry->read_iface = buffer->front().iface;
+      entry->read_device = buffer->front().device;
+    }
     completion.flags = FI_RMA | FI_READ;
     entry->cntr = kReadCntr;
   } else {
     header.size = total;
-    if (ssize_t rc = TakePayload(ep, request, total, entry.get()); rc != 0) {
+    if (ssize_t rc = TakePayload(ep, *buffer, request.flags & FI_INJECT,
+                                 entry.get());
+        rc != 0) {
       return rc;
     }
     completion.flags = is_rma ? FI_RMA | FI_WRITE
@@ -192,11 +175,10 @@ ssize_t Receive(fid_ep* ep_fid, const RxRequest& request) {
   if (!ep->util.enabled.load()) {
     return Fail(*ep, FI_EOPBADSTATE, "the endpoint is not enabled");
   }
-  size_t total;
-  if (ssize_t rc = CheckIov(*ep, request.iov, request.count,
-                            info.rx_attr->iov_limit, &total);
-      rc != 0) {
-    return rc;
+  absl::StatusOr<AppBuffer> buffer = Describe(
+      *ep, request.iov, request.desc, request.count, info.rx_attr->iov_limit);
+  if (!buffer.ok()) {
+    return Fail(*ep, FI_EINVAL, std::string(buffer.status().message()).c_str());
   }
   bool multi = (request.flags & FI_MULTI_RECV) != 0;
   if (multi && (request.tagged || request.count != 1)) {
@@ -209,10 +191,11 @@ ssize_t Receive(fid_ep* ep_fid, const RxRequest& request) {
   recv->context = request.context;
   recv->flags = request.flags;
   recv->iov.assign(request.iov, request.iov + request.count);
-  recv->capacity = total;
-  recv->iface = request.count > 0
-                    ? IfaceOf(request.desc, 0, &recv->device)
-                    : FI_HMEM_SYSTEM;
+  recv->capacity = AppBufferLength(*buffer);
+  if (!buffer->empty()) {
+    recv->iface = buffer->front().iface;
+    recv->device = buffer->front().device;
+  }
   recv->tagged = request.tagged;
   recv->tag = request.tag;
   recv->ignore = request.ignore;

@@ -1,9 +1,7 @@
 // File: fabric/providers/udp/udp_provider.h
 //
-// The udp provider: DGRAM endpoints over UDP sockets, a domain per network
-// interface and a fabric per IP network. Discovery and fabrics are
-// implemented; domains and the data path arrive with their own work and return
-// -FI_ENOSYS until then.
+// The udp provider: DGRAM endpoints over UDP sockets (udp_endpoint.h), a
+// domain per network interface and a fabric per IP network.
 #ifndef FABRIC_PROVIDERS_UDP_UDP_PROVIDER_H_
 #define FABRIC_PROVIDERS_UDP_UDP_PROVIDER_H_
 

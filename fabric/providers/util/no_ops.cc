@@ -58,6 +58,12 @@ fi_ops_collective kNoCollectiveOps = {
     NO(fi_ops_collective, barrier2),
 };
 
+fi_ops_cm ConnectionlessCmOps(int (*setname)(fid*, void*, size_t),
+                              int (*getname)(fid*, void*, size_t*)) {
+  return {sizeof(fi_ops_cm), setname,  getname,    NoGetPeer, NoConnect,
+          NoListen,          NoAccept, NoReject,   NoShutdown, NoJoin};
+}
+
 #undef NO
 
 }  // namespace fabric

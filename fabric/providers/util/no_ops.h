@@ -46,6 +46,11 @@ inline constexpr auto NoAccept = FABRIC_NO_OP(fi_ops_cm, accept);
 inline constexpr auto NoShutdown = FABRIC_NO_OP(fi_ops_cm, shutdown);
 inline constexpr auto NoGetPeer = FABRIC_NO_OP(fi_ops_cm, getpeer);
 
+// Connection management of a connectionless endpoint: getname and setname
+// are the caller's; the rest return -FI_ENOSYS.
+fi_ops_cm ConnectionlessCmOps(int (*setname)(fid*, void*, size_t),
+                              int (*getname)(fid*, void*, size_t*));
+
 }  // namespace fabric
 
 #endif  // FABRIC_PROVIDERS_UTIL_NO_OPS_H_

@@ -1,0 +1,313 @@
+#include "fabric/providers/udp/udp_endpoint.h"
+
+#include <netinet/in.h>
+#include <rdma/fi_errno.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <memory>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "fabric/api/core/address.h"
+#include "fabric/api/core/status.h"
+#include "fabric/providers/udp/udp_cm.h"
+#include "fabric/providers/udp/udp_limits.h"
+#include "fabric/providers/udp/udp_msg.h"
+#include "fabric/providers/udp/udp_socket.h"
+#include "fabric/providers/util/fid_ops.h"
+#include "fabric/providers/util/no_ops.h"
+
+namespace fabric {
+namespace {
+
+// What udp endpoints can do: fi_info caps outside these are refused.
+constexpr uint64_t kUdpCaps =
+    FI_MSG | FI_SEND | FI_RECV | FI_SOURCE | FI_LOCAL_COMM | FI_REMOTE_COMM;
+
+// Room for any UDP datagram but an IPv6 jumbogram (65535 minus the UDP
+// header); a longer one would complete truncated.
+constexpr size_t kReceiveBounceSize = 65535 - 8;
+
+absl::Status CheckArguments(const fi_info* info, fid_ep** ep, uint64_t flags) {
+  if (info == nullptr || ep == nullptr) {
+    return FiError(FI_EINVAL, "fi_endpoint: info and ep must not be NULL");
+  }
+  if (flags & FI_PEER) {
+    return FiError(FI_EINVAL, "fi_endpoint2: udp does not support FI_PEER");
+  }
+  if (flags != 0) {
+    return FiError(FI_EBADFLAGS, absl::StrCat("fi_endpoint2: unknown flags 0x",
+                                              absl::Hex(flags)));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CheckInfo(const fi_info& info) {
+  if (info.ep_attr == nullptr || info.tx_attr == nullptr ||
+      info.rx_attr == nullptr) {
+    return FiError(FI_EINVAL,
+                   "fi_endpoint: info needs ep_attr, tx_attr and rx_attr");
+  }
+  if (info.ep_attr->type != FI_EP_DGRAM) {
+    return FiError(FI_EINVAL, "fi_endpoint: udp endpoints are FI_EP_DGRAM");
+  }
+  if ((info.caps & ~kUdpCaps) != 0) {
+    return FiError(FI_ENODATA,
+                   absl::StrCat("fi_endpoint: udp does not offer caps 0x",
+                                absl::Hex(info.caps & ~kUdpCaps)));
+  }
+  switch (info.addr_format) {
+    case FI_FORMAT_UNSPEC:
+    case FI_SOCKADDR:
+    case FI_SOCKADDR_IN:
+    case FI_SOCKADDR_IN6:
+    case FI_ADDR_STR:
+      break;
+    default:
+      return FiError(FI_EINVAL,
+                     absl::StrCat("fi_endpoint: udp does not use addr_format ",
+                                  info.addr_format));
+  }
+  const fi_tx_attr& tx = *info.tx_attr;
+  const fi_rx_attr& rx = *info.rx_attr;
+  if (tx.size == 0 || rx.size == 0 || tx.iov_limit == 0 || rx.iov_limit == 0 ||
+      tx.iov_limit > kUdpIovLimit || rx.iov_limit > kUdpIovLimit) {
+    return FiError(
+        FI_EINVAL,
+        absl::StrCat(
+            "fi_endpoint: queue sizes must be at least 1 and iov_limit 1 to ",
+            kUdpIovLimit));
+  }
+  if (info.ep_attr->max_msg_size > kUdpMaxMsgSize ||
+      tx.inject_size > kUdpMaxMsgSize) {
+    return FiError(FI_EINVAL,
+                   absl::StrCat("fi_endpoint: a UDP datagram carries at most ",
+                                kUdpMaxMsgSize, " bytes"));
+  }
+  return absl::OkStatus();
+}
+
+// Where the socket binds: info->src_addr, or the wildcard address of the
+// family addr_format names.
+absl::StatusOr<IpAddress> SourceAddress(const fi_info& info) {
+  if (info.src_addr != nullptr) {
+    uint32_t format = info.addr_format == FI_FORMAT_UNSPEC
+                          ? uint32_t{FI_SOCKADDR}
+                          : info.addr_format;
+    return IpFromUser(format, info.src_addr, info.src_addrlen);
+  }
+  sockaddr_storage wildcard = {};
+  wildcard.ss_family = info.addr_format == FI_SOCKADDR_IN6 ? AF_INET6 : AF_INET;
+  return IpAddress::FromSockaddr(reinterpret_cast<sockaddr*>(&wildcard),
+                                 wildcard.ss_family == AF_INET6
+                                     ? sizeof(sockaddr_in6)
+                                     : sizeof(sockaddr_in));
+}
+
+// The transmit traffic class, else the domain's.
+uint32_t TrafficClass(const fi_info& info, const UtilDomain& domain) {
+  if (info.tx_attr->tclass != FI_TC_UNSPEC) return info.tx_attr->tclass;
+  return domain.info->domain_attr->tclass;
+}
+
+int Enable(UdpEndpoint* ep) {
+  {
+    std::lock_guard<OptionalMutex> lock(ep->util.mutex);
+    if (ep->util.enabled.load()) {
+      return UdpFail(*ep, FI_LOG_EP_CTRL,
+                     FiError(FI_EOPBADSTATE, "fi_enable: already enabled"));
+    }
+    if (int rc = CheckEnable(ep->util); rc != 0) return rc;
+    ep->util.enabled.store(true);
+  }
+  // Outside the endpoint's lock: the engine holds its own while it calls
+  // Progress(), which takes the endpoint's.
+  ep->util.domain->fabric->progress->Add(&ep->progress);
+  return 0;
+}
+
+int CloseEp(fid* object) {
+  UdpEndpoint* ep = ToUdpEndpoint(object);
+  if (ep->util.enabled.load()) {
+    ep->util.domain->fabric->progress->Remove(&ep->progress);
+  }
+  {
+    std::lock_guard<OptionalMutex> lock(ep->util.mutex);
+    // Receives still posted are dropped without completions.
+    for (const UdpReceive& receive : ep->receives) {
+      if (receive.reserved) CqUnreserve(ep->util.rx_cq);
+    }
+  }
+  ReleaseUtilEndpoint(&ep->util);
+  close(ep->fd);
+  delete ep;
+  return 0;
+}
+
+int BindEp(fid* object, fid* bound, uint64_t flags) {
+  UdpEndpoint* ep = ToUdpEndpoint(object);
+  std::lock_guard<OptionalMutex> lock(ep->util.mutex);
+  return BindUtilEndpoint(&ep->util, bound, flags);
+}
+
+int ControlEp(fid* object, int command, void* arg) {
+  UdpEndpoint* ep = ToUdpEndpoint(object);
+  if (command == FI_ENABLE) return Enable(ep);
+  std::lock_guard<OptionalMutex> lock(ep->util.mutex);
+  int rc = ControlUtilEndpoint(&ep->util, command, arg);
+  if (rc == -FI_ENOSYS) {
+    FI_WARN(UdpLog(*ep), FI_LOG_EP_CTRL,
+            "fi_control: command %d is not supported\n", command);
+  }
+  return rc;
+}
+
+// fi_cancel: a posted receive completes with FI_ECANCELED.
+ssize_t CancelEp(fid* object, void* context) {
+  UdpEndpoint* ep = ToUdpEndpoint(object);
+  std::lock_guard<OptionalMutex> lock(ep->util.mutex);
+  auto it = std::find_if(ep->receives.begin(), ep->receives.end(),
+                         [context](const UdpReceive& receive) {
+                           return receive.context == context;
+                         });
+  if (it == ep->receives.end()) return -FI_ENOENT;
+  bool reserved = it->reserved;
+  ep->receives.erase(it);
+  fi_cq_tagged_entry entry = {};
+  entry.op_context = context;
+  entry.flags = FI_RECV | FI_MSG;
+  ReportError(&ep->util, ep->util.rx_cq, reserved, entry, FI_ECANCELED, 0,
+              kRecvCntr);
+  return 0;
+}
+
+int GetOptEp(fid* object, int level, int name, void* value, size_t* len) {
+  UdpEndpoint* ep = ToUdpEndpoint(object);
+  std::lock_guard<OptionalMutex> lock(ep->util.mutex);
+  return GetOptUtilEndpoint(&ep->util, level, name, value, len,
+                            /*cm_data_size=*/0);
+}
+
+int SetOptEp(fid* object, int level, int name, const void* value, size_t len) {
+  UdpEndpoint* ep = ToUdpEndpoint(object);
+  std::lock_guard<OptionalMutex> lock(ep->util.mutex);
+  return SetOptUtilEndpoint(&ep->util, level, name, value, len);
+}
+
+int NoTxContext(fid_ep*, int, fi_tx_attr*, fid_ep**, void*) {
+  return -FI_ENOSYS;
+}
+int NoRxContext(fid_ep*, int, fi_rx_attr*, fid_ep**, void*) {
+  return -FI_ENOSYS;
+}
+
+absl::Status NotEnabled(const char* call) {
+  return FiError(FI_EOPBADSTATE,
+                 absl::StrCat(call, ": the endpoint is not enabled"));
+}
+
+ssize_t RxSizeLeft(fid_ep* ep_fid) {
+  UdpEndpoint* ep = ToUdpEndpoint(ep_fid);
+  if (!ep->util.enabled.load()) {
+    return UdpFail(*ep, FI_LOG_EP_DATA, NotEnabled("fi_rx_size_left"));
+  }
+  std::lock_guard<OptionalMutex> lock(ep->util.mutex);
+  return static_cast<ssize_t>(ep->util.info->rx_attr->size -
+                              ep->receives.size());
+}
+
+// Sends complete inside the call, so the whole queue is always free.
+ssize_t TxSizeLeft(fid_ep* ep_fid) {
+  UdpEndpoint* ep = ToUdpEndpoint(ep_fid);
+  if (!ep->util.enabled.load()) {
+    return UdpFail(*ep, FI_LOG_EP_DATA, NotEnabled("fi_tx_size_left"));
+  }
+  return static_cast<ssize_t>(ep->util.info->tx_attr->size);
+}
+
+fi_ops kUdpFidOps =
+    MakeFidOps({.close = CloseEp, .bind = BindEp, .control = ControlEp});
+
+fi_ops_ep kUdpEpOps = {
+    .size = sizeof(fi_ops_ep),
+    .cancel = CancelEp,
+    .getopt = GetOptEp,
+    .setopt = SetOptEp,
+    .tx_ctx = NoTxContext,
+    .rx_ctx = NoRxContext,
+    .rx_size_left = RxSizeLeft,
+    .tx_size_left = TxSizeLeft,
+};
+
+absl::StatusOr<std::unique_ptr<UdpEndpoint>> CreateEndpoint(UtilDomain* domain,
+                                                            const fi_info& info,
+                                                            void* context) {
+  FABRIC_RETURN_IF_ERROR(CheckInfo(info));
+  absl::StatusOr<IpAddress> source = SourceAddress(info);
+  if (!source.ok()) {
+    return FiError(FI_EINVAL, absl::StrCat("fi_endpoint: info->src_addr: ",
+                                           source.status().message()));
+  }
+  uint32_t tclass = TrafficClass(info, *domain);
+  absl::StatusOr<int> fd = OpenUdpSocket(*source, tclass);
+  if (!fd.ok()) return fd.status();
+
+  auto ep = std::make_unique<UdpEndpoint>();
+  ep->fd = *fd;
+  ep->tclass = tclass;
+  fid_ep& ep_fid = ep->util.ep_fid;
+  ep_fid = {};
+  ep_fid.ops = &kUdpEpOps;
+  ep_fid.cm = &kUdpCmOps;
+  ep_fid.msg = &kUdpMsgOps;
+  ep_fid.rma = &kNoRmaOps;
+  ep_fid.tagged = &kNoTaggedOps;
+  ep_fid.atomic = &kNoAtomicOps;
+  ep_fid.collective = &kNoCollectiveOps;
+  absl::Status status =
+      InitUtilEndpoint(&ep->util, domain, &info, context, &kUdpFidOps);
+  if (!status.ok()) {
+    close(ep->fd);
+    return status;
+  }
+  fi_info& own = *ep->util.info;
+  if (own.addr_format == FI_FORMAT_UNSPEC) {
+    own.addr_format =
+        source->family() == AF_INET6 ? FI_SOCKADDR_IN6 : FI_SOCKADDR_IN;
+  }
+  ep->report_source = ((own.caps | own.rx_attr->caps) & FI_SOURCE) != 0;
+  ep->send_bounce.resize(kUdpMaxMsgSize);
+  ep->receive_bounce.resize(kReceiveBounceSize);
+  return ep;
+}
+
+}  // namespace
+
+int UdpFail(const UdpEndpoint& ep, fi_log_subsys subsys,
+            const absl::Status& status) {
+  int rc = ToFiErrno(status);
+  if (rc == -FI_EAGAIN) {
+    FI_DBG(UdpLog(ep), subsys, "%s\n", std::string(status.message()).c_str());
+  } else {
+    FI_WARN(UdpLog(ep), subsys, "%s\n", std::string(status.message()).c_str());
+  }
+  return rc;
+}
+
+int OpenUdpEndpoint(fid_domain* domain_fid, fi_info* info, fid_ep** ep_out,
+                    uint64_t flags, void* context) {
+  UtilDomain* domain = reinterpret_cast<UtilDomain*>(domain_fid);
+  absl::Status status = CheckArguments(info, ep_out, flags);
+  absl::StatusOr<std::unique_ptr<UdpEndpoint>> ep =
+      status.ok() ? CreateEndpoint(domain, *info, context) : status;
+  if (!ep.ok()) {
+    FI_WARN(domain->fabric->provider->c_provider(), FI_LOG_EP_CTRL, "%s\n",
+            std::string(ep.status().message()).c_str());
+    return ToFiErrno(ep.status());
+  }
+  *ep_out = &(*ep).release()->util.ep_fid;
+  return 0;
+}
+
+}  // namespace fabric

@@ -1,0 +1,76 @@
+// File: fabric/providers/udp/udp_endpoint.h
+//
+// The udp provider's FI_EP_DGRAM endpoint (fi_endpoint(3)): one nonblocking
+// UDP socket bound to info->src_addr (port 0: an ephemeral port; the
+// address family picks IPv4 or IPv6), the objects bound to it (UtilEndpoint)
+// and the receives posted on it.
+//
+// Sends gather the application's buffer into a bounce buffer and hand the
+// datagram to the kernel inside the call; they complete at once, and a full
+// socket buffer is -FI_EAGAIN. Receives wait in order of posting for
+// UdpProgress to fill them (udp_progress.h). fi_endpoint's other tables:
+// fi_ops_msg in udp_msg.h, fi_ops_cm in udp_cm.h; RMA, tagged, atomic and
+// collective operations return -FI_ENOSYS.
+#ifndef FABRIC_PROVIDERS_UDP_UDP_ENDPOINT_H_
+#define FABRIC_PROVIDERS_UDP_UDP_ENDPOINT_H_
+
+#include <rdma/fabric.h>
+#include <rdma/fi_endpoint.h>
+#include <rdma/providers/fi_log.h>
+
+#include <deque>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "fabric/providers/udp/udp_progress.h"
+#include "fabric/providers/util/app_buffer.h"
+#include "fabric/providers/util/endpoint.h"
+
+namespace fabric {
+
+// A receive waiting for a datagram.
+struct UdpReceive {
+  AppBuffer buffer;
+  size_t capacity;  // the buffer's length
+  void* context;
+  uint64_t flags;  // fi_recvmsg's flags, or the endpoint's rx op flags
+  bool reserved;   // holds a slot of the receive CQ (CqReserve)
+};
+
+struct UdpEndpoint {
+  UdpEndpoint() : progress(this) {}
+
+  UtilEndpoint util;  // first: the application's fid_ep* is util.ep_fid
+  UdpProgress progress;
+  int fd = -1;
+  uint32_t tclass = FI_TC_UNSPEC;  // of every socket the endpoint opens
+  bool report_source = false;      // FI_SOURCE: completions carry the sender
+  // Guarded by util.mutex:
+  std::deque<UdpReceive> receives;
+  std::vector<char> send_bounce;     // one outgoing datagram
+  std::vector<char> receive_bounce;  // one incoming datagram
+};
+
+inline UdpEndpoint* ToUdpEndpoint(fid* object) {
+  return reinterpret_cast<UdpEndpoint*>(object);
+}
+inline UdpEndpoint* ToUdpEndpoint(fid_ep* ep) {
+  return ToUdpEndpoint(&ep->fid);
+}
+
+inline const fi_provider* UdpLog(const UdpEndpoint& ep) {
+  return ep.util.domain->fabric->provider->c_provider();
+}
+
+// Logs `status` (a warning; FI_EAGAIN, which only asks the application to
+// retry, at debug level) and returns its negative fi_errno.
+int UdpFail(const UdpEndpoint& ep, fi_log_subsys subsys,
+            const absl::Status& status);
+
+// fi_endpoint / fi_endpoint2 on a udp domain.
+int OpenUdpEndpoint(fid_domain* domain, fi_info* info, fid_ep** ep,
+                    uint64_t flags, void* context);
+
+}  // namespace fabric
+
+#endif  // FABRIC_PROVIDERS_UDP_UDP_ENDPOINT_H_

@@ -1,0 +1,86 @@
+#include "fabric/providers/util/app_buffer.h"
+
+#include <rdma/fi_errno.h>
+
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "fabric/api/core/status.h"
+#include "fabric/providers/util/mr.h"
+
+namespace fabric {
+
+absl::StatusOr<AppBuffer> DescribeAppBuffer(const UtilDomain& domain,
+                                            const iovec* iov, void** desc,
+                                            size_t count) {
+  if (iov == nullptr && count > 0) {
+    return FiError(FI_EINVAL, "the iov array is NULL");
+  }
+  AppBuffer buffer;
+  size_t total = 0;
+  for (size_t i = 0; i < count; ++i) {
+    if (iov[i].iov_base == nullptr && iov[i].iov_len > 0) {
+      return FiError(FI_EINVAL, absl::StrCat("iov[", i, "] has a NULL base"));
+    }
+    if (iov[i].iov_len > SIZE_MAX - total) {
+      return FiError(FI_EINVAL, "the iov lengths overflow");
+    }
+    total += iov[i].iov_len;
+    AppBufferPiece piece;
+    piece.iov = iov[i];
+    const auto* mr =
+        desc != nullptr ? static_cast<const UtilMr*>(desc[i]) : nullptr;
+    if (mr != nullptr) {
+      if (mr->mr_fid.fid.fclass != FI_CLASS_MR || mr->domain != &domain) {
+        return FiError(FI_EINVAL,
+                       absl::StrCat("desc[", i,
+                                    "] is not a memory region of this domain"));
+      }
+      piece.iface = mr->iface;
+      piece.device = mr->device;
+    }
+    buffer.push_back(piece);
+  }
+  return buffer;
+}
+
+size_t AppBufferLength(const AppBuffer& buffer) {
+  size_t total = 0;
+  for (const AppBufferPiece& piece : buffer) total += piece.iov.iov_len;
+  return total;
+}
+
+ssize_t GatherAppBuffer(const HmemCopier& copier, const AppBuffer& buffer,
+                        void* dest, size_t size) {
+  char* out = static_cast<char*>(dest);
+  size_t done = 0;
+  for (const AppBufferPiece& piece : buffer) {
+    size_t want = std::min(piece.iov.iov_len, size - done);
+    if (want == 0) continue;
+    ssize_t copied = copier.CopyFromIov(out + done, want, piece.iface,
+                                        piece.device, &piece.iov, 1, 0);
+    if (copied < 0) return copied;
+    if (static_cast<size_t>(copied) != want) return -FI_EIO;
+    done += want;
+  }
+  return static_cast<ssize_t>(done);
+}
+
+ssize_t ScatterAppBuffer(const HmemCopier& copier, const AppBuffer& buffer,
+                         const void* src, size_t size) {
+  const char* in = static_cast<const char*>(src);
+  size_t done = 0;
+  for (const AppBufferPiece& piece : buffer) {
+    size_t want = std::min(piece.iov.iov_len, size - done);
+    if (want == 0) continue;
+    ssize_t copied = copier.CopyToIov(piece.iface, piece.device, &piece.iov, 1,
+                                      0, in + done, want);
+    if (copied < 0) return copied;
+    if (static_cast<size_t>(copied) != want) return -FI_EIO;
+    done += want;
+  }
+  if (done != size) return -FI_EIO;
+  return static_cast<ssize_t>(done);
+}
+
+}  // namespace fabric

@@ -1,0 +1,58 @@
+// File: fabric/providers/util/app_buffer.h
+//
+// An application's data buffer as a data transfer names it: iovec pieces,
+// each with the memory it lives in (the HMEM iface and device of its
+// fi_mr_desc, or host memory for a null desc). Providers move bytes between
+// it and their own buffers only through the domain's HmemCopier, so that an
+// FI_SET_OPS_HMEM_OVERRIDE sees every copy.
+//
+//   absl::StatusOr<AppBuffer> buffer =
+//       DescribeAppBuffer(*domain, msg->msg_iov, msg->desc, msg->iov_count);
+//   ssize_t n = GatherAppBuffer(domain->copier, *buffer, bounce, size);
+#ifndef FABRIC_PROVIDERS_UTIL_APP_BUFFER_H_
+#define FABRIC_PROVIDERS_UTIL_APP_BUFFER_H_
+
+#include <rdma/fi_domain.h>
+#include <sys/types.h>
+#include <sys/uio.h>
+
+#include <cstdint>
+
+#include "absl/container/inlined_vector.h"
+#include "absl/status/statusor.h"
+#include "fabric/hmem/hmem_copy.h"
+#include "fabric/providers/util/domain.h"
+
+namespace fabric {
+
+struct AppBufferPiece {
+  iovec iov;
+  fi_hmem_iface iface = FI_HMEM_SYSTEM;
+  uint64_t device = 0;
+};
+
+using AppBuffer = absl::InlinedVector<AppBufferPiece, 4>;
+
+// The buffer of `count` pieces at `iov`; `desc` (may be null, as may each
+// entry) holds fi_mr_desc values of `domain`'s regions. FI_EINVAL status for
+// a null `iov` with pieces, a piece with a null base and a length, a desc
+// that is not a region of `domain`, or lengths whose sum overflows.
+absl::StatusOr<AppBuffer> DescribeAppBuffer(const UtilDomain& domain,
+                                            const iovec* iov, void** desc,
+                                            size_t count);
+
+size_t AppBufferLength(const AppBuffer& buffer);
+
+// Copies the first min(size, length) bytes of `buffer` into `dest`: the
+// bytes copied, or a negative fi_errno (-FI_EIO for a short copy).
+ssize_t GatherAppBuffer(const HmemCopier& copier, const AppBuffer& buffer,
+                        void* dest, size_t size);
+
+// Copies `size` bytes of `src` to the start of `buffer`, which must hold
+// them: the bytes copied, or a negative fi_errno (-FI_EIO for a short copy).
+ssize_t ScatterAppBuffer(const HmemCopier& copier, const AppBuffer& buffer,
+                         const void* src, size_t size);
+
+}  // namespace fabric
+
+#endif  // FABRIC_PROVIDERS_UTIL_APP_BUFFER_H_
