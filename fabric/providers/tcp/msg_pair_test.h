@@ -61,7 +61,8 @@ class MsgPairTest : public ::testing::Test {
   void OpenEndpoint(MsgSide* side, fi_info* info, uint64_t cq_bind_flags);
   void CloseSide(MsgSide* side);
 
-  // Advances both sides' progress once (reads of nothing).
+  // Advances both sides' progress once (reads of nothing: fi_trywait on
+  // the fabric, a zero-entry read of the receive CQ for the domain).
   void Progress();
   // The next completion of `cq`, advancing both sides, within 5 s.
   fi_cq_tagged_entry WaitCompletion(fid_cq* cq);

@@ -57,23 +57,21 @@ void PostCmError(TcpMsgEp* ep, int err, const std::vector<char>& data) {
   EqPostError(&ep->util.eq->eq_fid, error);
 }
 
-void Register(TcpMsgEp* ep) {
-  if (ep->registered) return;
-  ep->registered = true;
-  ep->engine()->Add(&ep->events);
-}
-
-// The handshake is done: the data phase starts on the socket.
+// The handshake is done: the data phase starts on the socket, advanced by
+// the domain's engine.
 void StartConnection(TcpMsgEp* ep) {
   ep->connection = std::make_unique<Connection>(ep->fd, &ep->events,
                                                 &ep->util.domain->copier);
+  if (ep->setup_registered) ep->setup_engine()->Disarm(&ep->setup);
+  ep->events_registered = true;
+  ep->engine()->Add(&ep->events);
   ep->state = MsgEpState::kConnected;
 }
 
 // Ends a connection attempt that failed before the data phase.
 void FailConnect(TcpMsgEp* ep, int err, const std::vector<char>& data) {
   ep->state = MsgEpState::kShutdown;
-  ep->engine()->Disarm(&ep->events);
+  ep->setup_engine()->Disarm(&ep->setup);
   shutdown(ep->fd, SHUT_RDWR);
   PostCmError(ep, err, data);
 }
@@ -89,7 +87,7 @@ void ProgressConnect(TcpMsgEp* ep) {
     FailConnect(ep, error == ECONNREFUSED ? FI_ECONNREFUSED : error, {});
     return;
   }
-  ep->engine()->WantWrite(&ep->events, false);
+  ep->setup_engine()->WantWrite(&ep->setup, false);
   absl::Status sent = SendCm(ep->fd, CmType::kConnRequest,
                              ep->connect_data.data(), ep->connect_data.size());
   if (!sent.ok()) {
@@ -151,7 +149,8 @@ void FailOutstanding(TcpMsgEp* ep, int err) {
 
 int CloseMsgEp(fid* object) {
   TcpMsgEp* ep = ToTcpMsgEp(reinterpret_cast<fid_ep*>(object));
-  if (ep->registered) ep->engine()->Remove(&ep->events);
+  if (ep->setup_registered) ep->setup_engine()->Remove(&ep->setup);
+  if (ep->events_registered) ep->engine()->Remove(&ep->events);
   // Reserved CQ room is given back; closing reports nothing.
   auto unreserve = [ep](const std::unique_ptr<PostedRecv>& recv) {
     if (recv->reserved) CqUnreserve(ep->util.rx_cq);
@@ -337,8 +336,9 @@ int Connect(fid_ep* ep_fid, const void* addr, const void* param,
   const char* data = static_cast<const char*>(param);
   ep->connect_data.assign(data, data + paramlen);
   ep->state = MsgEpState::kConnecting;
-  Register(ep);
-  ep->engine()->WantWrite(&ep->events, true);
+  ep->setup_registered = true;
+  ep->setup_engine()->Add(&ep->setup);
+  ep->setup_engine()->WantWrite(&ep->setup, true);
   return 0;
 }
 
@@ -356,7 +356,6 @@ int Accept(fid_ep* ep_fid, const void* param, size_t paramlen) {
   absl::Status sent = SendCm(ep->fd, CmType::kAccept, param, paramlen);
   if (!sent.ok()) return Fail(*ep, sent);
   StartConnection(ep);
-  Register(ep);
   PostCmEvent(ep, FI_CONNECTED, nullptr, 0);
   return 0;
 }
@@ -376,7 +375,7 @@ int Shutdown(fid_ep* ep_fid, uint64_t flags) {
   } else {
     shutdown(ep->fd, SHUT_RDWR);
     ep->state = MsgEpState::kShutdown;
-    if (ep->registered) ep->engine()->Disarm(&ep->events);
+    if (ep->setup_registered) ep->setup_engine()->Disarm(&ep->setup);
   }
   return 0;
 }
@@ -398,29 +397,32 @@ fi_ops_cm kMsgEpCmOps = {
 
 // --- events from the connection and the progress engine -------------------
 
+void TcpMsgEpSetup::Progress() {
+  std::lock_guard<OptionalMutex> lock(ep_->util.mutex);
+  if (ep_->state == MsgEpState::kConnecting) {
+    ProgressConnect(ep_);
+  } else if (ep_->state == MsgEpState::kAwaitingResponse) {
+    ProgressResponse(ep_);
+  }
+}
+
+int TcpMsgEpSetup::progress_fd() const { return ep_->fd; }
+
+bool TcpMsgEpSetup::auto_progress() const {
+  return ep_->util.domain->info->domain_attr->control_progress ==
+         FI_PROGRESS_AUTO;
+}
+
 void TcpMsgEpEvents::Progress() {
   std::lock_guard<OptionalMutex> lock(ep_->util.mutex);
-  switch (ep_->state) {
-    case MsgEpState::kConnecting:
-      ProgressConnect(ep_);
-      break;
-    case MsgEpState::kAwaitingResponse:
-      ProgressResponse(ep_);
-      break;
-    case MsgEpState::kConnected:
-      ep_->connection->Progress();
-      break;
-    default:
-      break;
-  }
+  if (ep_->state == MsgEpState::kConnected) ep_->connection->Progress();
 }
 
 int TcpMsgEpEvents::progress_fd() const { return ep_->fd; }
 
 bool TcpMsgEpEvents::auto_progress() const {
-  const fi_domain_attr& attr = *ep_->util.domain->info->domain_attr;
-  return attr.data_progress == FI_PROGRESS_AUTO ||
-         attr.control_progress == FI_PROGRESS_AUTO;
+  return ep_->util.domain->info->domain_attr->data_progress ==
+         FI_PROGRESS_AUTO;
 }
 
 void TcpMsgEpEvents::OnBacklog(bool backlogged) {

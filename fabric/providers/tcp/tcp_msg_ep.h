@@ -18,6 +18,7 @@
 #include <rdma/fi_cm.h>
 #include <rdma/fi_endpoint.h>
 
+#include <atomic>
 #include <deque>
 #include <list>
 #include <memory>
@@ -66,7 +67,21 @@ struct UnexpectedMsg {
 
 class TcpMsgEp;
 
-// The endpoint's callbacks from its connection and the progress engine.
+// The connection handshake of fi_connect, advanced by the fabric's progress
+// engine (EQ reads) until the data phase starts.
+class TcpMsgEpSetup : public ProgressSource {
+ public:
+  explicit TcpMsgEpSetup(TcpMsgEp* ep) : ep_(ep) {}
+  void Progress() override;
+  int progress_fd() const override;
+  bool auto_progress() const override;
+
+ private:
+  TcpMsgEp* ep_;
+};
+
+// The endpoint's callbacks from its connection and from its domain's
+// progress engine (CQ and counter reads) once connected.
 class TcpMsgEpEvents : public ConnectionHandler, public ProgressSource {
  public:
   explicit TcpMsgEpEvents(TcpMsgEp* ep) : ep_(ep) {}
@@ -97,13 +112,17 @@ class TcpMsgEp {
  public:
   UtilEndpoint util;  // first: the application's fid_ep* is &util.ep_fid
 
-  TcpMsgEp() : events(this) {}
+  TcpMsgEp() : setup(this), events(this) {}
 
+  TcpMsgEpSetup setup;
   TcpMsgEpEvents events;
-  MsgEpState state = MsgEpState::kIdle;
+  // Written by the handshake (perhaps on another thread's EQ read) and read
+  // by the data calls; the connection exists before kConnected is stored.
+  std::atomic<MsgEpState> state{MsgEpState::kIdle};
   int fd = -1;  // the socket, once there is one (the connection owns it
                 // once established)
-  bool registered = false;  // with the fabric's progress engine
+  bool setup_registered = false;   // with the fabric's progress engine
+  bool events_registered = false;  // with the domain's
   std::optional<IpAddress> bind_address;  // fi_setname, or info->src_addr
   std::vector<char> connect_data;         // fi_connect's, for the request
   CmReader cm_reader;
@@ -133,7 +152,10 @@ class TcpMsgEp {
   const fi_provider* log() const {
     return util.domain->fabric->provider->c_provider();
   }
-  ProgressEngine* engine() const { return util.domain->fabric->progress.get(); }
+  ProgressEngine* engine() const { return util.domain->progress.get(); }
+  ProgressEngine* setup_engine() const {
+    return util.domain->fabric->progress.get();
+  }
 };
 
 inline TcpMsgEp* ToTcpMsgEp(fid_ep* ep) {

@@ -209,7 +209,7 @@ ssize_t Receive(fid_ep* ep_fid, const RxRequest& request) {
   } else {
     ep->recvs.push_back(std::move(recv));
   }
-  if (ep->connection != nullptr && ep->connection->stalled()) {
+  if (ep->state == MsgEpState::kConnected && ep->connection->stalled()) {
     ep->connection->Progress();  // a waiting message may take it now
   }
   return 0;

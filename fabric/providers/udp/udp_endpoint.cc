@@ -123,14 +123,14 @@ int Enable(UdpEndpoint* ep) {
   }
   // Outside the endpoint's lock: the engine holds its own while it calls
   // Progress(), which takes the endpoint's.
-  ep->util.domain->fabric->progress->Add(&ep->progress);
+  ep->util.domain->progress->Add(&ep->progress);
   return 0;
 }
 
 int CloseEp(fid* object) {
   UdpEndpoint* ep = ToUdpEndpoint(object);
   if (ep->util.enabled.load()) {
-    ep->util.domain->fabric->progress->Remove(&ep->progress);
+    ep->util.domain->progress->Remove(&ep->progress);
   }
   {
     std::lock_guard<OptionalMutex> lock(ep->util.mutex);

@@ -136,7 +136,8 @@ int OpenUtilCntr(fid_domain* domain_fid, fi_cntr_attr* attr,
                           : CheckAttr(*domain, effective);
   absl::StatusOr<std::unique_ptr<WaitObject>> wait =
       status.ok() ? CreateWaitObject(EnumValue(effective.wait_obj),
-                                     effective.wait_set, *domain->fabric)
+                                     effective.wait_set, *domain->fabric,
+                                     domain->progress.get())
                   : status;
   if (!wait.ok()) {
     FI_WARN(domain->fabric->provider->c_provider(), FI_LOG_CNTR, "%s\n",
@@ -166,6 +167,7 @@ void CntrAddError(UtilCntr* cntr, uint64_t value) {
 int CntrTryWait(fid* object) {
   UtilCntr* cntr = AsUtilCntr(object);
   if (cntr == nullptr) return -FI_EINVAL;
+  cntr->wait->Progress();
   std::lock_guard<std::mutex> lock(cntr->wait->mutex());
   cntr->wait->Clear();
   return 0;

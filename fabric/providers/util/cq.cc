@@ -220,7 +220,7 @@ int OpenUtilCq(fid_domain* domain_fid, fi_cq_attr* attr, fid_cq** cq_out,
           : CheckAttr(*domain, *attr);
   absl::StatusOr<std::unique_ptr<WaitObject>> wait =
       status.ok() ? CreateWaitObject(EnumValue(attr->wait_obj), attr->wait_set,
-                                     *domain->fabric)
+                                     *domain->fabric, domain->progress.get())
                   : status;
   if (!wait.ok()) {
     FI_WARN(log, FI_LOG_CQ, "%s\n",
@@ -283,6 +283,7 @@ int CqWriteError(UtilCq* cq, const fi_cq_err_entry& error, bool reserved) {
 int CqTryWait(fid* object) {
   UtilCq* cq = AsUtilCq(object);
   if (cq == nullptr) return -FI_EINVAL;
+  cq->wait->Progress();
   std::lock_guard<std::mutex> lock(cq->wait->mutex());
   return cq->entries.empty() ? 0 : -FI_EAGAIN;
 }

@@ -15,6 +15,7 @@
 #include <rdma/fi_domain.h>
 
 #include <atomic>
+#include <memory>
 #include <cstdint>
 #include <mutex>
 #include <string>
@@ -48,6 +49,11 @@ struct UtilDomain {
   // complete there asynchronously.
   UtilEq* eq = nullptr;
   uint64_t eq_flags = 0;
+  // Advances the data path of the domain's endpoints: reads and waits on
+  // the domain's CQs, counters and poll sets run it, so under
+  // FI_THREAD_DOMAIN no call on another domain (or on a fabric-level EQ)
+  // touches this domain's endpoints.
+  std::unique_ptr<ProgressEngine> progress = std::make_unique<ProgressEngine>();
 };
 
 // fi_ops_fabric::domain2 (and ::domain, with flags 0) of UtilFabric.

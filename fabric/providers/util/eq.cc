@@ -180,7 +180,8 @@ int OpenUtilEq(fid_fabric* fabric_fid, fi_eq_attr* attr, fid_eq** eq_out,
   int wait_kind;
   memcpy(&wait_kind, &attr->wait_obj, sizeof(wait_kind));
   absl::StatusOr<std::unique_ptr<WaitObject>> wait =
-      CreateWaitObject(wait_kind, attr->wait_set, *fabric);
+      CreateWaitObject(wait_kind, attr->wait_set, *fabric,
+                       fabric->progress.get());
   if (!wait.ok()) {
     FI_WARN(log, FI_LOG_EQ, "fi_eq_open: %s\n",
             std::string(wait.status().message()).c_str());
@@ -237,6 +238,7 @@ UtilEq* AsUtilEq(fid* object) {
 int EqTryWait(fid* object) {
   UtilEq* eq = AsUtilEq(object);
   if (eq == nullptr) return -FI_EINVAL;
+  eq->wait->Progress();
   std::lock_guard<std::mutex> lock(eq->wait->mutex());
   return eq->entries.empty() ? 0 : -FI_EAGAIN;
 }

@@ -22,7 +22,9 @@ struct UtilFabric {
   const Provider* provider;
   std::string name;
   std::atomic<int> open_children{0};
-  // Advances the sockets of every endpoint opened under this fabric.
+  // Advances fabric-level sources: passive endpoints and connections being
+  // set up (EQ reads and waits run it). Endpoints' data paths are their
+  // domain's (UtilDomain::progress).
   std::unique_ptr<ProgressEngine> progress = std::make_unique<ProgressEngine>();
 };
 

@@ -63,7 +63,7 @@ bool HasNews(Member& member) {
 int Poll(fid_poll* pollset, void** context, int count) {
   UtilPollSet* set = ToUtilPollSet(pollset);
   if (count < 0 || (count > 0 && context == nullptr)) return -FI_EINVAL;
-  set->domain->fabric->progress->Run();
+  set->domain->progress->Run();
   std::lock_guard<std::mutex> lock(set->mutex);
   int found = 0;
   for (Member& member : set->members) {

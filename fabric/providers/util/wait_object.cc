@@ -47,6 +47,10 @@ absl::StatusOr<std::unique_ptr<WaitObject>> WaitObject::Create(
   if (!wait.ok() || engine == nullptr) return wait;
   WaitObject& object = **wait;
   object.engine_ = engine;
+  if (set != nullptr) {
+    std::lock_guard<std::mutex> lock(set->engines_mutex);
+    ++set->engines[engine];
+  }
   if (object.fd_ >= 0) {
     object.poll_fd_ = PollBoth(object.fd_, engine->fd());
     if (object.poll_fd_ < 0) {
@@ -94,7 +98,13 @@ absl::StatusOr<std::unique_ptr<WaitObject>> WaitObject::CreateKind(
 WaitObject::~WaitObject() {
   if (fd_ >= 0) close(fd_);
   if (poll_fd_ >= 0) close(poll_fd_);
-  if (set_ != nullptr) set_->members.fetch_sub(1);
+  if (set_ != nullptr) {
+    set_->members.fetch_sub(1);
+    if (engine_ != nullptr) {
+      std::lock_guard<std::mutex> lock(set_->engines_mutex);
+      if (--set_->engines[engine_] == 0) set_->engines.erase(engine_);
+    }
+  }
 }
 
 void WaitObject::Signal() {

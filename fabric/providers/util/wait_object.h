@@ -7,7 +7,8 @@
 // the application's poll/epoll, and FI_WAIT_MUTEX_COND hands out the mutex
 // and condition variable themselves.
 //
-// A wait object knows its fabric's ProgressEngine. Reads call Progress()
+// A wait object knows the ProgressEngine of its owner (a CQ's or counter's
+// domain, an EQ's fabric). Reads call Progress()
 // first, and Wait() keeps the engine's sources advancing while it blocks,
 // so FI_PROGRESS_MANUAL work advances inside the application's reads and
 // waits. The fd FI_GETWAIT hands out is then an epoll fd that is also
@@ -21,6 +22,7 @@
 #include <condition_variable>
 #include <atomic>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 
@@ -37,13 +39,17 @@ struct WaitSetState {
   std::unique_ptr<WaitObject> wait;  // the set's own: FD, MUTEX_COND, YIELD
   bool signaled = false;             // guarded by wait->mutex()
   std::atomic<int> members{0};
+  // The progress engines of the members (counted per member), which
+  // fi_wait advances while it blocks.
+  std::mutex engines_mutex;
+  std::map<ProgressEngine*, int> engines;
 };
 
 class WaitObject {
  public:
   // FI_WAIT_NONE, UNSPEC (an fd), FD, POLLFD, MUTEX_COND or YIELD;
   // FI_WAIT_SET with the set's state (a member also signals the set); other
-  // kinds FI_EINVAL. `engine` (may be null) is the fabric's.
+  // kinds FI_EINVAL. `engine` (may be null) advances the owner's sources.
   static absl::StatusOr<std::unique_ptr<WaitObject>> Create(
       int kind, WaitSetState* set = nullptr, ProgressEngine* engine = nullptr);
   ~WaitObject();

@@ -1,5 +1,9 @@
 #include "fabric/providers/util/wait_set.h"
 
+#include <algorithm>
+#include <chrono>
+#include <vector>
+
 #include <rdma/fi_errno.h>
 #include <rdma/providers/fi_log.h>
 
@@ -32,13 +36,40 @@ int ControlWaitSet(fid* object, int command, void* arg) {
   return ToUtilWaitSet(object)->state.wait->Control(command, arg);
 }
 
+constexpr int kSetSliceMillis = 1;
+
+void AdvanceMembers(WaitSetState& state) {
+  std::vector<ProgressEngine*> engines;
+  {
+    std::lock_guard<std::mutex> lock(state.engines_mutex);
+    for (const auto& [engine, count] : state.engines) {
+      if (engine != nullptr) engines.push_back(engine);
+    }
+  }
+  for (ProgressEngine* engine : engines) engine->Run();
+}
+
 // fi_wait: 0 once a member has signalled since the last fi_wait,
 // -FI_ETIMEDOUT after `timeout` ms (negative: no limit).
 int WaitOnSet(fid_wait* waitset, int timeout) {
   WaitSetState& state = ToUtilWaitSet(&waitset->fid)->state;
+  auto deadline = std::chrono::steady_clock::now() +
+                  std::chrono::milliseconds(std::max(timeout, 0));
   std::unique_lock<std::mutex> lock(state.wait->mutex());
-  if (!state.wait->Wait(lock, timeout, [&state] { return state.signaled; })) {
-    return -FI_ETIMEDOUT;
+  // The members' sources advance while the set waits, a slice at a time.
+  while (!state.signaled) {
+    int slice = kSetSliceMillis;
+    if (timeout >= 0) {
+      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+          deadline - std::chrono::steady_clock::now());
+      if (left.count() <= 0) return -FI_ETIMEDOUT;
+      slice = std::min<int>(slice, static_cast<int>(left.count()));
+    }
+    lock.unlock();
+    AdvanceMembers(state);
+    lock.lock();
+    if (state.signaled) break;
+    state.wait->Wait(lock, slice, [&state] { return state.signaled; });
   }
   state.signaled = false;
   state.wait->Clear();
@@ -95,8 +126,7 @@ int OpenUtilWaitSet(fid_fabric* fabric_fid, fi_wait_attr* attr,
 }
 
 absl::StatusOr<std::unique_ptr<WaitObject>> CreateWaitObject(
-    int kind, fid_wait* set, const UtilFabric& fabric) {
-  ProgressEngine* engine = fabric.progress.get();
+    int kind, fid_wait* set, const UtilFabric& fabric, ProgressEngine* engine) {
   if (kind != FI_WAIT_SET) return WaitObject::Create(kind, nullptr, engine);
   UtilWaitSet* wait_set =
       AsUtilWaitSet(set != nullptr ? &set->fid : nullptr);
