@@ -36,6 +36,35 @@ TEST_F(TcpCmTest, NamesOfBothEnds) {
   EXPECT_EQ(len, sizeof(sockaddr_in));
 }
 
+// fi_getinfo(3): a passive endpoint in hints->handle is copied to every
+// result's handle.
+TEST_F(TcpCmTest, GetInfoHandsBackAPassiveEndpointHandle) {
+  Listen();
+  fi_info* hints = fi_allocinfo();
+  hints->fabric_attr->prov_name = strdup("tcp");
+  hints->ep_attr->type = FI_EP_MSG;
+  hints->handle = &pep_->fid;
+  fi_info* list = nullptr;
+  ASSERT_EQ(fi_getinfo(FI_VERSION(1, 18), nullptr, nullptr, 0, hints, &list),
+            0);
+  int results = 0;
+  for (fi_info* info = list; info != nullptr; info = info->next, ++results) {
+    EXPECT_EQ(info->handle, &pep_->fid);
+  }
+  EXPECT_GT(results, 0);
+  fi_freeinfo(list);
+  // Once closed, it is no longer handed back.
+  ASSERT_EQ(fi_close(&pep_->fid), 0);
+  list = nullptr;
+  ASSERT_EQ(fi_getinfo(FI_VERSION(1, 18), nullptr, nullptr, 0, hints, &list),
+            0);
+  EXPECT_EQ(list->handle, nullptr);
+  pep_ = nullptr;
+  hints->handle = nullptr;
+  fi_freeinfo(hints);
+  fi_freeinfo(list);
+}
+
 TEST_F(TcpCmTest, RejectCarriesDataToTheClient) {
   Listen();
   OpenClient();
