@@ -52,6 +52,7 @@ void Connection::Send(std::unique_ptr<TxEntry> entry) {
 
 void Connection::Progress() {
   if (closed_) return;
+  drained_ = false;
   if (!queue_.empty()) Flush();
   ReadInput();
 }
@@ -111,16 +112,18 @@ void Connection::Flush() {
 }
 
 bool Connection::RecvIntoStaging() {
+  if (drained_) return false;
   if (begin_ == end_) begin_ = end_ = 0;
   if (end_ == staging_.size()) {
     memmove(staging_.data(), staging_.data() + begin_, end_ - begin_);
     end_ -= begin_;
     begin_ = 0;
   }
-  ssize_t n = recv(fd_, staging_.data() + end_, staging_.size() - end_,
-                   MSG_DONTWAIT);
+  size_t room = staging_.size() - end_;
+  ssize_t n = recv(fd_, staging_.data() + end_, room, MSG_DONTWAIT);
   if (!GotBytes(n)) return false;
   end_ += n;
+  drained_ = static_cast<size_t>(n) < room;
   return true;
 }
 
@@ -130,6 +133,8 @@ bool Connection::GotBytes(ssize_t n) {
     Close(0);
   } else if (errno != EAGAIN && errno != EINTR) {
     Close(-ErrnoToFi(errno));
+  } else {
+    drained_ = true;
   }
   return false;
 }
@@ -149,12 +154,16 @@ bool Connection::CanReadDirect() const {
 }
 
 bool Connection::ReadDirect() {
+  if (drained_) return false;
   std::vector<iovec> iov;
   SliceIov(target_.iov, target_.iov_count, placed_, remaining_, &iov);
+  size_t want = 0;
+  for (const iovec& piece : iov) want += piece.iov_len;
   ssize_t n = readv(fd_, iov.data(), iov.size());
   if (!GotBytes(n)) return false;
   placed_ += n;
   remaining_ -= n;
+  drained_ = static_cast<size_t>(n) < want;
   return true;
 }
 

@@ -135,6 +135,10 @@ class Connection {
   bool closed_ = false;
   bool backlogged_ = false;
   bool stalled_ = false;
+  // A read in this Progress() call got less than it asked for: the socket
+  // is empty, and asking again would only cost a system call. Readiness
+  // brings the next call.
+  bool drained_ = false;
 
   std::deque<std::unique_ptr<TxEntry>> queue_;
 

@@ -93,8 +93,14 @@ ssize_t ReadFromCq(fid_cq* cq_fid, void* buf, size_t count,
                    fi_addr_t* sources) {
   UtilCq& cq = *ToUtilCq(cq_fid);
   if (ssize_t rc = CheckReadArguments(cq, buf, count); rc != 0) return rc;
-  cq.wait->Progress();
-  std::lock_guard<std::mutex> lock(cq.wait->mutex());
+  std::unique_lock<std::mutex> lock(cq.wait->mutex());
+  // Progress only when there is nothing to hand out already: a completion
+  // that is waiting costs no system call.
+  if (cq.entries.empty()) {
+    lock.unlock();
+    cq.wait->Progress();
+    lock.lock();
+  }
   if (count == 0) return cq.entries.empty() ? -FI_EAGAIN : 0;
   return TakeCompletions(cq, buf, count, sources);
 }

@@ -38,6 +38,7 @@ struct UtilDomain {
   std::atomic<int> open_children{0};
   std::atomic<int> cq_count{0};    // checked against domain_attr->cq_cnt
   std::atomic<int> cntr_count{0};  // and against cntr_cnt
+  std::atomic<size_t> ep_count{0};  // and against ep_cnt
   // Open memory regions by key (their number is checked against mr_cnt).
   std::mutex mr_mutex;
   std::unordered_map<uint64_t, UtilMr*> mrs;

@@ -13,6 +13,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "fabric/providers/util/domain.h"
 #include "gtest/gtest.h"
@@ -153,6 +154,21 @@ TEST_F(DomainTest, EndpointsHoldTheDomainAndSharedContextsSayEnosys) {
   fi_atomic_attr atomic = {};
   EXPECT_EQ(fi_query_atomic(domain, FI_UINT64, FI_SUM, &atomic, 0),
             -FI_ENOSYS);
+  EXPECT_EQ(fi_close(&domain->fid), 0);
+}
+
+TEST_F(DomainTest, EpCntEndpointsAtMost) {
+  fid_domain* domain = nullptr;
+  ASSERT_EQ(fi_domain(fabric_, info_.get(), &domain, nullptr), 0);
+  std::vector<fid_ep*> eps(info_->domain_attr->ep_cnt);
+  for (fid_ep*& ep : eps) {
+    ASSERT_EQ(fi_endpoint(domain, info_.get(), &ep, nullptr), 0);
+  }
+  fid_ep* one_more = nullptr;
+  EXPECT_EQ(fi_endpoint(domain, info_.get(), &one_more, nullptr), -FI_ENOSPC);
+  EXPECT_EQ(fi_close(&eps.back()->fid), 0);
+  EXPECT_EQ(fi_endpoint(domain, info_.get(), &eps.back(), nullptr), 0);
+  for (fid_ep* ep : eps) EXPECT_EQ(fi_close(&ep->fid), 0);
   EXPECT_EQ(fi_close(&domain->fid), 0);
 }
 

@@ -102,8 +102,17 @@ absl::Status InitUtilEndpoint(UtilEndpoint* ep, UtilDomain* domain,
   if (info == nullptr || info->ep_attr == nullptr) {
     return FiError(FI_EINVAL, "fi_endpoint: info and info->ep_attr needed");
   }
+  size_t limit = domain->info->domain_attr->ep_cnt;
+  if (domain->ep_count.fetch_add(1) >= limit) {
+    domain->ep_count.fetch_sub(1);
+    return FiError(FI_ENOSPC, absl::StrCat("fi_endpoint: the domain's ep_cnt (",
+                                           limit, ") endpoints are open"));
+  }
   InfoPtr copy = DupInfo(*info);
-  if (copy == nullptr) return FiError(FI_ENOMEM, "fi_endpoint: no memory");
+  if (copy == nullptr) {
+    domain->ep_count.fetch_sub(1);
+    return FiError(FI_ENOMEM, "fi_endpoint: no memory");
+  }
   InitFid(&ep->ep_fid.fid, FI_CLASS_EP, context, fid_ops);
   ep->domain = domain;
   ep->info = std::move(copy);
@@ -122,6 +131,7 @@ void ReleaseUtilEndpoint(UtilEndpoint* ep) {
   for (UtilCntr* cntr : ep->cntrs) {
     if (cntr != nullptr) cntr->open_children.fetch_sub(1);
   }
+  ep->domain->ep_count.fetch_sub(1);
   ep->domain->open_children.fetch_sub(1);
 }
 

@@ -76,7 +76,7 @@ struct UtilEndpoint {
 
 // Fills `ep` for `domain` from `info` (which must name an endpoint type);
 // the provider has already set ep->ep_fid's ops tables. Counts the endpoint
-// in the domain.
+// in the domain: FI_ENOSPC when domain_attr->ep_cnt are open.
 absl::Status InitUtilEndpoint(UtilEndpoint* ep, UtilDomain* domain,
                               const fi_info* info, void* context,
                               fi_ops* fid_ops);

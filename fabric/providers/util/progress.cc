@@ -55,6 +55,8 @@ void ProgressEngine::Add(ProgressSource* source) {
   Control(auto_epoll_fd_, EPOLL_CTL_ADD, source, EPOLLIN | EPOLLET);
   std::lock_guard<std::mutex> lock(thread_mutex_);
   if (!auto_thread_.joinable()) {
+    last_app_run_micros_.store(NowMicros());
+    auto_started_.store(true);
     auto_thread_ = std::thread([this] { AutoLoop(); });
   }
 }
@@ -93,7 +95,9 @@ void ProgressEngine::RunReady(int epoll_fd) {
 
 void ProgressEngine::Run() {
   if (source_count_.load(std::memory_order_relaxed) == 0) return;
-  last_app_run_micros_.store(NowMicros(), std::memory_order_relaxed);
+  if (auto_started_.load(std::memory_order_relaxed)) {
+    last_app_run_micros_.store(NowMicros(), std::memory_order_relaxed);
+  }
   std::unique_lock<std::mutex> lock(run_mutex_, std::try_to_lock);
   if (lock.owns_lock()) RunReady(epoll_fd_);
 }

@@ -80,6 +80,7 @@ class ProgressEngine {
   int auto_epoll_fd_;  // auto-progress sources, edge-triggered
   std::mutex run_mutex_;  // held while sources are advanced, and by Remove
   std::atomic<int> source_count_{0};
+  std::atomic<bool> auto_started_{false};  // only then is the time kept
   std::atomic<int64_t> last_app_run_micros_{0};
   std::atomic<bool> stopping_{false};
   std::mutex thread_mutex_;  // guards auto_thread_
