@@ -10,8 +10,13 @@ namespace {
 using Clock = std::chrono::steady_clock;
 constexpr auto kWait = std::chrono::seconds(5);
 
-fi_info* Hints(fi_progress progress) {
+fi_info* Hints(fi_progress progress, const std::string& key) {
   fi_info* hints = fi_allocinfo();
+  if (!key.empty()) {
+    hints->domain_attr->auth_key = static_cast<uint8_t*>(malloc(key.size()));
+    memcpy(hints->domain_attr->auth_key, key.data(), key.size());
+    hints->domain_attr->auth_key_size = key.size();
+  }
   hints->fabric_attr->prov_name = strdup("tcp");
   hints->ep_attr->type = FI_EP_MSG;
   hints->caps = FI_MSG | FI_TAGGED | FI_RMA;
@@ -65,8 +70,8 @@ void MsgPairTest::OpenEndpoint(MsgSide* side, fi_info* info,
   ASSERT_EQ(fi_enable(side->ep), 0);
 }
 
-void MsgPairTest::Listen(fi_progress progress) {
-  fi_info* hints = Hints(progress);
+void MsgPairTest::Listen(const PairOptions& options) {
+  fi_info* hints = Hints(options.server_progress, options.server_key);
   ASSERT_EQ(fi_getinfo(FI_VERSION(1, 18), "127.0.0.1", "0", FI_SOURCE, hints,
                        &pep_info_),
             0);
@@ -85,7 +90,7 @@ void MsgPairTest::Listen(fi_progress progress) {
 }
 
 void MsgPairTest::OpenClient(const PairOptions& options) {
-  fi_info* hints = Hints(options.client_progress);
+  fi_info* hints = Hints(options.client_progress, options.client_key);
   hints->dest_addr = malloc(pep_name_.size());
   memcpy(hints->dest_addr, pep_name_.data(), pep_name_.size());
   hints->dest_addrlen = pep_name_.size();
@@ -98,7 +103,7 @@ void MsgPairTest::OpenClient(const PairOptions& options) {
 }
 
 void MsgPairTest::Connect(const PairOptions& options) {
-  Listen(options.server_progress);
+  Listen(options);
   OpenClient(options);
   ASSERT_EQ(fi_connect(client_.ep, pep_name_.data(),
                        options.client_data.data(), options.client_data.size()),

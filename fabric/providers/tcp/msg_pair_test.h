@@ -41,6 +41,8 @@ struct PairOptions {
   uint64_t cq_bind_flags = 0;  // added to both CQ binds (selective)
   std::string client_data;  // fi_connect's connection data
   std::string server_data;  // fi_accept's
+  std::string server_key;   // domain_attr->auth_key of each side
+  std::string client_key;
 };
 
 class MsgPairTest : public ::testing::Test {
@@ -52,7 +54,7 @@ class MsgPairTest : public ::testing::Test {
 
   // The server's passive endpoint (server_.fabric, server_.eq, pep_), its
   // address in pep_name_.
-  void Listen(fi_progress progress = FI_PROGRESS_MANUAL);
+  void Listen(const PairOptions& options = {});
   // The client's resources and endpoint, aimed at pep_name_, not connected.
   void OpenClient(const PairOptions& options = {});
   // Opens one side's resources on `info` (its ep not yet bound to them).

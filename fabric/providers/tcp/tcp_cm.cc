@@ -18,24 +18,35 @@ constexpr uint8_t kVersion = 1;
 
 }  // namespace
 
-absl::Status SendCm(int fd, CmType type, const void* data, size_t len) {
+absl::Status SendCm(int fd, CmType type, const std::string& key,
+                    const void* data, size_t len) {
+  if (key.size() > kMaxAuthKey) {
+    return FiError(FI_EINVAL, absl::StrCat("an authorization key of ",
+                                           key.size(), " bytes"));
+  }
   if (len > kMaxCmData) {
     return FiError(FI_EINVAL, absl::StrCat("connection data of ", len,
                                            " bytes; the limit is ",
                                            kMaxCmData));
   }
-  CmHeader header = {kMagic, kVersion, static_cast<uint8_t>(type),
-                     static_cast<uint16_t>(len)};
-  iovec iov[2] = {{&header, sizeof(header)}, {const_cast<void*>(data), len}};
+  CmHeader header = {kMagic,
+                     kVersion,
+                     static_cast<uint8_t>(type),
+                     static_cast<uint16_t>(len),
+                     static_cast<uint16_t>(key.size()),
+                     0};
+  iovec iov[3] = {{&header, sizeof(header)},
+                  {const_cast<char*>(key.data()), key.size()},
+                  {const_cast<void*>(data), len}};
   msghdr msg = {};
   msg.msg_iov = iov;
-  msg.msg_iovlen = len > 0 ? 2 : 1;
+  msg.msg_iovlen = 3;
   ssize_t sent = sendmsg(fd, &msg, MSG_NOSIGNAL | MSG_DONTWAIT);
   if (sent < 0) {
     return FiError(errno == EPIPE ? FI_ECONNRESET : errno,
                    absl::StrCat("sending the handshake: ", strerror(errno)));
   }
-  if (static_cast<size_t>(sent) != sizeof(header) + len) {
+  if (static_cast<size_t>(sent) != sizeof(header) + key.size() + len) {
     return FiError(FI_EIO, "the handshake did not fit the socket buffer");
   }
   return absl::OkStatus();
@@ -75,14 +86,18 @@ CmReader::Result CmReader::Read(int fd) {
     }
     if (header_.type < static_cast<uint8_t>(CmType::kConnRequest) ||
         header_.type > static_cast<uint8_t>(CmType::kReject) ||
-        header_.data_len > kMaxCmData) {
+        header_.data_len > kMaxCmData || header_.key_len > kMaxAuthKey) {
       return Fail(FiError(FI_EIO,
                           absl::StrCat("malformed handshake: type ",
-                                       header_.type, ", ", header_.data_len,
-                                       " bytes of data")));
+                                       header_.type, ", a key of ",
+                                       header_.key_len, " bytes, ",
+                                       header_.data_len, " bytes of data")));
     }
+    key_.resize(header_.key_len);
     data_.resize(header_.data_len);
   }
+  Result result = ReadSome(fd, key_.data(), key_.size(), &key_read_);
+  if (result != kDone) return result;
   return ReadSome(fd, data_.data(), data_.size(), &data_read_);
 }
 

@@ -85,6 +85,36 @@ TEST_F(TcpCmTest, RejectCarriesDataToTheClient) {
   EXPECT_STREQ(static_cast<const char*>(error.err_data), "no room");
 }
 
+// fi_domain(3): endpoints with different authorization keys cannot talk.
+TEST_F(TcpCmTest, SameAuthKeyConnects) {
+  PairOptions options;
+  options.server_key = "secret";
+  options.client_key = "secret";
+  Connect(options);
+  char in[4];
+  ASSERT_EQ(fi_recv(server_.ep, in, sizeof(in), nullptr, 0, nullptr), 0);
+  ASSERT_EQ(fi_send(client_.ep, "ok", 3, nullptr, 0, nullptr), 0);
+  WaitCompletion(server_.rx_cq);
+  EXPECT_STREQ(in, "ok");
+}
+
+TEST_F(TcpCmTest, DifferentAuthKeysAreRefusedBeforeTheServerSeesThem) {
+  PairOptions options;
+  options.server_key = "secret";
+  options.client_key = "guess";
+  Listen(options);
+  OpenClient(options);
+  ASSERT_EQ(fi_connect(client_.ep, pep_name_.data(), nullptr, 0), 0);
+  std::vector<char> event;
+  fi_eq_err_entry error = {};
+  ASSERT_EQ(WaitEvent(client_.eq, &event, &error), -FI_EAVAIL);
+  EXPECT_EQ(error.err, FI_ECONNREFUSED);
+  uint32_t kind;
+  fi_eq_cm_entry entry;
+  EXPECT_EQ(fi_eq_read(server_.eq, &kind, &entry, sizeof(entry), 0),
+            -FI_EAGAIN);  // no FI_CONNREQ
+}
+
 TEST_F(TcpCmTest, NobodyListening) {
   Listen();
   ASSERT_EQ(fi_close(&pep_->fid), 0);  // the port is free again

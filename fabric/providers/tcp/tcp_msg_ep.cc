@@ -88,8 +88,9 @@ void ProgressConnect(TcpMsgEp* ep) {
     return;
   }
   ep->setup_engine()->WantWrite(&ep->setup, false);
-  absl::Status sent = SendCm(ep->fd, CmType::kConnRequest,
-                             ep->connect_data.data(), ep->connect_data.size());
+  absl::Status sent =
+      SendCm(ep->fd, CmType::kConnRequest, AuthKeyOf(*ep->util.info),
+             ep->connect_data.data(), ep->connect_data.size());
   if (!sent.ok()) {
     FI_WARN(ep->log(), FI_LOG_EP_CTRL, "%s\n",
             std::string(sent.message()).c_str());
@@ -109,7 +110,12 @@ void ProgressResponse(TcpMsgEp* ep) {
     return;
   }
   const std::vector<char>& data = ep->cm_reader.data();
-  if (ep->cm_reader.type() == CmType::kAccept) {
+  if (ep->cm_reader.type() == CmType::kAccept &&
+      ep->cm_reader.key() != AuthKeyOf(*ep->util.info)) {
+    FI_WARN(ep->log(), FI_LOG_EP_CTRL,
+            "the server accepted with another authorization key\n");
+    FailConnect(ep, FI_EKEYREJECTED, {});
+  } else if (ep->cm_reader.type() == CmType::kAccept) {
     StartConnection(ep);
     PostCmEvent(ep, FI_CONNECTED, data.data(), data.size());
   } else if (ep->cm_reader.type() == CmType::kReject) {
@@ -353,7 +359,14 @@ int Accept(fid_ep* ep_fid, const void* param, size_t paramlen) {
     return Fail(*ep, FI_EINVAL, "fi_accept: param is NULL");
   }
   if (int rc = Enable(ep); rc != 0) return rc;
-  absl::Status sent = SendCm(ep->fd, CmType::kAccept, param, paramlen);
+  if (absl::StatusOr<IpAddress> local = LocalAddress(ep->fd); local.ok()) {
+    absl::Status tclass = ApplyTrafficClass(
+        ep->fd, local->family(), ep->util.domain->info->domain_attr->tclass);
+    if (!tclass.ok()) return Fail(*ep, tclass);
+  }
+  absl::Status sent =
+      SendCm(ep->fd, CmType::kAccept, AuthKeyOf(*ep->util.info), param,
+             paramlen);
   if (!sent.ok()) return Fail(*ep, sent);
   StartConnection(ep);
   PostCmEvent(ep, FI_CONNECTED, nullptr, 0);

@@ -16,6 +16,7 @@
 #include "absl/strings/str_cat.h"
 #include "fabric/api/core/status.h"
 #include "fabric/providers/tcp/tcp_msg_ep.h"
+#include "fabric/providers/util/endpoint.h"
 #include "fabric/providers/util/eq.h"
 #include "fabric/providers/util/fabric.h"
 #include "fabric/providers/util/fid_ops.h"
@@ -235,7 +236,8 @@ int Reject(fid_pep* pep_fid, fid_t handle, const void* param,
     return -FI_EINVAL;
   }
   if (paramlen > 0 && param == nullptr) return -FI_EINVAL;
-  absl::Status sent = SendCm(request->fd, CmType::kReject, param, paramlen);
+  absl::Status sent = SendCm(request->fd, CmType::kReject, std::string(),
+                             param, paramlen);
   pep->requests.remove(request);
   FreeTcpConnReq(request);
   return sent.ok() ? 0 : Fail(*pep, sent);
@@ -285,8 +287,16 @@ void PepEvents::Progress() {
       continue;
     }
     Watch(pep_, it->fd, EPOLL_CTL_DEL);
-    if (result == CmReader::kDone &&
-        it->reader.type() == CmType::kConnRequest) {
+    bool request = result == CmReader::kDone &&
+                   it->reader.type() == CmType::kConnRequest;
+    if (request && it->reader.key() != AuthKeyOf(*pep_->info)) {
+      // Endpoints with different keys cannot talk (fi_domain(3)): refused
+      // before the application sees the request.
+      FI_WARN(pep_->log(), FI_LOG_EP_CTRL,
+              "refusing a connection with another authorization key\n");
+      (void)SendCm(it->fd, CmType::kReject, std::string(), nullptr, 0);
+      close(it->fd);
+    } else if (request) {
       PostRequest(pep_, *it);
     } else {
       FI_WARN(pep_->log(), FI_LOG_EP_CTRL, "dropping a connection: %s\n",

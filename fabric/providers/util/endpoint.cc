@@ -261,6 +261,21 @@ int SetOptUtilEndpoint(UtilEndpoint* ep, int level, int name,
   return 0;
 }
 
+std::string AuthKeyOf(const fi_info& info) {
+  const uint8_t* key = nullptr;
+  size_t size = 0;
+  if (info.ep_attr != nullptr && info.ep_attr->auth_key_size > 0) {
+    key = info.ep_attr->auth_key;
+    size = info.ep_attr->auth_key_size;
+  } else if (info.domain_attr != nullptr &&
+             info.domain_attr->auth_key_size > 0) {
+    key = info.domain_attr->auth_key;
+    size = info.domain_attr->auth_key_size;
+  }
+  return key != nullptr ? std::string(reinterpret_cast<const char*>(key), size)
+                        : std::string();
+}
+
 bool WantsTxEntry(const UtilEndpoint& ep, uint64_t op_flags) {
   return ep.tx_cq != nullptr &&
          (!ep.tx_selective || (op_flags & FI_COMPLETION) != 0);

@@ -14,6 +14,7 @@
 
 #include <atomic>
 #include <mutex>
+#include <string>
 
 #include "absl/status/status.h"
 #include "fabric/api/core/info.h"
@@ -104,6 +105,10 @@ int GetOptUtilEndpoint(UtilEndpoint* ep, int level, int name, void* value,
                        size_t* len, size_t cm_data_size);
 int SetOptUtilEndpoint(UtilEndpoint* ep, int level, int name,
                        const void* value, size_t len);
+
+// The authorization key endpoints opened with `info` use: ep_attr's when it
+// has one, else the domain's (fi_domain(3): endpoints inherit it).
+std::string AuthKeyOf(const fi_info& info);
 
 // Whether an operation posted with `op_flags` writes a CQ entry when it
 // succeeds (errors always do).
