@@ -10,8 +10,10 @@ namespace {
 using Clock = std::chrono::steady_clock;
 constexpr auto kWait = std::chrono::seconds(5);
 
-fi_info* Hints(fi_progress progress, const std::string& key) {
+fi_info* Hints(fi_progress progress, const std::string& key,
+               fi_resource_mgmt resource_mgmt) {
   fi_info* hints = fi_allocinfo();
+  hints->domain_attr->resource_mgmt = resource_mgmt;
   if (!key.empty()) {
     hints->domain_attr->auth_key = static_cast<uint8_t*>(malloc(key.size()));
     memcpy(hints->domain_attr->auth_key, key.data(), key.size());
@@ -71,7 +73,8 @@ void MsgPairTest::OpenEndpoint(MsgSide* side, fi_info* info,
 }
 
 void MsgPairTest::Listen(const PairOptions& options) {
-  fi_info* hints = Hints(options.server_progress, options.server_key);
+  fi_info* hints = Hints(options.server_progress, options.server_key,
+                         options.resource_mgmt);
   ASSERT_EQ(fi_getinfo(FI_VERSION(1, 18), "127.0.0.1", "0", FI_SOURCE, hints,
                        &pep_info_),
             0);
@@ -90,7 +93,8 @@ void MsgPairTest::Listen(const PairOptions& options) {
 }
 
 void MsgPairTest::OpenClient(const PairOptions& options) {
-  fi_info* hints = Hints(options.client_progress, options.client_key);
+  fi_info* hints = Hints(options.client_progress, options.client_key,
+                         options.resource_mgmt);
   hints->dest_addr = malloc(pep_name_.size());
   memcpy(hints->dest_addr, pep_name_.data(), pep_name_.size());
   hints->dest_addrlen = pep_name_.size();

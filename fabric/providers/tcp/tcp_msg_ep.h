@@ -141,6 +141,7 @@ class TcpMsgEp {
   std::vector<iovec> rma_target;          // a remote write's memory
   iovec rx_window = {};                   // FI_MULTI_RECV: the unused part
   int rma_status = 0;
+  bool refused = false;  // the arriving message found no receive (no RM)
 
   // Transmit side.
   size_t tx_outstanding = 0;  // posted, not yet completed

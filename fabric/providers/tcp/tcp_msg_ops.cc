@@ -153,7 +153,14 @@ ssize_t Transmit(fid_ep* ep_fid, const TxRequest& request) {
                                                : FI_MSG);
     entry->cntr = is_rma ? kWriteCntr : kSendCntr;
   }
-  if (request.flags & FI_DELIVERY_COMPLETE) entry->awaits_answer = true;
+  // Without resource management a send completes only when the target has
+  // taken it, so that a missing receive can fail it with FI_ENORX.
+  bool rm_disabled =
+      ep->util.domain->info->domain_attr->resource_mgmt == FI_RM_DISABLED;
+  if ((request.flags & FI_DELIVERY_COMPLETE) ||
+      (rm_disabled && request.op == Op::kMsg)) {
+    entry->awaits_answer = true;
+  }
   if (entry->awaits_answer && !is_rma) header.flags |= kAckRequested;
   entry->fence = (request.flags & FI_FENCE) != 0;
   entry->write_entry =

@@ -94,6 +94,26 @@ void CompleteRecv(TcpMsgEp* ep, std::unique_ptr<PostedRecv> recv,
   }
 }
 
+bool ResourceManaged(const TcpMsgEp* ep) {
+  return ep->util.domain->info->domain_attr->resource_mgmt != FI_RM_DISABLED;
+}
+
+// After the target answered a request: a refusal (FI_ENORX, FI_EACCES) is
+// a resource-management error, which disables a connected endpoint
+// (fi_domain(3)): the connection is torn down, every operation still
+// outstanding fails with FI_ECANCELED, and FI_SHUTDOWN follows. Otherwise
+// what FI_FENCE held back may go.
+void AfterAnswer(TcpMsgEp* ep, int32_t status) {
+  if (status != 0) {
+    FI_WARN(ep->log(), FI_LOG_EP_DATA,
+            "the peer refused a request (%s): closing the connection\n",
+            fi_strerror(-status));
+    ep->connection->Close(-FI_ECANCELED);
+    return;
+  }
+  ReleaseFenced(ep);
+}
+
 RxTarget ProtocolError(TcpMsgEp* ep, const char* what) {
   FI_WARN(ep->log(), FI_LOG_EP_DATA, "closing the connection: %s\n", what);
   ep->connection->Close(-FI_EIO);
@@ -169,7 +189,16 @@ RxTarget TcpMsgEpEvents::OnHeader(const Header& header,
   TcpMsgEp* ep = ep_;
   switch (static_cast<Op>(header.op)) {
     case Op::kMsg: {
-      if (ep->recvs.empty()) return RxTarget{RxTarget::kStall};
+      if (ep->recvs.empty()) {
+        // Resource management (fi_domain(3)): enabled, the message waits
+        // for a receive; disabled, it is dropped and the sender's transmit
+        // fails with FI_ENORX.
+        if (!ResourceManaged(ep)) {
+          ep->refused = true;
+          return RxTarget{RxTarget::kDiscard};
+        }
+        return RxTarget{RxTarget::kStall};
+      }
       ep->current_recv = std::move(ep->recvs.front());
       ep->recvs.pop_front();
       return UserTarget(ep, *ep->current_recv);
@@ -245,6 +274,15 @@ void TcpMsgEpEvents::OnMessageDone(const Header& header, size_t placed) {
   switch (static_cast<Op>(header.op)) {
     case Op::kMsg:
     case Op::kTagged:
+      if (ep->refused) {
+        ep->refused = false;
+        FI_INFO(ep->log(), FI_LOG_EP_DATA,
+                "no receive posted: message refused (FI_ENORX)\n");
+        if (header.flags & kAckRequested) {
+          SendAnswer(ep, Op::kAck, header.id, -FI_ENORX);
+        }
+        return;
+      }
       if (ep->current_unexpected.has_value()) {
         ep->unexpected_bytes += header.size;
         ep->unexpected.push_back(std::move(*ep->current_unexpected));
@@ -273,7 +311,7 @@ void TcpMsgEpEvents::OnMessageDone(const Header& header, size_t placed) {
     case Op::kReadResponse:
       --ep->answers_pending;
       CompleteTx(ep, std::move(ep->current_read), -header.status);
-      ReleaseFenced(ep);
+      AfterAnswer(ep, header.status);
       return;
     case Op::kAck: {
       auto it = ep->awaiting.find(header.id);
@@ -281,7 +319,7 @@ void TcpMsgEpEvents::OnMessageDone(const Header& header, size_t placed) {
       ep->awaiting.erase(it);
       --ep->answers_pending;
       CompleteTx(ep, std::move(entry), -header.status);
-      ReleaseFenced(ep);
+      AfterAnswer(ep, header.status);
       return;
     }
   }

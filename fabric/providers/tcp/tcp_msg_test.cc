@@ -92,6 +92,29 @@ TEST_F(TcpMsgTest, MessagesWaitForAReceive) {
   EXPECT_TRUE(out == in);
 }
 
+// fi_domain(3), reliable endpoints without resource management: a message
+// that finds no receive fails the sender's transmit with FI_ENORX, and the
+// error disables the connection.
+TEST_F(TcpMsgTest, WithoutResourceManagementNoReceiveIsATransmitError) {
+  PairOptions options;
+  options.resource_mgmt = FI_RM_DISABLED;
+  Connect(options);
+  ASSERT_EQ(client_.info->domain_attr->resource_mgmt, FI_RM_DISABLED);
+  char in[8];
+  ASSERT_EQ(fi_recv(server_.ep, in, sizeof(in), nullptr, 0, nullptr), 0);
+  ASSERT_EQ(fi_send(client_.ep, "one", 4, nullptr, 0, nullptr), 0);
+  WaitCompletion(server_.rx_cq);  // taken: its send completes
+  WaitCompletion(client_.tx_cq);
+  int context;
+  ASSERT_EQ(fi_send(client_.ep, "two", 4, nullptr, 0, &context), 0);
+  fi_cq_err_entry error = WaitError(client_.tx_cq);
+  EXPECT_EQ(error.err, FI_ENORX);
+  EXPECT_EQ(error.op_context, &context);
+  std::vector<char> event;
+  EXPECT_EQ(WaitEvent(client_.eq, &event), FI_SHUTDOWN);
+  EXPECT_EQ(WaitEvent(server_.eq, &event), FI_SHUTDOWN);
+}
+
 TEST_F(TcpMsgTest, InjectHasNoCompletionButCounts) {
   Connect();
   std::vector<char> in(64);

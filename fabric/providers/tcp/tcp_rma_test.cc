@@ -91,44 +91,70 @@ TEST_F(TcpRmaTest, WriteDataGivesTheTargetACompletion) {
   EXPECT_EQ(fi_close(&mr->fid), 0);
 }
 
-TEST_F(TcpRmaTest, TargetRefusesWrongKeyBoundsAndAccess) {
+// fi_domain(3): an RMA the target refuses (unknown key, outside the
+// region, access not granted) fails with a transmit error, and as a
+// resource-management error it tears the connection down: the other
+// outstanding operations fail, both sides get FI_SHUTDOWN.
+enum class Refusal { kWrongKey, kOutOfBounds, kNoWriteAccess, kReadOutOfBounds };
+
+class TcpRmaRefusalTest : public TcpRmaTest,
+                          public ::testing::WithParamInterface<Refusal> {};
+
+TEST_P(TcpRmaRefusalTest, RefusedAndTheConnectionTornDown) {
   Connect();
   std::vector<char> target(100, 0);
   fid_mr* mr = Expose(target, FI_REMOTE_READ);  // no remote writes
-  char out[10] = "abcdefghi";
+  char buf[10] = "abcdefghi";
+  char in[4];
+  int pending_context;
+  ASSERT_EQ(fi_recv(client_.ep, in, sizeof(in), nullptr, 0, &pending_context),
+            0);
   int context;
-  struct Case {
-    uint64_t addr, key;
-  } cases[] = {{Addr(target), fi_mr_key(mr) + 1},      // wrong key
-               {Addr(target, 95), fi_mr_key(mr)},       // past the end
-               {Addr(target), fi_mr_key(mr)}};          // no FI_REMOTE_WRITE
-  for (const Case& c : cases) {
-    ASSERT_EQ(fi_write(client_.ep, out, sizeof(out), nullptr, 0, c.addr,
-                       c.key, &context),
-              0);
-    fi_cq_err_entry error = WaitError(client_.tx_cq);
-    EXPECT_EQ(error.err, FI_EACCES);
-    EXPECT_EQ(error.op_context, &context);
+  uint64_t key = fi_mr_key(mr);
+  switch (GetParam()) {
+    case Refusal::kWrongKey:
+      ASSERT_EQ(fi_write(client_.ep, buf, 10, nullptr, 0, Addr(target),
+                         key + 1, &context), 0);
+      break;
+    case Refusal::kOutOfBounds:
+      ASSERT_EQ(fi_write(client_.ep, buf, 10, nullptr, 0, Addr(target, 95),
+                         key, &context), 0);
+      break;
+    case Refusal::kNoWriteAccess:
+      ASSERT_EQ(fi_write(client_.ep, buf, 10, nullptr, 0, Addr(target), key,
+                         &context), 0);
+      break;
+    case Refusal::kReadOutOfBounds:
+      ASSERT_EQ(fi_read(client_.ep, buf, 10, nullptr, 0, Addr(target, 95),
+                        key, &context), 0);
+      break;
   }
-  std::vector<char> back(10);
-  ASSERT_EQ(fi_read(client_.ep, back.data(), back.size(), nullptr, 0,
-                    Addr(target, 95), fi_mr_key(mr), &context),
-            0);
-  EXPECT_EQ(WaitError(client_.tx_cq).err, FI_EACCES);
+  fi_cq_err_entry error = WaitError(client_.tx_cq);
+  EXPECT_EQ(error.err, FI_EACCES);
+  EXPECT_EQ(error.op_context, &context);
   EXPECT_EQ(std::count(target.begin(), target.end(), 0), 100);
-  // The connection is still good.
-  ASSERT_EQ(fi_read(client_.ep, back.data(), back.size(), nullptr, 0,
-                    Addr(target), fi_mr_key(mr), &context),
-            0);
-  WaitCompletion(client_.tx_cq);
+  // The endpoint is disabled: its posted receive fails, both sides are told.
+  error = WaitError(client_.rx_cq);
+  EXPECT_EQ(error.op_context, &pending_context);
+  EXPECT_EQ(error.err, FI_ECANCELED);
+  std::vector<char> event;
+  EXPECT_EQ(WaitEvent(client_.eq, &event), FI_SHUTDOWN);
+  EXPECT_EQ(WaitEvent(server_.eq, &event), FI_SHUTDOWN);
+  EXPECT_EQ(fi_write(client_.ep, buf, 10, nullptr, 0, Addr(target), key,
+                     nullptr),
+            -FI_ENOTCONN);
   EXPECT_EQ(fi_close(&mr->fid), 0);
 }
+
+INSTANTIATE_TEST_SUITE_P(Cases, TcpRmaRefusalTest,
+                         ::testing::Values(Refusal::kWrongKey,
+                                           Refusal::kOutOfBounds,
+                                           Refusal::kNoWriteAccess,
+                                           Refusal::kReadOutOfBounds));
 
 TEST_F(TcpRmaTest, BadRmaArguments) {
   Connect();
   char buf[8];
-  EXPECT_EQ(fi_write(client_.ep, buf, 8, nullptr, 0, 0, 0, nullptr), 0);
-  EXPECT_EQ(WaitError(client_.tx_cq).err, FI_EACCES);  // no such key
   fi_rma_iov rma[5] = {};
   iovec iov = {buf, 0};
   fi_msg_rma msg = {&iov, nullptr, 1, 0, rma, 5, nullptr, 0};
