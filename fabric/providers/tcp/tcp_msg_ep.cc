@@ -38,30 +38,29 @@ int Fail(const TcpMsgEp& ep, const absl::Status& status) {
 void PostCmEvent(TcpMsgEp* ep, uint32_t event, const void* data, size_t len) {
   std::vector<char> buf(sizeof(fi_eq_cm_entry) + len);
   fi_eq_cm_entry entry = {};
-  entry.fid = &ep->util.ep_fid.fid;
+  entry.fid = &ep->base.util.ep_fid.fid;
   memcpy(buf.data(), &entry, sizeof(entry));
   if (len > 0) memcpy(buf.data() + sizeof(entry), data, len);
-  if (EqPost(&ep->util.eq->eq_fid, event, buf.data(), buf.size()) < 0) {
+  if (EqPost(&ep->base.util.eq->eq_fid, event, buf.data(), buf.size()) < 0) {
     FI_WARN(ep->log(), FI_LOG_EP_CTRL, "EQ full: a CM event was lost\n");
   }
 }
 
 void PostCmError(TcpMsgEp* ep, int err, const std::vector<char>& data) {
   fi_eq_err_entry error = {};
-  error.fid = &ep->util.ep_fid.fid;
-  error.context = ep->util.ep_fid.fid.context;
+  error.fid = &ep->base.util.ep_fid.fid;
+  error.context = ep->base.util.ep_fid.fid.context;
   error.err = err;
   error.prov_errno = err;
   error.err_data = data.empty() ? nullptr : const_cast<char*>(data.data());
   error.err_data_size = data.size();
-  EqPostError(&ep->util.eq->eq_fid, error);
+  EqPostError(&ep->base.util.eq->eq_fid, error);
 }
 
 // The handshake is done: the data phase starts on the socket, advanced by
 // the domain's engine.
 void StartConnection(TcpMsgEp* ep) {
-  ep->connection = std::make_unique<Connection>(ep->fd, &ep->events,
-                                                &ep->util.domain->copier);
+  ep->link = std::make_unique<TcpLink>(&ep->base, ep->fd, FI_ADDR_NOTAVAIL);
   if (ep->setup_registered) ep->setup_engine()->Disarm(&ep->setup);
   ep->events_registered = true;
   ep->engine()->Add(&ep->events);
@@ -89,7 +88,7 @@ void ProgressConnect(TcpMsgEp* ep) {
   }
   ep->setup_engine()->WantWrite(&ep->setup, false);
   absl::Status sent =
-      SendCm(ep->fd, CmType::kConnRequest, AuthKeyOf(*ep->util.info),
+      SendCm(ep->fd, CmType::kConnRequest, AuthKeyOf(*ep->base.util.info),
              ep->connect_data.data(), ep->connect_data.size());
   if (!sent.ok()) {
     FI_WARN(ep->log(), FI_LOG_EP_CTRL, "%s\n",
@@ -111,7 +110,7 @@ void ProgressResponse(TcpMsgEp* ep) {
   }
   const std::vector<char>& data = ep->cm_reader.data();
   if (ep->cm_reader.type() == CmType::kAccept &&
-      ep->cm_reader.key() != AuthKeyOf(*ep->util.info)) {
+      ep->cm_reader.key() != AuthKeyOf(*ep->base.util.info)) {
     FI_WARN(ep->log(), FI_LOG_EP_CTRL,
             "the server accepted with another authorization key\n");
     FailConnect(ep, FI_EKEYREJECTED, {});
@@ -126,135 +125,53 @@ void ProgressResponse(TcpMsgEp* ep) {
   }
 }
 
-// Fails every operation still outstanding with `err`.
-void FailOutstanding(TcpMsgEp* ep, int err) {
-  UtilEndpoint& util = ep->util;
-  auto fail_tx = [ep, err](std::unique_ptr<TxEntry> entry) {
-    CompleteTx(ep, std::move(entry), err);
-  };
-  if (ep->connection != nullptr) {
-    for (auto& entry : ep->connection->TakeQueued()) fail_tx(std::move(entry));
-  }
-  for (auto& [id, entry] : ep->awaiting) fail_tx(std::move(entry));
-  ep->awaiting.clear();
-  for (auto& entry : ep->fenced) fail_tx(std::move(entry));
-  ep->fenced.clear();
-  if (ep->current_read != nullptr) fail_tx(std::move(ep->current_read));
-  auto fail_rx = [&util, err](std::unique_ptr<PostedRecv> recv) {
-    fi_cq_tagged_entry entry = {};
-    entry.op_context = recv->context;
-    entry.flags = FI_RECV | (recv->tagged ? FI_TAGGED : FI_MSG);
-    ReportError(&util, util.rx_cq, recv->reserved, entry, err, 0, kRecvCntr);
-  };
-  if (ep->current_recv != nullptr) fail_rx(std::move(ep->current_recv));
-  for (auto& recv : ep->recvs) fail_rx(std::move(recv));
-  ep->recvs.clear();
-  for (auto& recv : ep->tagged_recvs) fail_rx(std::move(recv));
-  ep->tagged_recvs.clear();
-}
-
 int CloseMsgEp(fid* object) {
   TcpMsgEp* ep = ToTcpMsgEp(reinterpret_cast<fid_ep*>(object));
   if (ep->setup_registered) ep->setup_engine()->Remove(&ep->setup);
   if (ep->events_registered) ep->engine()->Remove(&ep->events);
   // Reserved CQ room is given back; closing reports nothing.
-  auto unreserve = [ep](const std::unique_ptr<PostedRecv>& recv) {
-    if (recv->reserved) CqUnreserve(ep->util.rx_cq);
-  };
-  for (const auto& recv : ep->recvs) unreserve(recv);
-  for (const auto& recv : ep->tagged_recvs) unreserve(recv);
-  if (ep->current_recv != nullptr) unreserve(ep->current_recv);
-  auto unreserve_tx = [ep](const std::unique_ptr<TxEntry>& entry) {
-    if (entry->reserved) CqUnreserve(ep->util.tx_cq);
-  };
-  if (ep->connection != nullptr) {
-    for (const auto& entry : ep->connection->TakeQueued()) unreserve_tx(entry);
-  }
-  for (const auto& [id, entry] : ep->awaiting) unreserve_tx(entry);
-  for (const auto& entry : ep->fenced) unreserve_tx(entry);
-  if (ep->current_read != nullptr) unreserve_tx(ep->current_read);
-  if (ep->connection != nullptr) {
-    ep->connection.reset();  // closes the socket
+  UnreserveReceives(&ep->base);
+  if (ep->link != nullptr) {
+    ep->link->Unreserve();
+    ep->link.reset();  // closes the socket
   } else if (ep->fd >= 0) {
     close(ep->fd);
   }
-  ReleaseUtilEndpoint(&ep->util);
+  ReleaseUtilEndpoint(&ep->base.util);
   delete ep;
   return 0;
 }
 
 int BindMsgEp(fid* object, fid* bound, uint64_t flags) {
   TcpMsgEp* ep = ToTcpMsgEp(reinterpret_cast<fid_ep*>(object));
-  std::lock_guard<OptionalMutex> lock(ep->util.mutex);
-  return BindUtilEndpoint(&ep->util, bound, flags);
+  std::lock_guard<OptionalMutex> lock(ep->base.util.mutex);
+  return BindUtilEndpoint(&ep->base.util, bound, flags);
 }
 
 int Enable(TcpMsgEp* ep) {
-  if (ep->util.enabled.load()) return 0;
-  if (int rc = CheckEnable(ep->util); rc != 0) return rc;
-  ep->util.enabled.store(true);
+  if (ep->base.util.enabled.load()) return 0;
+  if (int rc = CheckEnable(ep->base.util); rc != 0) return rc;
+  ep->base.util.enabled.store(true);
   return 0;
 }
 
 int ControlMsgEp(fid* object, int command, void* arg) {
   TcpMsgEp* ep = ToTcpMsgEp(reinterpret_cast<fid_ep*>(object));
-  std::lock_guard<OptionalMutex> lock(ep->util.mutex);
+  std::lock_guard<OptionalMutex> lock(ep->base.util.mutex);
   if (command == FI_ENABLE) return Enable(ep);
-  return ControlUtilEndpoint(&ep->util, command, arg);
-}
-
-ssize_t Cancel(fid* object, void* context) {
-  TcpMsgEp* ep = ToTcpMsgEp(reinterpret_cast<fid_ep*>(object));
-  std::lock_guard<OptionalMutex> lock(ep->util.mutex);
-  auto cancel = [ep](std::unique_ptr<PostedRecv> recv) {
-    fi_cq_tagged_entry entry = {};
-    entry.op_context = recv->context;
-    entry.flags = FI_RECV | (recv->tagged ? FI_TAGGED : FI_MSG);
-    entry.tag = recv->tag;
-    ReportError(&ep->util, ep->util.rx_cq, recv->reserved, entry,
-                FI_ECANCELED, 0, kRecvCntr);
-  };
-  for (auto it = ep->recvs.begin(); it != ep->recvs.end(); ++it) {
-    if ((*it)->context == context) {
-      std::unique_ptr<PostedRecv> recv = std::move(*it);
-      ep->recvs.erase(it);
-      cancel(std::move(recv));
-      return 0;
-    }
-  }
-  for (auto it = ep->tagged_recvs.begin(); it != ep->tagged_recvs.end();
-       ++it) {
-    if ((*it)->context == context) {
-      std::unique_ptr<PostedRecv> recv = std::move(*it);
-      ep->tagged_recvs.erase(it);
-      cancel(std::move(recv));
-      return 0;
-    }
-  }
-  return -FI_ENOENT;
-}
-
-int GetOpt(fid* object, int level, int name, void* value, size_t* len) {
-  TcpMsgEp* ep = ToTcpMsgEp(reinterpret_cast<fid_ep*>(object));
-  return GetOptUtilEndpoint(&ep->util, level, name, value, len, kMaxCmData);
-}
-
-int SetOpt(fid* object, int level, int name, const void* value, size_t len) {
-  TcpMsgEp* ep = ToTcpMsgEp(reinterpret_cast<fid_ep*>(object));
-  std::lock_guard<OptionalMutex> lock(ep->util.mutex);
-  return SetOptUtilEndpoint(&ep->util, level, name, value, len);
+  return ControlUtilEndpoint(&ep->base.util, command, arg);
 }
 
 // --- connection management -------------------------------------------------
 
 int SetName(fid* object, void* addr, size_t addrlen) {
   TcpMsgEp* ep = ToTcpMsgEp(reinterpret_cast<fid_ep*>(object));
-  std::lock_guard<OptionalMutex> lock(ep->util.mutex);
+  std::lock_guard<OptionalMutex> lock(ep->base.util.mutex);
   if (ep->state != MsgEpState::kIdle) {
     return Fail(*ep, FI_EOPBADSTATE, "fi_setname: the endpoint is in use");
   }
   absl::StatusOr<IpAddress> address =
-      IpFromUser(ep->util.info->addr_format, addr, addrlen);
+      IpFromUser(ep->base.util.info->addr_format, addr, addrlen);
   if (!address.ok()) return Fail(*ep, address.status());
   ep->bind_address = *address;
   return 0;
@@ -262,7 +179,7 @@ int SetName(fid* object, void* addr, size_t addrlen) {
 
 int GetName(fid* object, void* addr, size_t* addrlen) {
   TcpMsgEp* ep = ToTcpMsgEp(reinterpret_cast<fid_ep*>(object));
-  std::lock_guard<OptionalMutex> lock(ep->util.mutex);
+  std::lock_guard<OptionalMutex> lock(ep->base.util.mutex);
   if (addrlen == nullptr) return Fail(*ep, FI_EINVAL, "fi_getname: addrlen");
   absl::StatusOr<IpAddress> address =
       ep->fd >= 0 ? LocalAddress(ep->fd)
@@ -271,12 +188,12 @@ int GetName(fid* object, void* addr, size_t* addrlen) {
           : FiError(FI_EADDRNOTAVAIL, "fi_getname: the endpoint has no "
                                       "address before fi_connect");
   if (!address.ok()) return Fail(*ep, address.status());
-  return CopyAddressOut(*address, ep->util.info->addr_format, addr, addrlen);
+  return CopyAddressOut(*address, ep->base.util.info->addr_format, addr, addrlen);
 }
 
 int GetPeer(fid_ep* ep_fid, void* addr, size_t* addrlen) {
   TcpMsgEp* ep = ToTcpMsgEp(ep_fid);
-  std::lock_guard<OptionalMutex> lock(ep->util.mutex);
+  std::lock_guard<OptionalMutex> lock(ep->base.util.mutex);
   if (addrlen == nullptr) return Fail(*ep, FI_EINVAL, "fi_getpeer: addrlen");
   if (ep->state != MsgEpState::kConnected &&
       ep->state != MsgEpState::kAccepting) {
@@ -284,7 +201,7 @@ int GetPeer(fid_ep* ep_fid, void* addr, size_t* addrlen) {
   }
   absl::StatusOr<IpAddress> address = PeerAddress(ep->fd);
   if (!address.ok()) return Fail(*ep, address.status());
-  return CopyAddressOut(*address, ep->util.info->addr_format, addr, addrlen);
+  return CopyAddressOut(*address, ep->base.util.info->addr_format, addr, addrlen);
 }
 
 absl::StatusOr<int> ConnectingSocket(TcpMsgEp* ep, const IpAddress& peer) {
@@ -297,7 +214,7 @@ absl::StatusOr<int> ConnectingSocket(TcpMsgEp* ep, const IpAddress& peer) {
   int one = 1;
   setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
   absl::Status status = ApplyTrafficClass(
-      fd, peer.family(), ep->util.domain->info->domain_attr->tclass);
+      fd, peer.family(), ep->base.util.domain->info->domain_attr->tclass);
   if (status.ok() && ep->bind_address.has_value() &&
       ep->bind_address->family() == peer.family() &&
       bind(fd, ep->bind_address->sockaddr_ptr(),
@@ -322,7 +239,7 @@ absl::StatusOr<int> ConnectingSocket(TcpMsgEp* ep, const IpAddress& peer) {
 int Connect(fid_ep* ep_fid, const void* addr, const void* param,
             size_t paramlen) {
   TcpMsgEp* ep = ToTcpMsgEp(ep_fid);
-  std::lock_guard<OptionalMutex> lock(ep->util.mutex);
+  std::lock_guard<OptionalMutex> lock(ep->base.util.mutex);
   if (ep->state != MsgEpState::kIdle) {
     return Fail(*ep, FI_EOPBADSTATE, "fi_connect: the endpoint is in use");
   }
@@ -331,7 +248,7 @@ int Connect(fid_ep* ep_fid, const void* addr, const void* param,
                 absl::StrCat("fi_connect: connection data of ", paramlen,
                              " bytes (at most ", kMaxCmData, ")"));
   }
-  uint32_t format = ep->util.info->addr_format;
+  uint32_t format = ep->base.util.info->addr_format;
   absl::StatusOr<IpAddress> peer =
       IpFromUser(format, addr, UserAddressLength(format, addr));
   if (!peer.ok()) return Fail(*ep, peer.status());
@@ -350,7 +267,7 @@ int Connect(fid_ep* ep_fid, const void* addr, const void* param,
 
 int Accept(fid_ep* ep_fid, const void* param, size_t paramlen) {
   TcpMsgEp* ep = ToTcpMsgEp(ep_fid);
-  std::lock_guard<OptionalMutex> lock(ep->util.mutex);
+  std::lock_guard<OptionalMutex> lock(ep->base.util.mutex);
   if (ep->state != MsgEpState::kAccepting) {
     return Fail(*ep, FI_EOPBADSTATE, "fi_accept: the endpoint was not "
                                      "opened on a connection request");
@@ -361,11 +278,11 @@ int Accept(fid_ep* ep_fid, const void* param, size_t paramlen) {
   if (int rc = Enable(ep); rc != 0) return rc;
   if (absl::StatusOr<IpAddress> local = LocalAddress(ep->fd); local.ok()) {
     absl::Status tclass = ApplyTrafficClass(
-        ep->fd, local->family(), ep->util.domain->info->domain_attr->tclass);
+        ep->fd, local->family(), ep->base.util.domain->info->domain_attr->tclass);
     if (!tclass.ok()) return Fail(*ep, tclass);
   }
   absl::Status sent =
-      SendCm(ep->fd, CmType::kAccept, AuthKeyOf(*ep->util.info), param,
+      SendCm(ep->fd, CmType::kAccept, AuthKeyOf(*ep->base.util.info), param,
              paramlen);
   if (!sent.ok()) return Fail(*ep, sent);
   StartConnection(ep);
@@ -375,7 +292,7 @@ int Accept(fid_ep* ep_fid, const void* param, size_t paramlen) {
 
 int Shutdown(fid_ep* ep_fid, uint64_t flags) {
   TcpMsgEp* ep = ToTcpMsgEp(ep_fid);
-  std::lock_guard<OptionalMutex> lock(ep->util.mutex);
+  std::lock_guard<OptionalMutex> lock(ep->base.util.mutex);
   if (flags != 0) return Fail(*ep, FI_EBADFLAGS, "fi_shutdown: flags");
   if (ep->state == MsgEpState::kIdle || ep->state == MsgEpState::kShutdown) {
     return ep->state == MsgEpState::kShutdown
@@ -383,8 +300,8 @@ int Shutdown(fid_ep* ep_fid, uint64_t flags) {
                : Fail(*ep, FI_ENOTCONN, "fi_shutdown: not connected");
   }
   ep->local_shutdown = true;
-  if (ep->connection != nullptr) {
-    ep->connection->Close(-FI_ECANCELED);
+  if (ep->link != nullptr) {
+    ep->link->connection.Close(-FI_ECANCELED);
   } else {
     shutdown(ep->fd, SHUT_RDWR);
     ep->state = MsgEpState::kShutdown;
@@ -396,11 +313,6 @@ int Shutdown(fid_ep* ep_fid, uint64_t flags) {
 fi_ops kMsgEpFidOps = MakeFidOps(
     {.close = CloseMsgEp, .bind = BindMsgEp, .control = ControlMsgEp});
 
-fi_ops_ep kMsgEpOps = {
-    sizeof(fi_ops_ep), Cancel, GetOpt, SetOpt, NoTxCtx, NoRxCtx,
-    NoSizeLeft,        NoSizeLeft,
-};
-
 fi_ops_cm kMsgEpCmOps = {
     sizeof(fi_ops_cm), SetName, GetName,  GetPeer,  Connect,
     NoListen,          Accept,  NoReject, Shutdown, NoJoin,
@@ -411,7 +323,7 @@ fi_ops_cm kMsgEpCmOps = {
 // --- events from the connection and the progress engine -------------------
 
 void TcpMsgEpSetup::Progress() {
-  std::lock_guard<OptionalMutex> lock(ep_->util.mutex);
+  std::lock_guard<OptionalMutex> lock(ep_->base.util.mutex);
   if (ep_->state == MsgEpState::kConnecting) {
     ProgressConnect(ep_);
   } else if (ep_->state == MsgEpState::kAwaitingResponse) {
@@ -422,49 +334,56 @@ void TcpMsgEpSetup::Progress() {
 int TcpMsgEpSetup::progress_fd() const { return ep_->fd; }
 
 bool TcpMsgEpSetup::auto_progress() const {
-  return ep_->util.domain->info->domain_attr->control_progress ==
+  return ep_->base.util.domain->info->domain_attr->control_progress ==
          FI_PROGRESS_AUTO;
 }
 
 void TcpMsgEpEvents::Progress() {
-  std::lock_guard<OptionalMutex> lock(ep_->util.mutex);
-  if (ep_->state == MsgEpState::kConnected) ep_->connection->Progress();
+  std::lock_guard<OptionalMutex> lock(ep_->base.util.mutex);
+  if (ep_->state == MsgEpState::kConnected) ep_->link->connection.Progress();
 }
 
 int TcpMsgEpEvents::progress_fd() const { return ep_->fd; }
 
 bool TcpMsgEpEvents::auto_progress() const {
-  return ep_->util.domain->info->domain_attr->data_progress ==
+  return ep_->base.util.domain->info->domain_attr->data_progress ==
          FI_PROGRESS_AUTO;
 }
 
-void TcpMsgEpEvents::OnBacklog(bool backlogged) {
+TcpLink* TcpMsgEpEvents::LinkFor(fi_addr_t, int* error) {
+  if (ep_->state != MsgEpState::kConnected) {
+    FI_WARN(ep_->log(), FI_LOG_EP_DATA,
+            "transmit on an endpoint that is not connected\n");
+    *error = -FI_ENOTCONN;
+    return nullptr;
+  }
+  return ep_->link.get();
+}
+
+void TcpMsgEpEvents::LinkBacklog(TcpLink*, bool backlogged) {
   ep_->engine()->WantWrite(this, backlogged);
 }
 
-void TcpMsgEpEvents::OnClosed(int error) {
+void TcpMsgEpEvents::ReceivePosted() {
+  if (ep_->state == MsgEpState::kConnected &&
+      ep_->link->connection.stalled()) {
+    ep_->link->connection.Progress();  // a waiting message may take it now
+  }
+}
+
+void TcpMsgEpEvents::LinkClosed(TcpLink*, int error) {
   ep_->state = MsgEpState::kShutdown;
   ep_->engine()->Disarm(this);
   if (ep_->local_shutdown) {
-    FailOutstanding(ep_, FI_ECANCELED);
+    FailReceives(&ep_->base, FI_ECANCELED);
     return;
   }
   if (error != 0) {
     FI_WARN(ep_->log(), FI_LOG_EP_DATA, "connection lost: %s\n",
             fi_strerror(-error));
   }
-  FailOutstanding(ep_, error != 0 ? -error : FI_ECONNRESET);
+  FailReceives(&ep_->base, error != 0 ? -error : FI_ECONNRESET);
   PostCmEvent(ep_, FI_SHUTDOWN, nullptr, 0);
-}
-
-void TcpMsgEpEvents::OnSent(std::unique_ptr<TxEntry> entry) {
-  if (!entry->report) return;
-  if (entry->awaits_answer) {
-    uint64_t id = entry->header.id;
-    ep_->awaiting.emplace(id, std::move(entry));
-    return;
-  }
-  CompleteTx(ep_, std::move(entry), 0);
 }
 
 // Opens an endpoint: on a connection request's socket when info->handle is
@@ -482,24 +401,25 @@ int OpenTcpMsgEp(fid_domain* domain_fid, fi_info* info, fid_ep** ep_out,
     return -FI_EINVAL;
   }
   auto ep = std::make_unique<TcpMsgEp>();
-  ep->util.ep_fid = {};
+  ep->base.util.ep_fid = {};
   absl::Status status =
-      InitUtilEndpoint(&ep->util, domain, info, context, &kMsgEpFidOps);
+      InitUtilEndpoint(&ep->base.util, domain, info, context, &kMsgEpFidOps);
   if (!status.ok()) {
     FI_WARN(log, FI_LOG_EP_CTRL, "%s\n", std::string(status.message()).c_str());
     return ToFiErrno(status);
   }
-  ep->util.ep_fid.ops = &kMsgEpOps;
-  ep->util.ep_fid.cm = &kMsgEpCmOps;
-  ep->util.ep_fid.msg = &kTcpMsgOps;
-  ep->util.ep_fid.tagged = &kTcpTaggedOps;
-  ep->util.ep_fid.rma = &kTcpRmaOps;
-  ep->util.ep_fid.atomic = &kNoAtomicOps;
-  ep->util.ep_fid.collective = &kNoCollectiveOps;
+  ep->base.util.ep_fid.ops = &kTcpEpOps;
+  ep->base.cm_data_size = kMaxCmData;
+  ep->base.util.ep_fid.cm = &kMsgEpCmOps;
+  ep->base.util.ep_fid.msg = &kTcpMsgOps;
+  ep->base.util.ep_fid.tagged = &kTcpTaggedOps;
+  ep->base.util.ep_fid.rma = &kTcpRmaOps;
+  ep->base.util.ep_fid.atomic = &kNoAtomicOps;
+  ep->base.util.ep_fid.collective = &kNoCollectiveOps;
   if (from_request) {
     ep->fd = TakeTcpConnReq(info->handle);
     if (ep->fd < 0) {
-      ReleaseUtilEndpoint(&ep->util);
+      ReleaseUtilEndpoint(&ep->base.util);
       FI_WARN(log, FI_LOG_EP_CTRL, "fi_endpoint: the connection request "
                                    "was already taken\n");
       return -FI_EINVAL;
@@ -510,7 +430,7 @@ int OpenTcpMsgEp(fid_domain* domain_fid, fi_info* info, fid_ep** ep_out,
         IpFromUser(info->addr_format, info->src_addr, info->src_addrlen);
     if (source.ok()) ep->bind_address = *source;
   }
-  *ep_out = &ep.release()->util.ep_fid;
+  *ep_out = &ep.release()->base.util.ep_fid;
   return 0;
 }
 

@@ -1,5 +1,6 @@
-// The data-transfer calls of tcp MSG endpoints (fi_msg, fi_tagged, fi_rma):
-// each one checks its arguments, then builds a TxEntry or PostedRecv.
+// The calls of tcp endpoints (fi_msg, fi_tagged, fi_rma, and fi_cancel,
+// fi_getopt, fi_setopt): each one checks its arguments, then builds a
+// TxEntry or PostedRecv; the endpoint's owner picks the link.
 #include <rdma/fi_errno.h>
 #include <rdma/fi_rma.h>
 #include <rdma/fi_tagged.h>
@@ -7,9 +8,10 @@
 
 #include <mutex>
 
-#include "fabric/providers/tcp/tcp_msg_ep.h"
+#include "fabric/providers/tcp/tcp_ep.h"
 #include "fabric/api/core/status.h"
 #include "fabric/providers/util/app_buffer.h"
+#include "fabric/providers/util/no_ops.h"
 
 namespace fabric {
 namespace tcp {
@@ -45,13 +47,13 @@ struct RxRequest {
   bool tagged = false;
 };
 
-ssize_t Fail(const TcpMsgEp& ep, int fi_errno, const char* what) {
+ssize_t Fail(const TcpEp& ep, int fi_errno, const char* what) {
   FI_WARN(ep.log(), FI_LOG_EP_DATA, "%s\n", what);
   return -fi_errno;
 }
 
 // Describes and checks a local buffer list (at most `limit` pieces).
-absl::StatusOr<AppBuffer> Describe(const TcpMsgEp& ep, const iovec* iov,
+absl::StatusOr<AppBuffer> Describe(const TcpEp& ep, const iovec* iov,
                                    void** desc, size_t count, size_t limit) {
   if (count > limit) {
     return FiError(FI_EINVAL, "more iov entries than iov_limit");
@@ -62,7 +64,7 @@ absl::StatusOr<AppBuffer> Describe(const TcpMsgEp& ep, const iovec* iov,
 // The message's payload: the application's buffers themselves when the
 // kernel may read them directly, else a copy made through the domain's
 // HMEM copy functions.
-ssize_t TakePayload(TcpMsgEp* ep, const AppBuffer& buffer, bool inject,
+ssize_t TakePayload(TcpEp* ep, const AppBuffer& buffer, bool inject,
                     TxEntry* entry) {
   const HmemCopier& copier = ep->util.domain->copier;
   bool direct = !inject && copier.DirectSystemAccess();
@@ -84,8 +86,8 @@ ssize_t TakePayload(TcpMsgEp* ep, const AppBuffer& buffer, bool inject,
   return 0;
 }
 
-ssize_t Transmit(fid_ep* ep_fid, const TxRequest& request) {
-  TcpMsgEp* ep = ToTcpMsgEp(ep_fid);
+ssize_t Transmit(fid_ep* ep_fid, fi_addr_t dest, const TxRequest& request) {
+  TcpEp* ep = ToTcpEp(ep_fid);
   std::lock_guard<OptionalMutex> lock(ep->util.mutex);
   const fi_info& info = *ep->util.info;
   if ((request.flags & ~kTxFlags) != 0) {
@@ -165,11 +167,14 @@ ssize_t Transmit(fid_ep* ep_fid, const TxRequest& request) {
   entry->fence = (request.flags & FI_FENCE) != 0;
   entry->write_entry =
       !request.inject_call && WantsTxEntry(ep->util, request.flags);
-  return PostTx(ep, std::move(entry));
+  int error = 0;
+  TcpLink* link = ep->owner->LinkFor(dest, &error);
+  if (link == nullptr) return error;
+  return PostTx(link, std::move(entry));
 }
 
-ssize_t Receive(fid_ep* ep_fid, const RxRequest& request) {
-  TcpMsgEp* ep = ToTcpMsgEp(ep_fid);
+ssize_t Receive(fid_ep* ep_fid, fi_addr_t source, const RxRequest& request) {
+  TcpEp* ep = ToTcpEp(ep_fid);
   std::lock_guard<OptionalMutex> lock(ep->util.mutex);
   const fi_info& info = *ep->util.info;
   if ((request.flags & ~kRxFlags) != 0) {
@@ -206,6 +211,7 @@ ssize_t Receive(fid_ep* ep_fid, const RxRequest& request) {
   recv->tagged = request.tagged;
   recv->tag = request.tag;
   recv->ignore = request.ignore;
+  recv->source = source;
   recv->write_entry = WantsRxEntry(ep->util, request.flags);
   if (recv->write_entry && !multi) {
     if (CqReserve(ep->util.rx_cq) != 0) return -FI_EAGAIN;
@@ -216,185 +222,227 @@ ssize_t Receive(fid_ep* ep_fid, const RxRequest& request) {
   } else {
     ep->recvs.push_back(std::move(recv));
   }
-  if (ep->state == MsgEpState::kConnected && ep->connection->stalled()) {
-    ep->connection->Progress();  // a waiting message may take it now
-  }
+  ep->owner->ReceivePosted();
   return 0;
 }
 
-uint64_t TxFlags(fid_ep* ep) { return ToTcpMsgEp(ep)->util.tx_op_flags; }
-uint64_t RxFlags(fid_ep* ep) { return ToTcpMsgEp(ep)->util.rx_op_flags; }
+// --- fi_cancel, fi_getopt, fi_setopt ----------------------------------------
+
+// Cancels the receive posted with `context` (FI_ECANCELED), or -FI_ENOENT.
+ssize_t Cancel(fid* object, void* context) {
+  TcpEp* ep = ToTcpEp(reinterpret_cast<fid_ep*>(object));
+  std::lock_guard<OptionalMutex> lock(ep->util.mutex);
+  auto cancel = [ep](std::unique_ptr<PostedRecv> recv) {
+    fi_cq_tagged_entry entry = {};
+    entry.op_context = recv->context;
+    entry.flags = FI_RECV | (recv->tagged ? FI_TAGGED : FI_MSG);
+    entry.tag = recv->tag;
+    ReportError(&ep->util, ep->util.rx_cq, recv->reserved, entry,
+                FI_ECANCELED, 0, kRecvCntr);
+  };
+  auto take = [&](auto& queue) {
+    for (auto it = queue.begin(); it != queue.end(); ++it) {
+      if ((*it)->context != context) continue;
+      std::unique_ptr<PostedRecv> recv = std::move(*it);
+      queue.erase(it);
+      cancel(std::move(recv));
+      return true;
+    }
+    return false;
+  };
+  return take(ep->recvs) || take(ep->tagged_recvs) ? 0 : -FI_ENOENT;
+}
+
+int GetOpt(fid* object, int level, int name, void* value, size_t* len) {
+  TcpEp* ep = ToTcpEp(reinterpret_cast<fid_ep*>(object));
+  return GetOptUtilEndpoint(&ep->util, level, name, value, len,
+                            ep->cm_data_size);
+}
+
+int SetOpt(fid* object, int level, int name, const void* value, size_t len) {
+  TcpEp* ep = ToTcpEp(reinterpret_cast<fid_ep*>(object));
+  std::lock_guard<OptionalMutex> lock(ep->util.mutex);
+  return SetOptUtilEndpoint(&ep->util, level, name, value, len);
+}
+
+uint64_t TxFlags(fid_ep* ep) { return ToTcpEp(ep)->util.tx_op_flags; }
+uint64_t RxFlags(fid_ep* ep) { return ToTcpEp(ep)->util.rx_op_flags; }
 
 // --- fi_msg ------------------------------------------------------------------
 
-ssize_t Recv(fid_ep* ep, void* buf, size_t len, void* desc, fi_addr_t,
+ssize_t Recv(fid_ep* ep, void* buf, size_t len, void* desc, fi_addr_t peer,
              void* context) {
   iovec iov = {buf, len};
-  return Receive(ep, {&iov, &desc, 1, 0, 0, context, RxFlags(ep)});
+  return Receive(ep, peer, {&iov, &desc, 1, 0, 0, context, RxFlags(ep)});
 }
 ssize_t Recvv(fid_ep* ep, const iovec* iov, void** desc, size_t count,
-              fi_addr_t, void* context) {
-  return Receive(ep, {iov, desc, count, 0, 0, context, RxFlags(ep)});
+              fi_addr_t peer, void* context) {
+  return Receive(ep, peer, {iov, desc, count, 0, 0, context, RxFlags(ep)});
 }
 ssize_t Recvmsg(fid_ep* ep, const fi_msg* msg, uint64_t flags) {
   if (msg == nullptr) return -FI_EINVAL;
-  return Receive(ep, {msg->msg_iov, msg->desc, msg->iov_count, 0, 0,
+  return Receive(ep, msg->addr, {msg->msg_iov, msg->desc, msg->iov_count, 0, 0,
                       msg->context, flags});
 }
-ssize_t Send(fid_ep* ep, const void* buf, size_t len, void* desc, fi_addr_t,
+ssize_t Send(fid_ep* ep, const void* buf, size_t len, void* desc, fi_addr_t peer,
              void* context) {
   iovec iov = {const_cast<void*>(buf), len};
-  return Transmit(ep, {Op::kMsg, &iov, &desc, 1, nullptr, 0, 0, 0, context,
+  return Transmit(ep, peer, {Op::kMsg, &iov, &desc, 1, nullptr, 0, 0, 0, context,
                        TxFlags(ep)});
 }
 ssize_t Sendv(fid_ep* ep, const iovec* iov, void** desc, size_t count,
-              fi_addr_t, void* context) {
-  return Transmit(ep, {Op::kMsg, iov, desc, count, nullptr, 0, 0, 0, context,
+              fi_addr_t peer, void* context) {
+  return Transmit(ep, peer, {Op::kMsg, iov, desc, count, nullptr, 0, 0, 0, context,
                        TxFlags(ep)});
 }
 ssize_t Sendmsg(fid_ep* ep, const fi_msg* msg, uint64_t flags) {
   if (msg == nullptr) return -FI_EINVAL;
-  return Transmit(ep, {Op::kMsg, msg->msg_iov, msg->desc, msg->iov_count,
+  return Transmit(ep, msg->addr, {Op::kMsg, msg->msg_iov, msg->desc, msg->iov_count,
                        nullptr, 0, msg->data, 0, msg->context, flags});
 }
-ssize_t Inject(fid_ep* ep, const void* buf, size_t len, fi_addr_t) {
+ssize_t Inject(fid_ep* ep, const void* buf, size_t len, fi_addr_t peer) {
   iovec iov = {const_cast<void*>(buf), len};
-  return Transmit(ep, {Op::kMsg, &iov, nullptr, 1, nullptr, 0, 0, 0, nullptr,
+  return Transmit(ep, peer, {Op::kMsg, &iov, nullptr, 1, nullptr, 0, 0, 0, nullptr,
                        FI_INJECT, true});
 }
 ssize_t Senddata(fid_ep* ep, const void* buf, size_t len, void* desc,
-                 uint64_t data, fi_addr_t, void* context) {
+                 uint64_t data, fi_addr_t peer, void* context) {
   iovec iov = {const_cast<void*>(buf), len};
-  return Transmit(ep, {Op::kMsg, &iov, &desc, 1, nullptr, 0, data, 0, context,
+  return Transmit(ep, peer, {Op::kMsg, &iov, &desc, 1, nullptr, 0, data, 0, context,
                        TxFlags(ep) | FI_REMOTE_CQ_DATA});
 }
 ssize_t Injectdata(fid_ep* ep, const void* buf, size_t len, uint64_t data,
-                   fi_addr_t) {
+                   fi_addr_t peer) {
   iovec iov = {const_cast<void*>(buf), len};
-  return Transmit(ep, {Op::kMsg, &iov, nullptr, 1, nullptr, 0, data, 0,
+  return Transmit(ep, peer, {Op::kMsg, &iov, nullptr, 1, nullptr, 0, data, 0,
                        nullptr, FI_INJECT | FI_REMOTE_CQ_DATA, true});
 }
 
 // --- fi_tagged ---------------------------------------------------------------
 
-ssize_t Trecv(fid_ep* ep, void* buf, size_t len, void* desc, fi_addr_t,
+ssize_t Trecv(fid_ep* ep, void* buf, size_t len, void* desc, fi_addr_t peer,
               uint64_t tag, uint64_t ignore, void* context) {
   iovec iov = {buf, len};
-  return Receive(ep, {&iov, &desc, 1, tag, ignore, context, RxFlags(ep), true});
+  return Receive(ep, peer, {&iov, &desc, 1, tag, ignore, context, RxFlags(ep), true});
 }
 ssize_t Trecvv(fid_ep* ep, const iovec* iov, void** desc, size_t count,
-               fi_addr_t, uint64_t tag, uint64_t ignore, void* context) {
-  return Receive(ep,
+               fi_addr_t peer, uint64_t tag, uint64_t ignore, void* context) {
+  return Receive(ep, peer,
                  {iov, desc, count, tag, ignore, context, RxFlags(ep), true});
 }
 ssize_t Trecvmsg(fid_ep* ep, const fi_msg_tagged* msg, uint64_t flags) {
   if (msg == nullptr) return -FI_EINVAL;
-  return Receive(ep, {msg->msg_iov, msg->desc, msg->iov_count, msg->tag,
+  return Receive(ep, msg->addr, {msg->msg_iov, msg->desc, msg->iov_count, msg->tag,
                       msg->ignore, msg->context, flags, true});
 }
-ssize_t Tsend(fid_ep* ep, const void* buf, size_t len, void* desc, fi_addr_t,
+ssize_t Tsend(fid_ep* ep, const void* buf, size_t len, void* desc, fi_addr_t peer,
               uint64_t tag, void* context) {
   iovec iov = {const_cast<void*>(buf), len};
-  return Transmit(ep, {Op::kTagged, &iov, &desc, 1, nullptr, 0, 0, tag,
+  return Transmit(ep, peer, {Op::kTagged, &iov, &desc, 1, nullptr, 0, 0, tag,
                        context, TxFlags(ep)});
 }
 ssize_t Tsendv(fid_ep* ep, const iovec* iov, void** desc, size_t count,
-               fi_addr_t, uint64_t tag, void* context) {
-  return Transmit(ep, {Op::kTagged, iov, desc, count, nullptr, 0, 0, tag,
+               fi_addr_t peer, uint64_t tag, void* context) {
+  return Transmit(ep, peer, {Op::kTagged, iov, desc, count, nullptr, 0, 0, tag,
                        context, TxFlags(ep)});
 }
 ssize_t Tsendmsg(fid_ep* ep, const fi_msg_tagged* msg, uint64_t flags) {
   if (msg == nullptr) return -FI_EINVAL;
-  return Transmit(ep, {Op::kTagged, msg->msg_iov, msg->desc, msg->iov_count,
+  return Transmit(ep, msg->addr, {Op::kTagged, msg->msg_iov, msg->desc, msg->iov_count,
                        nullptr, 0, msg->data, msg->tag, msg->context, flags});
 }
-ssize_t Tinject(fid_ep* ep, const void* buf, size_t len, fi_addr_t,
+ssize_t Tinject(fid_ep* ep, const void* buf, size_t len, fi_addr_t peer,
                 uint64_t tag) {
   iovec iov = {const_cast<void*>(buf), len};
-  return Transmit(ep, {Op::kTagged, &iov, nullptr, 1, nullptr, 0, 0, tag,
+  return Transmit(ep, peer, {Op::kTagged, &iov, nullptr, 1, nullptr, 0, 0, tag,
                        nullptr, FI_INJECT, true});
 }
 ssize_t Tsenddata(fid_ep* ep, const void* buf, size_t len, void* desc,
-                  uint64_t data, fi_addr_t, uint64_t tag, void* context) {
+                  uint64_t data, fi_addr_t peer, uint64_t tag, void* context) {
   iovec iov = {const_cast<void*>(buf), len};
-  return Transmit(ep, {Op::kTagged, &iov, &desc, 1, nullptr, 0, data, tag,
+  return Transmit(ep, peer, {Op::kTagged, &iov, &desc, 1, nullptr, 0, data, tag,
                        context, TxFlags(ep) | FI_REMOTE_CQ_DATA});
 }
 ssize_t Tinjectdata(fid_ep* ep, const void* buf, size_t len, uint64_t data,
-                    fi_addr_t, uint64_t tag) {
+                    fi_addr_t peer, uint64_t tag) {
   iovec iov = {const_cast<void*>(buf), len};
-  return Transmit(ep, {Op::kTagged, &iov, nullptr, 1, nullptr, 0, data, tag,
+  return Transmit(ep, peer, {Op::kTagged, &iov, nullptr, 1, nullptr, 0, data, tag,
                        nullptr, FI_INJECT | FI_REMOTE_CQ_DATA, true});
 }
 
 // --- fi_rma ------------------------------------------------------------------
 
-ssize_t Read(fid_ep* ep, void* buf, size_t len, void* desc, fi_addr_t,
+ssize_t Read(fid_ep* ep, void* buf, size_t len, void* desc, fi_addr_t peer,
              uint64_t addr, uint64_t key, void* context) {
   iovec iov = {buf, len};
   fi_rma_iov rma = {addr, len, key};
-  return Transmit(ep, {Op::kReadRequest, &iov, &desc, 1, &rma, 1, 0, 0,
+  return Transmit(ep, peer, {Op::kReadRequest, &iov, &desc, 1, &rma, 1, 0, 0,
                        context, TxFlags(ep)});
 }
 ssize_t Readv(fid_ep* ep, const iovec* iov, void** desc, size_t count,
-              fi_addr_t, uint64_t addr, uint64_t key, void* context) {
+              fi_addr_t peer, uint64_t addr, uint64_t key, void* context) {
   size_t total = 0;
   for (size_t i = 0; iov != nullptr && i < count; ++i) total += iov[i].iov_len;
   fi_rma_iov rma = {addr, total, key};
-  return Transmit(ep, {Op::kReadRequest, iov, desc, count, &rma, 1, 0, 0,
+  return Transmit(ep, peer, {Op::kReadRequest, iov, desc, count, &rma, 1, 0, 0,
                        context, TxFlags(ep)});
 }
 ssize_t Readmsg(fid_ep* ep, const fi_msg_rma* msg, uint64_t flags) {
   if (msg == nullptr) return -FI_EINVAL;
-  return Transmit(ep, {Op::kReadRequest, msg->msg_iov, msg->desc,
+  return Transmit(ep, msg->addr, {Op::kReadRequest, msg->msg_iov, msg->desc,
                        msg->iov_count, msg->rma_iov, msg->rma_iov_count,
                        msg->data, 0, msg->context, flags});
 }
-ssize_t Write(fid_ep* ep, const void* buf, size_t len, void* desc, fi_addr_t,
+ssize_t Write(fid_ep* ep, const void* buf, size_t len, void* desc, fi_addr_t peer,
               uint64_t addr, uint64_t key, void* context) {
   iovec iov = {const_cast<void*>(buf), len};
   fi_rma_iov rma = {addr, len, key};
-  return Transmit(ep, {Op::kWrite, &iov, &desc, 1, &rma, 1, 0, 0, context,
+  return Transmit(ep, peer, {Op::kWrite, &iov, &desc, 1, &rma, 1, 0, 0, context,
                        TxFlags(ep)});
 }
 ssize_t Writev(fid_ep* ep, const iovec* iov, void** desc, size_t count,
-               fi_addr_t, uint64_t addr, uint64_t key, void* context) {
+               fi_addr_t peer, uint64_t addr, uint64_t key, void* context) {
   size_t total = 0;
   for (size_t i = 0; iov != nullptr && i < count; ++i) total += iov[i].iov_len;
   fi_rma_iov rma = {addr, total, key};
-  return Transmit(ep, {Op::kWrite, iov, desc, count, &rma, 1, 0, 0, context,
+  return Transmit(ep, peer, {Op::kWrite, iov, desc, count, &rma, 1, 0, 0, context,
                        TxFlags(ep)});
 }
 ssize_t Writemsg(fid_ep* ep, const fi_msg_rma* msg, uint64_t flags) {
   if (msg == nullptr) return -FI_EINVAL;
-  return Transmit(ep, {Op::kWrite, msg->msg_iov, msg->desc, msg->iov_count,
+  return Transmit(ep, msg->addr, {Op::kWrite, msg->msg_iov, msg->desc, msg->iov_count,
                        msg->rma_iov, msg->rma_iov_count, msg->data, 0,
                        msg->context, flags});
 }
-ssize_t InjectWrite(fid_ep* ep, const void* buf, size_t len, fi_addr_t,
+ssize_t InjectWrite(fid_ep* ep, const void* buf, size_t len, fi_addr_t peer,
                     uint64_t addr, uint64_t key) {
   iovec iov = {const_cast<void*>(buf), len};
   fi_rma_iov rma = {addr, len, key};
-  return Transmit(ep, {Op::kWrite, &iov, nullptr, 1, &rma, 1, 0, 0, nullptr,
+  return Transmit(ep, peer, {Op::kWrite, &iov, nullptr, 1, &rma, 1, 0, 0, nullptr,
                        FI_INJECT, true});
 }
 ssize_t Writedata(fid_ep* ep, const void* buf, size_t len, void* desc,
-                  uint64_t data, fi_addr_t, uint64_t addr, uint64_t key,
+                  uint64_t data, fi_addr_t peer, uint64_t addr, uint64_t key,
                   void* context) {
   iovec iov = {const_cast<void*>(buf), len};
   fi_rma_iov rma = {addr, len, key};
-  return Transmit(ep, {Op::kWrite, &iov, &desc, 1, &rma, 1, data, 0, context,
+  return Transmit(ep, peer, {Op::kWrite, &iov, &desc, 1, &rma, 1, data, 0, context,
                        TxFlags(ep) | FI_REMOTE_CQ_DATA});
 }
 ssize_t InjectWritedata(fid_ep* ep, const void* buf, size_t len, uint64_t data,
-                        fi_addr_t, uint64_t addr, uint64_t key) {
+                        fi_addr_t peer, uint64_t addr, uint64_t key) {
   iovec iov = {const_cast<void*>(buf), len};
   fi_rma_iov rma = {addr, len, key};
-  return Transmit(ep, {Op::kWrite, &iov, nullptr, 1, &rma, 1, data, 0,
+  return Transmit(ep, peer, {Op::kWrite, &iov, nullptr, 1, &rma, 1, data, 0,
                        nullptr, FI_INJECT | FI_REMOTE_CQ_DATA, true});
 }
 
 }  // namespace
+
+fi_ops_ep kTcpEpOps = {
+    sizeof(fi_ops_ep), Cancel, GetOpt, SetOpt, NoTxCtx, NoRxCtx,
+    NoSizeLeft,        NoSizeLeft,
+};
 
 fi_ops_msg kTcpMsgOps = {
     sizeof(fi_ops_msg), Recv,   Recvv,    Recvmsg,    Send,

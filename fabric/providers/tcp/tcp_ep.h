@@ -1,0 +1,162 @@
+// File: fabric/providers/tcp/tcp_ep.h
+//
+// The data path the tcp provider's MSG and RDM endpoints share. A TcpEp
+// holds what belongs to the endpoint (posted receives, unexpected tagged
+// messages, transmit accounting); a TcpLink is one connection with what it
+// is in the middle of receiving and the requests awaiting its peer's
+// answers. An MSG endpoint has one link; an RDM endpoint one per peer. The
+// concrete endpoint decides which link a transmit takes and what a broken
+// link means (TcpEpOwner).
+//
+// Receive-side resource management: with FI_RM_ENABLED a message that
+// finds no posted receive stays in the socket (the sender's data waits in
+// TCP's buffers) until one is posted: "retried" in the words of
+// fi_domain(3). Untagged messages are never buffered; unexpected tagged
+// ones are, up to kMaxUnexpectedBytes, and then wait in the socket too.
+// With FI_RM_DISABLED such a message is dropped and the sender's transmit
+// fails with FI_ENORX.
+#ifndef FABRIC_PROVIDERS_TCP_TCP_EP_H_
+#define FABRIC_PROVIDERS_TCP_TCP_EP_H_
+
+#include <rdma/fi_endpoint.h>
+
+#include <deque>
+#include <list>
+#include <memory>
+#include <optional>
+#include <unordered_map>
+#include <vector>
+
+#include "fabric/providers/tcp/tcp_connection.h"
+#include "fabric/providers/util/endpoint.h"
+
+namespace fabric {
+namespace tcp {
+
+class TcpLink;
+
+// A posted receive.
+struct PostedRecv {
+  void* context = nullptr;
+  uint64_t flags = 0;  // the operation's flags
+  std::vector<iovec> iov;
+  size_t capacity = 0;
+  fi_hmem_iface iface = FI_HMEM_SYSTEM;
+  uint64_t device = 0;
+  bool tagged = false;
+  uint64_t tag = 0;
+  uint64_t ignore = 0;
+  fi_addr_t source = FI_ADDR_UNSPEC;  // FI_DIRECTED_RECV: only this peer
+  bool write_entry = false;
+  bool reserved = false;
+  size_t used = 0;  // FI_MULTI_RECV: bytes already filled
+};
+
+// A tagged message that arrived before its receive.
+struct UnexpectedMsg {
+  Header header = {};
+  std::vector<char> data;
+  TcpLink* link = nullptr;  // to answer on; null once the link is gone
+  fi_addr_t source = FI_ADDR_NOTAVAIL;
+};
+
+// What the concrete endpoint decides for the shared data path.
+class TcpEpOwner {
+ public:
+  virtual ~TcpEpOwner() = default;
+  // The link a transmit to `dest` goes on, or null with *error set to a
+  // negative fi_errno.
+  virtual TcpLink* LinkFor(fi_addr_t dest, int* error) = 0;
+  // `link` broke with -fi_errno `error` (0: the peer closed it); its own
+  // transmits have failed already.
+  virtual void LinkClosed(TcpLink* link, int error) = 0;
+  virtual void LinkBacklog(TcpLink* link, bool backlogged) = 0;
+  // A receive was posted: a message held for want of one may go now.
+  virtual void ReceivePosted() = 0;
+};
+
+struct TcpEp {
+  UtilEndpoint util;  // first: the application's fid_ep* is &util.ep_fid
+  TcpEpOwner* owner = nullptr;
+  bool directed_recv = false;  // FI_DIRECTED_RECV in the endpoint's caps
+  size_t cm_data_size = 0;     // FI_OPT_CM_DATA_SIZE
+
+  // Receives, in posting order.
+  std::deque<std::unique_ptr<PostedRecv>> recvs;
+  std::list<std::unique_ptr<PostedRecv>> tagged_recvs;
+  std::list<UnexpectedMsg> unexpected;
+  size_t unexpected_bytes = 0;
+
+  size_t tx_outstanding = 0;  // posted, not yet completed
+  uint64_t next_id = 1;
+
+  const fi_provider* log() const {
+    return util.domain->fabric->provider->c_provider();
+  }
+};
+
+inline TcpEp* ToTcpEp(fid_ep* ep) { return reinterpret_cast<TcpEp*>(ep); }
+
+class TcpLink : public ConnectionHandler {
+ public:
+  // Takes `fd`, connected; `peer` is what FI_SOURCE reports for it.
+  TcpLink(TcpEp* ep, int fd, fi_addr_t peer);
+  ~TcpLink() override;
+
+  TcpEp* const ep;
+  const fi_addr_t peer;
+  Connection connection;
+
+  // Fails this link's transmits not yet complete, and the receive it is
+  // filling, with `err`.
+  void FailOutstanding(int err);
+  // Takes back the CQ room of this link's outstanding operations (the
+  // endpoint closes without reporting them).
+  void Unreserve();
+
+  // ConnectionHandler.
+  RxTarget OnHeader(const Header& header,
+                    const RmaDescriptor* descriptors) override;
+  void OnMessageDone(const Header& header, size_t placed) override;
+  void OnSent(std::unique_ptr<TxEntry> entry) override;
+  void OnClosed(int error) override;
+  void OnBacklog(bool backlogged) override;
+
+  // What the payload now arriving goes to.
+  std::unique_ptr<PostedRecv> current_recv;
+  std::optional<UnexpectedMsg> current_unexpected;
+  std::unique_ptr<TxEntry> current_read;  // a read's answer
+  std::vector<iovec> rma_target;          // a remote write's memory
+  iovec rx_window = {};                   // FI_MULTI_RECV: the unused part
+  int rma_status = 0;
+  bool refused = false;  // the arriving message found no receive (no RM)
+
+  // Requests awaiting the peer's answers, and what FI_FENCE holds back.
+  size_t answers_pending = 0;
+  std::unordered_map<uint64_t, std::unique_ptr<TxEntry>> awaiting;
+  std::deque<std::unique_ptr<TxEntry>> fenced;
+};
+
+// Posts a transmit the endpoint built on `link`: limits, CQ reservation,
+// FI_FENCE. 0 or -fi_errno (nothing posted).
+ssize_t PostTx(TcpLink* link, std::unique_ptr<TxEntry> entry);
+// Takes a tagged receive: completes it from a buffered unexpected message
+// when one matches, else queues it.
+void PostTaggedRecv(TcpEp* ep, std::unique_ptr<PostedRecv> recv);
+// Reports a finished transmit operation (error: positive fi_errno, or 0).
+void CompleteTx(TcpEp* ep, std::unique_ptr<TxEntry> entry, int error);
+// Fails every posted receive with `err`.
+void FailReceives(TcpEp* ep, int err);
+// Takes back the CQ room of the posted receives (the endpoint closes).
+void UnreserveReceives(TcpEp* ep);
+
+// fi_ops tables of tcp endpoints (tcp_ops.cc).
+extern fi_ops_ep kTcpEpOps;
+extern fi_ops_msg kTcpMsgOps;
+extern fi_ops_tagged kTcpTaggedOps;
+extern fi_ops_rma kTcpRmaOps;
+
+}  // namespace tcp
+}  // namespace fabric
+
+#endif  // FABRIC_PROVIDERS_TCP_TCP_EP_H_

@@ -1,0 +1,501 @@
+// What a tcp link does with each arriving message, and how transmit
+// operations are posted and completed.
+#include <rdma/fi_errno.h>
+#include <rdma/providers/fi_log.h>
+
+#include <algorithm>
+
+#include "fabric/providers/tcp/tcp_ep.h"
+#include "fabric/providers/util/mr.h"
+
+namespace fabric {
+namespace tcp {
+namespace {
+
+constexpr size_t kMaxUnexpectedBytes = size_t{64} << 20;
+
+bool TagMatches(const PostedRecv& recv, uint64_t tag) {
+  return ((recv.tag ^ tag) & ~recv.ignore) == 0;
+}
+
+RxTarget UserTarget(TcpLink* link, PostedRecv& recv) {
+  RxTarget target;
+  target.kind = RxTarget::kUser;
+  target.iface = recv.iface;
+  target.device = recv.device;
+  if (recv.flags & FI_MULTI_RECV) {
+    link->rx_window = {static_cast<char*>(recv.iov[0].iov_base) + recv.used,
+                       recv.capacity - recv.used};
+    target.iov = &link->rx_window;
+    target.iov_count = 1;
+    target.capacity = link->rx_window.iov_len;
+  } else {
+    target.iov = recv.iov.data();
+    target.iov_count = recv.iov.size();
+    target.capacity = recv.capacity;
+  }
+  return target;
+}
+
+void SendAnswer(TcpLink* link, Op op, uint64_t id, int32_t status) {
+  auto answer = std::make_unique<TxEntry>();
+  answer->header.op = static_cast<uint8_t>(op);
+  answer->header.id = id;
+  answer->header.status = status;
+  answer->report = false;
+  link->connection.Send(std::move(answer));
+}
+
+// Sends what FI_FENCE held back, as far as the fences allow.
+void ReleaseFenced(TcpLink* link) {
+  while (!link->fenced.empty() && !link->connection.closed()) {
+    if (link->fenced.front()->fence && link->answers_pending > 0) return;
+    std::unique_ptr<TxEntry> entry = std::move(link->fenced.front());
+    link->fenced.pop_front();
+    if (entry->awaits_answer) ++link->answers_pending;
+    link->connection.Send(std::move(entry));
+  }
+}
+
+// Completes a receive with the message `header` from `source` (answered on
+// `link` when it asks; null when that link is gone), of which `placed`
+// bytes landed in its buffer.
+void CompleteRecv(TcpEp* ep, TcpLink* link, fi_addr_t source,
+                  std::unique_ptr<PostedRecv> recv, const Header& header,
+                  size_t placed) {
+  UtilEndpoint& util = ep->util;
+  fi_cq_tagged_entry entry = {};
+  entry.op_context = recv->context;
+  entry.flags = FI_RECV | (recv->tagged ? FI_TAGGED : FI_MSG);
+  if (header.flags & kRemoteData) {
+    entry.flags |= FI_REMOTE_CQ_DATA;
+    entry.data = header.data;
+  }
+  entry.len = placed;
+  entry.tag = header.tag;
+  bool multi = (recv->flags & FI_MULTI_RECV) != 0;
+  entry.buf = multi ? static_cast<char*>(recv->iov[0].iov_base) + recv->used
+                    : recv->iov.empty() ? nullptr : recv->iov[0].iov_base;
+  size_t room = multi ? recv->capacity - recv->used : recv->capacity;
+  if (header.size > room) {
+    ReportError(&util, util.rx_cq, recv->reserved, entry, FI_ETRUNC,
+                header.size - placed, kRecvCntr);
+  } else if (multi) {
+    recv->used += placed;
+    bool released = recv->capacity - recv->used < util.min_multi_recv;
+    if (released) entry.flags |= FI_MULTI_RECV;
+    ReportSuccess(&util, util.rx_cq, recv->write_entry, false, entry, source,
+                  kRecvCntr);
+    if (!released) ep->recvs.push_front(std::move(recv));
+  } else {
+    ReportSuccess(&util, util.rx_cq, recv->write_entry, recv->reserved, entry,
+                  source, kRecvCntr);
+  }
+  if ((header.flags & kAckRequested) && link != nullptr) {
+    SendAnswer(link, Op::kAck, header.id, 0);
+  }
+}
+
+bool ResourceManaged(const TcpEp* ep) {
+  return ep->util.domain->info->domain_attr->resource_mgmt != FI_RM_DISABLED;
+}
+
+// After the target answered a request: a refusal (FI_ENORX, FI_EACCES) is
+// a resource-management error, which disables a connected endpoint
+// (fi_domain(3)): the connection is torn down, every operation still
+// outstanding fails with FI_ECANCELED, and FI_SHUTDOWN follows. Otherwise
+// what FI_FENCE held back may go.
+void AfterAnswer(TcpLink* link, int32_t status) {
+  if (status != 0) {
+    FI_WARN(link->ep->log(), FI_LOG_EP_DATA,
+            "the peer refused a request (%s): closing the connection\n",
+            fi_strerror(-status));
+    link->connection.Close(-FI_ECANCELED);
+    return;
+  }
+  ReleaseFenced(link);
+}
+
+RxTarget ProtocolError(TcpLink* link, const char* what) {
+  FI_WARN(link->ep->log(), FI_LOG_EP_DATA, "closing the connection: %s\n",
+          what);
+  link->connection.Close(-FI_EIO);
+  return RxTarget();
+}
+
+// The local memory of a remote access, or FI_EACCES.
+int ResolveRma(TcpLink* link, const Header& header,
+               const RmaDescriptor* descriptors, uint64_t access,
+               RxTarget* target) {
+  TcpEp* ep = link->ep;
+  link->rma_target.clear();
+  for (uint16_t i = 0; i < header.rma_count; ++i) {
+    absl::StatusOr<std::vector<iovec>> pieces = MrResolveRemote(
+        ep->util.domain, descriptors[i].key, descriptors[i].addr,
+        descriptors[i].len, access, &target->iface, &target->device);
+    if (!pieces.ok()) {
+      FI_WARN(ep->log(), FI_LOG_EP_DATA, "remote access refused: %s\n",
+              std::string(pieces.status().message()).c_str());
+      return -FI_EACCES;
+    }
+    link->rma_target.insert(link->rma_target.end(), pieces->begin(),
+                            pieces->end());
+  }
+  target->iov = link->rma_target.data();
+  target->iov_count = link->rma_target.size();
+  return 0;
+}
+
+void AnswerRead(TcpLink* link, const Header& header,
+                const RmaDescriptor* descriptors) {
+  TcpEp* ep = link->ep;
+  RxTarget memory;
+  int status = ResolveRma(link, header, descriptors, FI_REMOTE_READ, &memory);
+  auto answer = std::make_unique<TxEntry>();
+  answer->header.op = static_cast<uint8_t>(Op::kReadResponse);
+  answer->header.id = header.id;
+  answer->header.status = status;
+  answer->report = false;
+  if (status == 0) {
+    uint64_t total = 0;
+    for (uint16_t i = 0; i < header.rma_count; ++i) {
+      total += descriptors[i].len;
+    }
+    answer->header.size = total;
+    const HmemCopier& copier = ep->util.domain->copier;
+    if (memory.iface == FI_HMEM_SYSTEM && copier.DirectSystemAccess()) {
+      answer->payload = link->rma_target;
+    } else {
+      answer->owned.resize(total);
+      ssize_t copied = copier.CopyFromIov(
+          answer->owned.data(), total, memory.iface, memory.device,
+          link->rma_target.data(), link->rma_target.size(), 0);
+      if (copied != static_cast<ssize_t>(total)) {
+        answer->header.status = copied < 0 ? static_cast<int32_t>(copied)
+                                           : -FI_EIO;
+        answer->header.size = 0;
+        answer->owned.clear();
+      } else {
+        answer->payload = {{answer->owned.data(), answer->owned.size()}};
+      }
+    }
+    if (answer->header.status == 0 &&
+        ep->util.cntrs[kRemoteReadCntr] != nullptr) {
+      CntrAdd(ep->util.cntrs[kRemoteReadCntr], 1);
+    }
+  }
+  link->connection.Send(std::move(answer));
+}
+
+
+// The first posted receive (of `queue`) that takes a message from `source`
+// with `tag` (tagged receives only), or end.
+template <typename Queue>
+typename Queue::iterator FindRecv(Queue& queue, bool directed, fi_addr_t source,
+                                  bool tagged, uint64_t tag) {
+  for (auto it = queue.begin(); it != queue.end(); ++it) {
+    const PostedRecv& recv = **it;
+    if (directed && recv.source != FI_ADDR_UNSPEC && recv.source != source) {
+      continue;
+    }
+    if (!tagged || TagMatches(recv, tag)) return it;
+  }
+  return queue.end();
+}
+
+}  // namespace
+
+TcpLink::TcpLink(TcpEp* ep, int fd, fi_addr_t peer)
+    : ep(ep), peer(peer), connection(fd, this, &ep->util.domain->copier) {}
+
+TcpLink::~TcpLink() {
+  for (UnexpectedMsg& message : ep->unexpected) {
+    if (message.link == this) message.link = nullptr;
+  }
+}
+
+RxTarget TcpLink::OnHeader(const Header& header,
+                           const RmaDescriptor* descriptors) {
+  switch (static_cast<Op>(header.op)) {
+    case Op::kMsg: {
+      auto it = FindRecv(ep->recvs, ep->directed_recv, peer, false, 0);
+      if (it == ep->recvs.end()) {
+        // Resource management (fi_domain(3)): enabled, the message waits
+        // for a receive; disabled, it is dropped and the sender's transmit
+        // fails with FI_ENORX.
+        if (!ResourceManaged(ep)) {
+          refused = true;
+          return RxTarget{RxTarget::kDiscard};
+        }
+        return RxTarget{RxTarget::kStall};
+      }
+      current_recv = std::move(*it);
+      ep->recvs.erase(it);
+      return UserTarget(this, *current_recv);
+    }
+    case Op::kTagged: {
+      auto it = FindRecv(ep->tagged_recvs, ep->directed_recv, peer, true,
+                         header.tag);
+      if (it != ep->tagged_recvs.end()) {
+        current_recv = std::move(*it);
+        ep->tagged_recvs.erase(it);
+        return UserTarget(this, *current_recv);
+      }
+      if (ep->unexpected_bytes + header.size > kMaxUnexpectedBytes) {
+        return RxTarget{RxTarget::kStall};
+      }
+      current_unexpected.emplace();
+      current_unexpected->header = header;
+      current_unexpected->link = this;
+      current_unexpected->source = peer;
+      current_unexpected->data.reserve(header.size);
+      RxTarget target;
+      target.kind = RxTarget::kBuffer;
+      target.buffer = &current_unexpected->data;
+      return target;
+    }
+    case Op::kWrite: {
+      RxTarget target;
+      rma_status =
+          ResolveRma(this, header, descriptors, FI_REMOTE_WRITE, &target);
+      if (rma_status != 0) return RxTarget{RxTarget::kDiscard};
+      target.kind = RxTarget::kUser;
+      target.capacity = header.size;
+      return target;
+    }
+    case Op::kReadRequest:
+      AnswerRead(this, header, descriptors);
+      return RxTarget{RxTarget::kDiscard};
+    case Op::kReadResponse: {
+      auto it = awaiting.find(header.id);
+      if (it == awaiting.end() ||
+          it->second->header.op != static_cast<uint8_t>(Op::kReadRequest)) {
+        return ProtocolError(this, "a read response for no read");
+      }
+      size_t expected = 0;
+      for (const iovec& piece : it->second->read_iov) {
+        expected += piece.iov_len;
+      }
+      if (header.size != (header.status == 0 ? expected : 0)) {
+        return ProtocolError(this, "a read response of the wrong length");
+      }
+      current_read = std::move(it->second);
+      awaiting.erase(it);
+      if (header.status != 0) return RxTarget{RxTarget::kDiscard};
+      RxTarget target;
+      target.kind = RxTarget::kUser;
+      target.iov = current_read->read_iov.data();
+      target.iov_count = current_read->read_iov.size();
+      target.capacity = expected;
+      target.iface = current_read->read_iface;
+      target.device = current_read->read_device;
+      return target;
+    }
+    case Op::kAck:
+      if (awaiting.count(header.id) == 0) {
+        return ProtocolError(this, "an answer to no request");
+      }
+      return RxTarget{RxTarget::kDiscard};
+  }
+  return ProtocolError(this, "unknown opcode");
+}
+
+void TcpLink::OnMessageDone(const Header& header, size_t placed) {
+  switch (static_cast<Op>(header.op)) {
+    case Op::kMsg:
+    case Op::kTagged:
+      if (refused) {
+        refused = false;
+        FI_INFO(ep->log(), FI_LOG_EP_DATA,
+                "no receive posted: message refused (FI_ENORX)\n");
+        if (header.flags & kAckRequested) {
+          SendAnswer(this, Op::kAck, header.id, -FI_ENORX);
+        }
+        return;
+      }
+      if (current_unexpected.has_value()) {
+        ep->unexpected_bytes += header.size;
+        ep->unexpected.push_back(std::move(*current_unexpected));
+        current_unexpected.reset();
+        return;
+      }
+      CompleteRecv(ep, this, peer, std::move(current_recv), header, placed);
+      return;
+    case Op::kWrite:
+      SendAnswer(this, Op::kAck, header.id, rma_status);
+      if (rma_status != 0) return;
+      if (ep->util.cntrs[kRemoteWriteCntr] != nullptr) {
+        CntrAdd(ep->util.cntrs[kRemoteWriteCntr], 1);
+      }
+      if ((header.flags & kRemoteData) && ep->util.rx_cq != nullptr) {
+        fi_cq_tagged_entry entry = {};
+        entry.flags = FI_RMA | FI_REMOTE_WRITE | FI_REMOTE_CQ_DATA;
+        entry.data = header.data;
+        if (CqWrite(ep->util.rx_cq, entry, peer) != 0) {
+          FI_WARN(ep->log(), FI_LOG_CQ, "CQ full: remote CQ data lost\n");
+        }
+      }
+      return;
+    case Op::kReadRequest:
+      return;
+    case Op::kReadResponse:
+      --answers_pending;
+      CompleteTx(ep, std::move(current_read), -header.status);
+      AfterAnswer(this, header.status);
+      return;
+    case Op::kAck: {
+      auto it = awaiting.find(header.id);
+      std::unique_ptr<TxEntry> entry = std::move(it->second);
+      awaiting.erase(it);
+      --answers_pending;
+      CompleteTx(ep, std::move(entry), -header.status);
+      AfterAnswer(this, header.status);
+      return;
+    }
+  }
+}
+
+void TcpLink::OnSent(std::unique_ptr<TxEntry> entry) {
+  if (!entry->report) return;
+  if (entry->awaits_answer) {
+    uint64_t id = entry->header.id;
+    awaiting.emplace(id, std::move(entry));
+    return;
+  }
+  CompleteTx(ep, std::move(entry), 0);
+}
+
+void TcpLink::OnClosed(int error) {
+  FailOutstanding(error != 0 ? -error : FI_ECONNRESET);
+  ep->owner->LinkClosed(this, error);
+}
+
+void TcpLink::OnBacklog(bool backlogged) {
+  ep->owner->LinkBacklog(this, backlogged);
+}
+
+void TcpLink::FailOutstanding(int err) {
+  auto fail = [this, err](std::unique_ptr<TxEntry> entry) {
+    CompleteTx(ep, std::move(entry), err);
+  };
+  for (auto& entry : connection.TakeQueued()) fail(std::move(entry));
+  for (auto& [id, entry] : awaiting) fail(std::move(entry));
+  awaiting.clear();
+  for (auto& entry : fenced) fail(std::move(entry));
+  fenced.clear();
+  answers_pending = 0;
+  if (current_read != nullptr) fail(std::move(current_read));
+  if (current_recv != nullptr) {
+    fi_cq_tagged_entry entry = {};
+    entry.op_context = current_recv->context;
+    entry.flags = FI_RECV | (current_recv->tagged ? FI_TAGGED : FI_MSG);
+    ReportError(&ep->util, ep->util.rx_cq, current_recv->reserved, entry, err,
+                0, kRecvCntr);
+    current_recv.reset();
+  }
+}
+
+void TcpLink::Unreserve() {
+  auto unreserve_tx = [this](const std::unique_ptr<TxEntry>& entry) {
+    if (entry->reserved) CqUnreserve(ep->util.tx_cq);
+  };
+  for (const auto& entry : connection.TakeQueued()) unreserve_tx(entry);
+  for (const auto& [id, entry] : awaiting) unreserve_tx(entry);
+  for (const auto& entry : fenced) unreserve_tx(entry);
+  if (current_read != nullptr) unreserve_tx(current_read);
+  if (current_recv != nullptr && current_recv->reserved) {
+    CqUnreserve(ep->util.rx_cq);
+  }
+}
+
+void PostTaggedRecv(TcpEp* ep, std::unique_ptr<PostedRecv> recv) {
+  for (auto it = ep->unexpected.begin(); it != ep->unexpected.end(); ++it) {
+    if (!TagMatches(*recv, it->header.tag)) continue;
+    if (ep->directed_recv && recv->source != FI_ADDR_UNSPEC &&
+        recv->source != it->source) {
+      continue;
+    }
+    UnexpectedMsg message = std::move(*it);
+    ep->unexpected.erase(it);
+    ep->unexpected_bytes -= message.header.size;
+    size_t placed = std::min(message.data.size(), recv->capacity);
+    ssize_t copied = ep->util.domain->copier.CopyToIov(
+        recv->iface, recv->device, recv->iov.data(), recv->iov.size(), 0,
+        message.data.data(), placed);
+    if (copied < 0) {
+      fi_cq_tagged_entry entry = {};
+      entry.op_context = recv->context;
+      entry.flags = FI_RECV | FI_TAGGED;
+      ReportError(&ep->util, ep->util.rx_cq, recv->reserved, entry,
+                  static_cast<int>(-copied), 0, kRecvCntr);
+      return;
+    }
+    CompleteRecv(ep, message.link, message.source, std::move(recv),
+                 message.header, placed);
+    return;
+  }
+  ep->tagged_recvs.push_back(std::move(recv));
+}
+
+void FailReceives(TcpEp* ep, int err) {
+  auto fail = [ep, err](std::unique_ptr<PostedRecv> recv) {
+    fi_cq_tagged_entry entry = {};
+    entry.op_context = recv->context;
+    entry.flags = FI_RECV | (recv->tagged ? FI_TAGGED : FI_MSG);
+    ReportError(&ep->util, ep->util.rx_cq, recv->reserved, entry, err, 0,
+                kRecvCntr);
+  };
+  for (auto& recv : ep->recvs) fail(std::move(recv));
+  ep->recvs.clear();
+  for (auto& recv : ep->tagged_recvs) fail(std::move(recv));
+  ep->tagged_recvs.clear();
+}
+
+void UnreserveReceives(TcpEp* ep) {
+  for (const auto& recv : ep->recvs) {
+    if (recv->reserved) CqUnreserve(ep->util.rx_cq);
+  }
+  for (const auto& recv : ep->tagged_recvs) {
+    if (recv->reserved) CqUnreserve(ep->util.rx_cq);
+  }
+}
+
+void CompleteTx(TcpEp* ep, std::unique_ptr<TxEntry> entry, int error) {
+  if (!entry->report) return;
+  --ep->tx_outstanding;
+  UtilEndpoint& util = ep->util;
+  CntrKind cntr = static_cast<CntrKind>(entry->cntr);
+  if (error == 0) {
+    ReportSuccess(&util, util.tx_cq, entry->write_entry, entry->reserved,
+                  entry->completion, FI_ADDR_NOTAVAIL, cntr);
+  } else {
+    ReportError(&util, util.tx_cq, entry->reserved, entry->completion, error,
+                0, cntr);
+  }
+}
+
+ssize_t PostTx(TcpLink* link, std::unique_ptr<TxEntry> entry) {
+  TcpEp* ep = link->ep;
+  if (link->connection.closed()) {
+    FI_WARN(ep->log(), FI_LOG_EP_DATA, "transmit on a closed connection\n");
+    return -FI_ENOTCONN;
+  }
+  if (ep->tx_outstanding >= ep->util.info->tx_attr->size) return -FI_EAGAIN;
+  if (entry->write_entry) {
+    if (CqReserve(ep->util.tx_cq) != 0) return -FI_EAGAIN;
+    entry->reserved = true;
+  }
+  entry->header.id = ep->next_id++;
+  ++ep->tx_outstanding;
+  if (!link->fenced.empty() ||
+      (entry->fence && link->answers_pending > 0)) {
+    link->fenced.push_back(std::move(entry));
+    return 0;
+  }
+  if (entry->awaits_answer) ++link->answers_pending;
+  link->connection.Send(std::move(entry));
+  return 0;
+}
+
+}  // namespace tcp
+}  // namespace fabric
