@@ -1,4 +1,5 @@
 #include "fabric/providers/tcp/tcp_msg_ep.h"
+#include "fabric/providers/tcp/tcp_socket.h"
 
 #include <errno.h>
 #include <netinet/in.h>
@@ -204,38 +205,6 @@ int GetPeer(fid_ep* ep_fid, void* addr, size_t* addrlen) {
   return CopyAddressOut(*address, ep->base.util.info->addr_format, addr, addrlen);
 }
 
-absl::StatusOr<int> ConnectingSocket(TcpMsgEp* ep, const IpAddress& peer) {
-  int fd = socket(peer.family(), SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC,
-                  0);
-  if (fd < 0) {
-    return FiError(errno == EMFILE ? FI_EMFILE : errno,
-                   absl::StrCat("socket: ", strerror(errno)));
-  }
-  int one = 1;
-  setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-  absl::Status status = ApplyTrafficClass(
-      fd, peer.family(), ep->base.util.domain->info->domain_attr->tclass);
-  if (status.ok() && ep->bind_address.has_value() &&
-      ep->bind_address->family() == peer.family() &&
-      bind(fd, ep->bind_address->sockaddr_ptr(),
-           ep->bind_address->length()) != 0) {
-    status = FiError(errno, absl::StrCat("bind ", FormatAddrStr(
-                                                      *ep->bind_address),
-                                         ": ", strerror(errno)));
-  }
-  if (status.ok() &&
-      connect(fd, peer.sockaddr_ptr(), peer.length()) != 0 &&
-      errno != EINPROGRESS) {
-    status = FiError(errno, absl::StrCat("connect ", FormatAddrStr(peer), ": ",
-                                         strerror(errno)));
-  }
-  if (!status.ok()) {
-    close(fd);
-    return status;
-  }
-  return fd;
-}
-
 int Connect(fid_ep* ep_fid, const void* addr, const void* param,
             size_t paramlen) {
   TcpMsgEp* ep = ToTcpMsgEp(ep_fid);
@@ -253,7 +222,9 @@ int Connect(fid_ep* ep_fid, const void* addr, const void* param,
       IpFromUser(format, addr, UserAddressLength(format, addr));
   if (!peer.ok()) return Fail(*ep, peer.status());
   if (int rc = Enable(ep); rc != 0) return rc;
-  absl::StatusOr<int> fd = ConnectingSocket(ep, *peer);
+  absl::StatusOr<int> fd =
+      StartConnect(*peer, ep->bind_address,
+                   ep->base.util.domain->info->domain_attr->tclass);
   if (!fd.ok()) return Fail(*ep, fd.status());
   ep->fd = *fd;
   const char* data = static_cast<const char*>(param);

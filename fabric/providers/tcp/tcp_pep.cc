@@ -16,6 +16,7 @@
 #include "absl/strings/str_cat.h"
 #include "fabric/api/core/status.h"
 #include "fabric/providers/tcp/tcp_msg_ep.h"
+#include "fabric/providers/tcp/tcp_socket.h"
 #include "fabric/providers/util/endpoint.h"
 #include "fabric/providers/util/eq.h"
 #include "fabric/providers/util/fabric.h"
@@ -73,25 +74,6 @@ int Fail(const TcpPep& pep, const absl::Status& status) {
   FI_WARN(pep.log(), FI_LOG_EP_CTRL, "%s\n",
           std::string(status.message()).c_str());
   return ToFiErrno(status);
-}
-
-absl::StatusOr<int> BoundSocket(const IpAddress& address) {
-  int fd = socket(address.family(),
-                  SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-  if (fd < 0) {
-    return FiError(errno == EMFILE ? FI_EMFILE : errno,
-                   absl::StrCat("socket: ", strerror(errno)));
-  }
-  int one = 1;
-  setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-  if (bind(fd, address.sockaddr_ptr(), address.length()) != 0) {
-    int err = errno;
-    close(fd);
-    return FiError(err == EADDRINUSE ? FI_EADDRINUSE : err,
-                   absl::StrCat("bind ", FormatAddrStr(address), ": ",
-                                strerror(err)));
-  }
-  return fd;
 }
 
 void Watch(TcpPep* pep, int fd, int op) {

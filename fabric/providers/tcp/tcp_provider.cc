@@ -5,6 +5,7 @@
 
 #include "fabric/providers/tcp/tcp_attr.h"
 #include "fabric/providers/tcp/tcp_msg_ep.h"
+#include "fabric/providers/tcp/tcp_rdm_ep.h"
 #include "fabric/providers/util/info_template.h"
 #include "fabric/providers/util/ip_provider.h"
 
@@ -44,13 +45,16 @@ class TcpProvider : public IpProvider {
       FI_WARN(c_provider(), FI_LOG_EP_CTRL, "fi_endpoint2: flags must be 0\n");
       return -FI_EBADFLAGS;
     }
-    if (info->ep_attr->type != FI_EP_MSG) {
-      FI_WARN(c_provider(), FI_LOG_EP_CTRL,
-              "fi_endpoint: tcp opens FI_EP_MSG endpoints (RDM is not "
-              "implemented yet)\n");
-      return info->ep_attr->type == FI_EP_RDM ? -FI_ENOSYS : -FI_EINVAL;
+    switch (info->ep_attr->type) {
+      case FI_EP_MSG:
+        return tcp::OpenTcpMsgEp(domain, info, ep, context);
+      case FI_EP_RDM:
+        return tcp::OpenTcpRdmEp(domain, info, ep, context);
+      default:
+        FI_WARN(c_provider(), FI_LOG_EP_CTRL,
+                "fi_endpoint: tcp opens FI_EP_MSG and FI_EP_RDM endpoints\n");
+        return -FI_EINVAL;
     }
-    return tcp::OpenTcpMsgEp(domain, info, ep, context);
   }
 
   int OpenPassiveEndpoint(fid_fabric* fabric, fi_info* info, fid_pep** pep,

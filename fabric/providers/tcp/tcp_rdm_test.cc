@@ -1,0 +1,258 @@
+// tcp FI_EP_RDM endpoints: connectionless messages over connections made
+// on demand, FI_SOURCE, directed receives, RMA, and reconnection after a
+// peer goes away; all through the C API on 127.0.0.1.
+#include <netinet/in.h>
+#include <rdma/fabric.h>
+#include <rdma/fi_cm.h>
+#include <rdma/fi_domain.h>
+#include <rdma/fi_endpoint.h>
+#include <rdma/fi_errno.h>
+#include <rdma/fi_rma.h>
+#include <rdma/fi_tagged.h>
+#include <string.h>
+
+#include <chrono>
+#include <string>
+#include <vector>
+
+#include "gtest/gtest.h"
+
+namespace fabric {
+namespace {
+
+struct RdmEnd {
+  fid_cq* tx_cq = nullptr;
+  fid_cq* rx_cq = nullptr;
+  fid_ep* ep = nullptr;
+  fi_addr_t addr = FI_ADDR_NOTAVAIL;  // its entry in the AV
+};
+
+class TcpRdmTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    fi_info* hints = fi_allocinfo();
+    hints->fabric_attr->prov_name = strdup("tcp");
+    hints->ep_attr->type = FI_EP_RDM;
+    hints->caps = FI_MSG | FI_TAGGED | FI_RMA | FI_SOURCE | FI_DIRECTED_RECV;
+    hints->addr_format = FI_SOCKADDR_IN;
+    hints->domain_attr->mr_mode = FI_MR_VIRT_ADDR | FI_MR_PROV_KEY;
+    hints->domain_attr->av_type = FI_AV_TABLE;
+    ASSERT_EQ(fi_getinfo(FI_VERSION(1, 18), "127.0.0.1", "0", FI_SOURCE,
+                         hints, &info_),
+              0);
+    fi_freeinfo(hints);
+    ASSERT_EQ(fi_fabric(info_->fabric_attr, &fabric_, nullptr), 0);
+    ASSERT_EQ(fi_domain(fabric_, info_, &domain_, nullptr), 0);
+    fi_av_attr av_attr = {};
+    av_attr.type = FI_AV_TABLE;
+    ASSERT_EQ(fi_av_open(domain_, &av_attr, &av_, nullptr), 0);
+    for (RdmEnd* end : {&a_, &b_}) Open(end);
+  }
+
+  void Open(RdmEnd* end) {
+    fi_cq_attr cq_attr = {};
+    cq_attr.format = FI_CQ_FORMAT_TAGGED;
+    ASSERT_EQ(fi_cq_open(domain_, &cq_attr, &end->tx_cq, nullptr), 0);
+    ASSERT_EQ(fi_cq_open(domain_, &cq_attr, &end->rx_cq, nullptr), 0);
+    ASSERT_EQ(fi_endpoint(domain_, info_, &end->ep, nullptr), 0);
+    ASSERT_EQ(fi_ep_bind(end->ep, &av_->fid, 0), 0);
+    ASSERT_EQ(fi_ep_bind(end->ep, &end->tx_cq->fid, FI_TRANSMIT), 0);
+    ASSERT_EQ(fi_ep_bind(end->ep, &end->rx_cq->fid, FI_RECV), 0);
+    ASSERT_EQ(fi_enable(end->ep), 0);
+    sockaddr_in name;
+    size_t len = sizeof(name);
+    ASSERT_EQ(fi_getname(&end->ep->fid, &name, &len), 0);
+    ASSERT_EQ(fi_av_insert(av_, &name, 1, &end->addr, 0, nullptr), 1);
+  }
+
+  void CloseEnd(RdmEnd* end) {
+    for (fid* object : {end->ep ? &end->ep->fid : nullptr,
+                        end->tx_cq ? &end->tx_cq->fid : nullptr,
+                        end->rx_cq ? &end->rx_cq->fid : nullptr}) {
+      if (object != nullptr) EXPECT_EQ(fi_close(object), 0);
+    }
+    *end = RdmEnd();
+  }
+
+  void TearDown() override {
+    CloseEnd(&a_);
+    CloseEnd(&b_);
+    if (av_ != nullptr) EXPECT_EQ(fi_close(&av_->fid), 0);
+    if (domain_ != nullptr) EXPECT_EQ(fi_close(&domain_->fid), 0);
+    if (fabric_ != nullptr) EXPECT_EQ(fi_close(&fabric_->fid), 0);
+    fi_freeinfo(info_);
+  }
+
+  // Advances both endpoints (their domain) until `cq` has an entry or an
+  // error; 1, -FI_EAVAIL, or -FI_EAGAIN after 5 s.
+  ssize_t Wait(fid_cq* cq, fi_cq_tagged_entry* entry,
+               fi_addr_t* source = nullptr) {
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+    fi_addr_t from;
+    while (std::chrono::steady_clock::now() < deadline) {
+      for (RdmEnd* end : {&a_, &b_}) {
+        if (end->rx_cq != nullptr) fi_cq_read(end->rx_cq, nullptr, 0);
+      }
+      ssize_t rc = fi_cq_readfrom(cq, entry, 1, source ? source : &from);
+      if (rc != -FI_EAGAIN) return rc;
+    }
+    return -FI_EAGAIN;
+  }
+
+  fi_info* info_ = nullptr;
+  fid_fabric* fabric_ = nullptr;
+  fid_domain* domain_ = nullptr;
+  fid_av* av_ = nullptr;
+  RdmEnd a_, b_;
+};
+
+TEST_F(TcpRdmTest, FirstSendConnectsAndTheSourceIsKnown) {
+  char in[64] = {};
+  ASSERT_EQ(fi_recv(b_.ep, in, sizeof(in), nullptr, FI_ADDR_UNSPEC, nullptr),
+            0);
+  int context;
+  ASSERT_EQ(fi_send(a_.ep, "hello b", 8, nullptr, b_.addr, &context), 0);
+  fi_cq_tagged_entry entry;
+  ASSERT_EQ(Wait(a_.tx_cq, &entry), 1);
+  EXPECT_EQ(entry.op_context, &context);
+  fi_addr_t source = FI_ADDR_NOTAVAIL;
+  ASSERT_EQ(Wait(b_.rx_cq, &entry, &source), 1);
+  EXPECT_STREQ(in, "hello b");
+  EXPECT_EQ(source, a_.addr);
+  // The answer takes the same connection back.
+  ASSERT_EQ(fi_recv(a_.ep, in, sizeof(in), nullptr, FI_ADDR_UNSPEC, nullptr),
+            0);
+  ASSERT_EQ(fi_send(b_.ep, "hello a", 8, nullptr, source, nullptr), 0);
+  ASSERT_EQ(Wait(a_.rx_cq, &entry, &source), 1);
+  EXPECT_STREQ(in, "hello a");
+  EXPECT_EQ(source, b_.addr);
+}
+
+TEST_F(TcpRdmTest, BothSidesSendingAtOnceKeepOrderPerPeer) {
+  std::vector<int> in_a(20), in_b(20);
+  for (int i = 0; i < 20; ++i) {
+    ASSERT_EQ(fi_recv(a_.ep, &in_a[i], sizeof(int), nullptr, FI_ADDR_UNSPEC,
+                      nullptr),
+              0);
+    ASSERT_EQ(fi_recv(b_.ep, &in_b[i], sizeof(int), nullptr, FI_ADDR_UNSPEC,
+                      nullptr),
+              0);
+  }
+  for (int i = 0; i < 20; ++i) {
+    ASSERT_EQ(fi_inject(a_.ep, &i, sizeof(i), b_.addr), 0);
+    ASSERT_EQ(fi_inject(b_.ep, &i, sizeof(i), a_.addr), 0);
+  }
+  fi_cq_tagged_entry entry;
+  for (int i = 0; i < 20; ++i) {
+    ASSERT_EQ(Wait(a_.rx_cq, &entry), 1);
+    ASSERT_EQ(Wait(b_.rx_cq, &entry), 1);
+  }
+  for (int i = 0; i < 20; ++i) {
+    EXPECT_EQ(in_a[i], i);
+    EXPECT_EQ(in_b[i], i);
+  }
+}
+
+TEST_F(TcpRdmTest, DirectedReceivesTakeOnlyTheirSource) {
+  RdmEnd c;
+  Open(&c);
+  char from_a[8] = {}, from_c[8] = {};
+  ASSERT_EQ(fi_trecv(b_.ep, from_c, sizeof(from_c), nullptr, c.addr, 1, 0,
+                     nullptr),
+            0);
+  ASSERT_EQ(fi_trecv(b_.ep, from_a, sizeof(from_a), nullptr, a_.addr, 1, 0,
+                     nullptr),
+            0);
+  ASSERT_EQ(fi_tinject(a_.ep, "a", 2, b_.addr, 1), 0);
+  ASSERT_EQ(fi_tinject(c.ep, "c", 2, b_.addr, 1), 0);
+  fi_cq_tagged_entry entry;
+  ASSERT_EQ(Wait(b_.rx_cq, &entry), 1);
+  ASSERT_EQ(Wait(b_.rx_cq, &entry), 1);
+  EXPECT_STREQ(from_a, "a");
+  EXPECT_STREQ(from_c, "c");
+  CloseEnd(&c);
+}
+
+TEST_F(TcpRdmTest, RmaWriteAndReadThroughTheAv) {
+  std::vector<char> target(4096, 0);
+  fid_mr* mr = nullptr;
+  ASSERT_EQ(fi_mr_reg(domain_, target.data(), target.size(),
+                      FI_REMOTE_WRITE | FI_REMOTE_READ, 0, 0, 0, &mr, nullptr),
+            0);
+  uint64_t addr = reinterpret_cast<uint64_t>(target.data());
+  std::vector<char> out(4096, 'r');
+  ASSERT_EQ(fi_write(a_.ep, out.data(), out.size(), nullptr, b_.addr, addr,
+                     fi_mr_key(mr), nullptr),
+            0);
+  fi_cq_tagged_entry entry;
+  ASSERT_EQ(Wait(a_.tx_cq, &entry), 1);
+  EXPECT_EQ(target, out);
+  std::vector<char> back(100);
+  ASSERT_EQ(fi_read(a_.ep, back.data(), back.size(), nullptr, b_.addr,
+                    addr + 10, fi_mr_key(mr), nullptr),
+            0);
+  ASSERT_EQ(Wait(a_.tx_cq, &entry), 1);
+  EXPECT_EQ(back, std::vector<char>(100, 'r'));
+  EXPECT_EQ(fi_close(&mr->fid), 0);
+}
+
+TEST_F(TcpRdmTest, APeerThatGoesAwayIsReachedAgainWhenItIsBack) {
+  char in[8] = {};
+  ASSERT_EQ(fi_recv(b_.ep, in, sizeof(in), nullptr, FI_ADDR_UNSPEC, nullptr),
+            0);
+  ASSERT_EQ(fi_inject(a_.ep, "1", 2, b_.addr), 0);
+  fi_cq_tagged_entry entry;
+  ASSERT_EQ(Wait(b_.rx_cq, &entry), 1);
+  // b goes away: a's link breaks; a send now finds nobody listening.
+  sockaddr_in b_name;
+  size_t len = sizeof(b_name);
+  ASSERT_EQ(fi_getname(&b_.ep->fid, &b_name, &len), 0);
+  fi_addr_t b_addr = b_.addr;
+  CloseEnd(&b_);
+  ssize_t rc = -FI_EAGAIN;
+  for (int i = 0; i < 1000 && rc != -FI_ECONNREFUSED; ++i) {
+    fi_cq_read(a_.rx_cq, nullptr, 0);  // a notices the closed link
+    rc = fi_inject(a_.ep, "2", 2, b_addr);
+  }
+  EXPECT_EQ(rc, -FI_ECONNREFUSED);
+  // b comes back at the same address: the next send connects again.
+  Open(&b_);
+  ASSERT_EQ(fi_setname(&b_.ep->fid, &b_name, sizeof(b_name)),
+            -FI_EOPBADSTATE);  // enabled already: bound elsewhere
+  CloseEnd(&b_);
+  fi_cq_attr cq_attr = {};
+  cq_attr.format = FI_CQ_FORMAT_TAGGED;
+  ASSERT_EQ(fi_cq_open(domain_, &cq_attr, &b_.tx_cq, nullptr), 0);
+  ASSERT_EQ(fi_cq_open(domain_, &cq_attr, &b_.rx_cq, nullptr), 0);
+  ASSERT_EQ(fi_endpoint(domain_, info_, &b_.ep, nullptr), 0);
+  ASSERT_EQ(fi_setname(&b_.ep->fid, &b_name, sizeof(b_name)), 0);
+  ASSERT_EQ(fi_ep_bind(b_.ep, &av_->fid, 0), 0);
+  ASSERT_EQ(fi_ep_bind(b_.ep, &b_.tx_cq->fid, FI_TRANSMIT), 0);
+  ASSERT_EQ(fi_ep_bind(b_.ep, &b_.rx_cq->fid, FI_RECV), 0);
+  ASSERT_EQ(fi_enable(b_.ep), 0);
+  ASSERT_EQ(fi_recv(b_.ep, in, sizeof(in), nullptr, FI_ADDR_UNSPEC, nullptr),
+            0);
+  ASSERT_EQ(fi_inject(a_.ep, "3", 2, b_addr), 0);
+  ASSERT_EQ(Wait(b_.rx_cq, &entry), 1);
+  EXPECT_STREQ(in, "3");
+}
+
+TEST_F(TcpRdmTest, BadAddressesAndStates) {
+  EXPECT_EQ(fi_inject(a_.ep, "x", 2, 12345), -FI_EINVAL);  // not in the AV
+  EXPECT_EQ(fi_inject(a_.ep, "x", 2, FI_ADDR_NOTAVAIL), -FI_EINVAL);
+  fid_ep* ep = nullptr;
+  ASSERT_EQ(fi_endpoint(domain_, info_, &ep, nullptr), 0);
+  EXPECT_EQ(fi_enable(ep), -FI_ENOCQ);
+  ASSERT_EQ(fi_ep_bind(ep, &a_.tx_cq->fid, FI_TRANSMIT | FI_RECV), 0);
+  EXPECT_EQ(fi_enable(ep), -FI_ENOAV);
+  EXPECT_EQ(fi_send(ep, "x", 2, nullptr, b_.addr, nullptr), -FI_EOPBADSTATE);
+  EXPECT_EQ(fi_connect(ep, nullptr, nullptr, 0), -FI_ENOSYS);
+  size_t len = 2;
+  char name[2];
+  EXPECT_EQ(fi_getname(&ep->fid, name, &len), -FI_ETOOSMALL);
+  EXPECT_EQ(len, sizeof(sockaddr_in));
+  EXPECT_EQ(fi_close(&ep->fid), 0);
+}
+
+}  // namespace
+}  // namespace fabric
