@@ -17,7 +17,10 @@ namespace fabric {
 namespace {
 
 // Datagrams one Progress() call takes at most, so that a flooded endpoint
-// does not hold the engine from the others.
+// does not hold the engine from the others. The application's passes call
+// Progress() every time (the socket is polled directly), so one datagram
+// per call does, and no read is spent finding the socket empty after it;
+// the auto-progress thread, woken by new data only, drains.
 constexpr int kDatagramsPerProgress = 64;
 
 fi_addr_t SourceOf(UdpEndpoint& ep, const sockaddr_storage& from,
@@ -64,7 +67,8 @@ void Deliver(UdpEndpoint& ep, size_t length, const sockaddr_storage& from,
 void UdpProgress::Progress() {
   UdpEndpoint& ep = *ep_;
   std::lock_guard<OptionalMutex> lock(ep.util.mutex);
-  for (int taken = 0; taken < kDatagramsPerProgress;) {
+  const int most = ProgressEngine::InAutoThread() ? kDatagramsPerProgress : 1;
+  for (int taken = 0; taken < most;) {
     bool posted = !ep.receives.empty();
     sockaddr_storage from;
     socklen_t from_length = sizeof(from);

@@ -23,6 +23,8 @@ class UdpProgress : public ProgressSource {
   void Progress() override;
   int progress_fd() const override;
   bool auto_progress() const override;
+  // A UDP socket's non-blocking read costs what epoll_wait costs.
+  bool poll_directly() const override { return true; }
 
  private:
   UdpEndpoint* const ep_;

@@ -50,6 +50,13 @@ ProgressEngine::~ProgressEngine() {
 
 void ProgressEngine::Add(ProgressSource* source) {
   Control(epoll_fd_, EPOLL_CTL_ADD, source, EPOLLIN);
+  if (source->poll_directly()) {
+    std::lock_guard<std::mutex> lock(direct_mutex_);
+    direct_.push_back(source);
+    direct_version_.fetch_add(1);
+  } else {
+    epoll_count_.fetch_add(1);
+  }
   source_count_.fetch_add(1);
   if (!source->auto_progress()) return;
   Control(auto_epoll_fd_, EPOLL_CTL_ADD, source, EPOLLIN | EPOLLET);
@@ -64,6 +71,13 @@ void ProgressEngine::Add(ProgressSource* source) {
 void ProgressEngine::Remove(ProgressSource* source) {
   std::lock_guard<std::mutex> lock(run_mutex_);
   Control(epoll_fd_, EPOLL_CTL_DEL, source, 0);
+  if (source->poll_directly()) {
+    std::lock_guard<std::mutex> direct_lock(direct_mutex_);
+    direct_.erase(std::find(direct_.begin(), direct_.end(), source));
+    direct_version_.fetch_add(1);
+  } else {
+    epoll_count_.fetch_sub(1);
+  }
   if (source->auto_progress()) {
     Control(auto_epoll_fd_, EPOLL_CTL_DEL, source, 0);
   }
@@ -89,8 +103,22 @@ void ProgressEngine::RunReady(int epoll_fd) {
   epoll_event events[kMaxEvents];
   int n = epoll_wait(epoll_fd, events, kMaxEvents, 0);
   for (int i = 0; i < n; ++i) {
-    static_cast<ProgressSource*>(events[i].data.ptr)->Progress();
+    auto* source = static_cast<ProgressSource*>(events[i].data.ptr);
+    // Sources polled directly had their turn (the auto thread's pass
+    // advances them from here).
+    if (epoll_fd == epoll_fd_ && source->poll_directly()) continue;
+    source->Progress();
   }
+}
+
+void ProgressEngine::RunDirect() {
+  uint64_t version = direct_version_.load();
+  if (version != snapshot_version_) {
+    std::lock_guard<std::mutex> lock(direct_mutex_);
+    direct_snapshot_ = direct_;
+    snapshot_version_ = direct_version_.load();
+  }
+  for (ProgressSource* source : direct_snapshot_) source->Progress();
 }
 
 void ProgressEngine::Run() {
@@ -99,7 +127,9 @@ void ProgressEngine::Run() {
     last_app_run_micros_.store(NowMicros(), std::memory_order_relaxed);
   }
   std::unique_lock<std::mutex> lock(run_mutex_, std::try_to_lock);
-  if (lock.owns_lock()) RunReady(epoll_fd_);
+  if (!lock.owns_lock()) return;
+  RunDirect();
+  if (epoll_count_.load(std::memory_order_relaxed) > 0) RunReady(epoll_fd_);
 }
 
 void ProgressEngine::WaitAndRun(int timeout_ms) {
@@ -108,7 +138,14 @@ void ProgressEngine::WaitAndRun(int timeout_ms) {
   Run();
 }
 
+namespace {
+thread_local bool in_auto_thread = false;
+}  // namespace
+
+bool ProgressEngine::InAutoThread() { return in_auto_thread; }
+
 void ProgressEngine::AutoLoop() {
+  in_auto_thread = true;
   while (!stopping_.load()) {
     // An application that polls is making progress itself: sleep instead of
     // waking for each message it will take anyway.

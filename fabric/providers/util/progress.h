@@ -25,6 +25,7 @@
 #include <cstdint>
 #include <mutex>
 #include <thread>
+#include <vector>
 
 namespace fabric {
 
@@ -37,6 +38,10 @@ class ProgressSource {
   virtual int progress_fd() const = 0;
   // Whether the engine's thread advances it (FI_PROGRESS_AUTO).
   virtual bool auto_progress() const = 0;
+  // Whether each pass calls Progress() without asking epoll first: for
+  // sockets whose non-blocking read is as cheap as epoll_wait and takes no
+  // lock that arriving packets need (UDP; not TCP streams).
+  virtual bool poll_directly() const { return false; }
 };
 
 class ProgressEngine {
@@ -71,15 +76,27 @@ class ProgressEngine {
   int fd() const { return epoll_fd_; }
   bool has_sources() const { return source_count_.load() > 0; }
 
+  // True on an auto-progress thread: it wakes for new input only, so a
+  // source it advances should take all there is.
+  static bool InAutoThread();
+
  private:
   // Advances the sources `epoll_fd` reports ready; run_mutex_ is held.
   void RunReady(int epoll_fd);
+  // Advances the sources that poll directly; run_mutex_ is held.
+  void RunDirect();
   void AutoLoop();
 
   int epoll_fd_;       // every source, level-triggered
   int auto_epoll_fd_;  // auto-progress sources, edge-triggered
   std::mutex run_mutex_;  // held while sources are advanced, and by Remove
   std::atomic<int> source_count_{0};
+  std::atomic<int> epoll_count_{0};  // sources that are not polled directly
+  std::mutex direct_mutex_;          // guards direct_
+  std::vector<ProgressSource*> direct_;
+  std::atomic<uint64_t> direct_version_{0};  // bumped when direct_ changes
+  uint64_t snapshot_version_ = 0;             // run_mutex_ guards these
+  std::vector<ProgressSource*> direct_snapshot_;
   std::atomic<bool> auto_started_{false};  // only then is the time kept
   std::atomic<int64_t> last_app_run_micros_{0};
   std::atomic<bool> stopping_{false};
