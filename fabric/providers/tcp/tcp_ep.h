@@ -86,6 +86,8 @@ struct TcpEp {
   std::list<std::unique_ptr<PostedRecv>> tagged_recvs;
   std::list<UnexpectedMsg> unexpected;
   size_t unexpected_bytes = 0;
+  // Messages claimed with FI_PEEK | FI_CLAIM, by the peek's context.
+  std::unordered_map<void*, UnexpectedMsg> claimed;
 
   size_t tx_outstanding = 0;  // posted, not yet completed
   uint64_t next_id = 1;
@@ -143,6 +145,22 @@ ssize_t PostTx(TcpLink* link, std::unique_ptr<TxEntry> entry);
 // Takes a tagged receive: completes it from a buffered unexpected message
 // when one matches, else queues it.
 void PostTaggedRecv(TcpEp* ep, std::unique_ptr<PostedRecv> recv);
+// The first buffered unexpected message `recv` takes, or end().
+std::list<UnexpectedMsg>::iterator FindUnexpected(TcpEp* ep,
+                                                  const PostedRecv& recv);
+// Removes a buffered unexpected message from the endpoint.
+UnexpectedMsg TakeUnexpected(TcpEp* ep, std::list<UnexpectedMsg>::iterator it);
+// Completes `recv` with `message`'s data (answering its sender).
+void DeliverUnexpected(TcpEp* ep, UnexpectedMsg message,
+                       std::unique_ptr<PostedRecv> recv);
+// Answers the sender of a message dropped with FI_DISCARD.
+void AnswerDiscarded(const UnexpectedMsg& message);
+// A tagged receive with FI_PEEK and/or FI_CLAIM (fi_tagged(3)): a peek
+// reports the first buffered message it matches (FI_ENOMSG error when
+// none) and, with FI_CLAIM, sets it aside for the paired FI_CLAIM receive
+// with the same context, or with FI_DISCARD drops it; a claim takes the
+// message set aside (or, with FI_DISCARD, drops it without a completion).
+ssize_t PeekOrClaim(TcpEp* ep, std::unique_ptr<PostedRecv> recv);
 // Reports a finished transmit operation (error: positive fi_errno, or 0).
 void CompleteTx(TcpEp* ep, std::unique_ptr<TxEntry> entry, int error);
 // Fails every posted receive with `err`.

@@ -212,6 +212,9 @@ TcpLink::~TcpLink() {
   for (UnexpectedMsg& message : ep->unexpected) {
     if (message.link == this) message.link = nullptr;
   }
+  for (auto& [context, message] : ep->claimed) {
+    if (message.link == this) message.link = nullptr;
+  }
 }
 
 RxTarget TcpLink::OnHeader(const Header& header,
@@ -408,33 +411,58 @@ void TcpLink::Unreserve() {
   }
 }
 
-void PostTaggedRecv(TcpEp* ep, std::unique_ptr<PostedRecv> recv) {
+std::list<UnexpectedMsg>::iterator FindUnexpected(TcpEp* ep,
+                                                  const PostedRecv& recv) {
   for (auto it = ep->unexpected.begin(); it != ep->unexpected.end(); ++it) {
-    if (!TagMatches(*recv, it->header.tag)) continue;
-    if (ep->directed_recv && recv->source != FI_ADDR_UNSPEC &&
-        recv->source != it->source) {
+    if (!TagMatches(recv, it->header.tag)) continue;
+    if (ep->directed_recv && recv.source != FI_ADDR_UNSPEC &&
+        recv.source != it->source) {
       continue;
     }
-    UnexpectedMsg message = std::move(*it);
-    ep->unexpected.erase(it);
-    ep->unexpected_bytes -= message.header.size;
-    size_t placed = std::min(message.data.size(), recv->capacity);
-    ssize_t copied = ep->util.domain->copier.CopyToIov(
-        recv->iface, recv->device, recv->iov.data(), recv->iov.size(), 0,
-        message.data.data(), placed);
-    if (copied < 0) {
-      fi_cq_tagged_entry entry = {};
-      entry.op_context = recv->context;
-      entry.flags = FI_RECV | FI_TAGGED;
-      ReportError(&ep->util, ep->util.rx_cq, recv->reserved, entry,
-                  static_cast<int>(-copied), 0, kRecvCntr);
-      return;
-    }
-    CompleteRecv(ep, message.link, message.source, std::move(recv),
-                 message.header, placed);
+    return it;
+  }
+  return ep->unexpected.end();
+}
+
+UnexpectedMsg TakeUnexpected(TcpEp* ep,
+                             std::list<UnexpectedMsg>::iterator it) {
+  UnexpectedMsg message = std::move(*it);
+  ep->unexpected.erase(it);
+  ep->unexpected_bytes -= message.header.size;
+  return message;
+}
+
+void AnswerDiscarded(const UnexpectedMsg& message) {
+  if ((message.header.flags & kAckRequested) && message.link != nullptr) {
+    SendAnswer(message.link, Op::kAck, message.header.id, 0);
+  }
+}
+
+void DeliverUnexpected(TcpEp* ep, UnexpectedMsg message,
+                       std::unique_ptr<PostedRecv> recv) {
+  size_t placed = std::min(message.data.size(), recv->capacity);
+  ssize_t copied = ep->util.domain->copier.CopyToIov(
+      recv->iface, recv->device, recv->iov.data(), recv->iov.size(), 0,
+      message.data.data(), placed);
+  if (copied < 0) {
+    fi_cq_tagged_entry entry = {};
+    entry.op_context = recv->context;
+    entry.flags = FI_RECV | FI_TAGGED;
+    ReportError(&ep->util, ep->util.rx_cq, recv->reserved, entry,
+                static_cast<int>(-copied), 0, kRecvCntr);
     return;
   }
-  ep->tagged_recvs.push_back(std::move(recv));
+  CompleteRecv(ep, message.link, message.source, std::move(recv),
+               message.header, placed);
+}
+
+void PostTaggedRecv(TcpEp* ep, std::unique_ptr<PostedRecv> recv) {
+  auto it = FindUnexpected(ep, *recv);
+  if (it == ep->unexpected.end()) {
+    ep->tagged_recvs.push_back(std::move(recv));
+    return;
+  }
+  DeliverUnexpected(ep, TakeUnexpected(ep, it), std::move(recv));
 }
 
 void FailReceives(TcpEp* ep, int err) {

@@ -228,6 +228,58 @@ TEST_F(TcpMsgTest, TaggedMessagesMatchByTagWhateverTheOrder) {
   EXPECT_STREQ(in_b.data(), "seven");
 }
 
+// fi_tagged(3): FI_PEEK reports a buffered message without taking it,
+// FI_PEEK | FI_CLAIM sets it aside for the paired FI_CLAIM receive,
+// FI_DISCARD drops it; no match is an FI_ENOMSG error.
+TEST_F(TcpMsgTest, PeekClaimAndDiscardTaggedMessages) {
+  Connect();
+  ASSERT_EQ(fi_tsenddata(client_.ep, "first", 6, nullptr, 77, 0, 0x10, nullptr),
+            0);
+  ASSERT_EQ(fi_tinject(client_.ep, "second", 7, 0, 0x20), 0);
+  EXPECT_TRUE(StaysEmpty(server_.rx_cq, 50));  // both buffered
+  fi_context peek_context;
+  fi_msg_tagged msg = {};
+  msg.tag = 0x10;
+  msg.context = &peek_context;
+  ASSERT_EQ(fi_trecvmsg(server_.ep, &msg, FI_PEEK), 0);
+  fi_cq_tagged_entry entry = WaitCompletion(server_.rx_cq);
+  EXPECT_EQ(entry.op_context, &peek_context);
+  EXPECT_EQ(entry.len, 6u);
+  EXPECT_EQ(entry.tag, 0x10u);
+  EXPECT_EQ(entry.data, 77u);
+  EXPECT_EQ(entry.flags, FI_RECV | FI_TAGGED | FI_REMOTE_CQ_DATA);
+  // Peeked, not taken: peek again and claim it.
+  fi_context claim_context;
+  msg.context = &claim_context;
+  ASSERT_EQ(fi_trecvmsg(server_.ep, &msg, FI_PEEK | FI_CLAIM), 0);
+  EXPECT_EQ(WaitCompletion(server_.rx_cq).op_context, &claim_context);
+  // Claimed: a plain receive for tag 0x10 no longer finds it.
+  msg.context = &peek_context;
+  ASSERT_EQ(fi_trecvmsg(server_.ep, &msg, FI_PEEK), 0);
+  EXPECT_EQ(WaitError(server_.rx_cq).err, FI_ENOMSG);
+  char buf[16] = {};
+  iovec iov = {buf, sizeof(buf)};
+  fi_msg_tagged claim = {};
+  claim.msg_iov = &iov;
+  claim.iov_count = 1;
+  claim.context = &claim_context;
+  ASSERT_EQ(fi_trecvmsg(server_.ep, &claim, FI_CLAIM), 0);
+  entry = WaitCompletion(server_.rx_cq);
+  EXPECT_EQ(entry.op_context, &claim_context);
+  EXPECT_STREQ(buf, "first");
+  EXPECT_EQ(fi_trecvmsg(server_.ep, &claim, FI_CLAIM), -FI_EINVAL);  // gone
+  // Peek and discard the second one.
+  msg.tag = 0x20;
+  ASSERT_EQ(fi_trecvmsg(server_.ep, &msg, FI_PEEK | FI_DISCARD), 0);
+  EXPECT_EQ(WaitCompletion(server_.rx_cq).len, 7u);
+  ASSERT_EQ(fi_trecvmsg(server_.ep, &msg, FI_PEEK), 0);
+  EXPECT_EQ(WaitError(server_.rx_cq).err, FI_ENOMSG);
+  // Bad combinations.
+  EXPECT_EQ(fi_trecvmsg(server_.ep, &msg, FI_DISCARD), -FI_EINVAL);
+  msg.context = nullptr;
+  EXPECT_EQ(fi_trecvmsg(server_.ep, &msg, FI_PEEK | FI_CLAIM), -FI_EINVAL);
+}
+
 TEST_F(TcpMsgTest, CancelledReceiveCompletesWithEcanceled) {
   Connect();
   char in[8];
@@ -293,7 +345,7 @@ TEST_F(TcpMsgTest, BadArgumentsAreRefused) {
   EXPECT_EQ(fi_recvv(server_.ep, iov, nullptr, 8, 0, nullptr), -FI_EINVAL);
   fi_msg msg = {iov, nullptr, 1, 0, nullptr, 0};
   EXPECT_EQ(fi_sendmsg(client_.ep, &msg, 1ULL << 62), -FI_EBADFLAGS);
-  EXPECT_EQ(fi_recvmsg(server_.ep, &msg, FI_PEEK), -FI_ENOSYS);
+  EXPECT_EQ(fi_recvmsg(server_.ep, &msg, FI_PEEK), -FI_EBADFLAGS);  // untagged
   EXPECT_EQ(fi_sendmsg(client_.ep, nullptr, 0), -FI_EINVAL);
   EXPECT_EQ(fi_connect(client_.ep, pep_name_.data(), nullptr, 0),
             -FI_EOPBADSTATE);

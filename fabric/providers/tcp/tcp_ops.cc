@@ -21,6 +21,7 @@ constexpr uint64_t kTxFlags = FI_COMPLETION | FI_INJECT | FI_REMOTE_CQ_DATA |
                               FI_INJECT_COMPLETE | FI_TRANSMIT_COMPLETE |
                               FI_DELIVERY_COMPLETE | FI_FENCE | FI_MORE;
 constexpr uint64_t kRxFlags = FI_COMPLETION | FI_MULTI_RECV | FI_MORE;
+constexpr uint64_t kPeekFlags = FI_PEEK | FI_CLAIM | FI_DISCARD;
 
 struct TxRequest {
   Op op;
@@ -177,12 +178,18 @@ ssize_t Receive(fid_ep* ep_fid, fi_addr_t source, const RxRequest& request) {
   TcpEp* ep = ToTcpEp(ep_fid);
   std::lock_guard<OptionalMutex> lock(ep->util.mutex);
   const fi_info& info = *ep->util.info;
-  if ((request.flags & ~kRxFlags) != 0) {
-    return Fail(*ep, request.flags & (FI_PEEK | FI_CLAIM | FI_DISCARD)
-                         ? FI_ENOSYS
-                         : FI_EBADFLAGS,
+  uint64_t allowed = kRxFlags | (request.tagged ? kPeekFlags : 0);
+  if ((request.flags & ~allowed) != 0) {
+    return Fail(*ep, FI_EBADFLAGS,
                 "unknown receive flags (FI_PEEK, FI_CLAIM and FI_DISCARD "
-                "are not implemented)");
+                "are for tagged receives)");
+  }
+  bool peek_or_claim = (request.flags & (FI_PEEK | FI_CLAIM)) != 0;
+  if ((request.flags & FI_DISCARD) && !peek_or_claim) {
+    return Fail(*ep, FI_EINVAL, "FI_DISCARD needs FI_PEEK or FI_CLAIM");
+  }
+  if ((request.flags & FI_CLAIM) && request.context == nullptr) {
+    return Fail(*ep, FI_EINVAL, "FI_CLAIM needs a struct fi_context");
   }
   if (!ep->util.enabled.load()) {
     return Fail(*ep, FI_EOPBADSTATE, "the endpoint is not enabled");
@@ -196,7 +203,8 @@ ssize_t Receive(fid_ep* ep_fid, fi_addr_t source, const RxRequest& request) {
   if (multi && (request.tagged || request.count != 1)) {
     return Fail(*ep, FI_EINVAL, "FI_MULTI_RECV takes one untagged buffer");
   }
-  if (ep->recvs.size() + ep->tagged_recvs.size() >= info.rx_attr->size) {
+  if (!peek_or_claim &&
+      ep->recvs.size() + ep->tagged_recvs.size() >= info.rx_attr->size) {
     return -FI_EAGAIN;
   }
   auto recv = std::make_unique<PostedRecv>();
@@ -217,6 +225,7 @@ ssize_t Receive(fid_ep* ep_fid, fi_addr_t source, const RxRequest& request) {
     if (CqReserve(ep->util.rx_cq) != 0) return -FI_EAGAIN;
     recv->reserved = true;
   }
+  if (peek_or_claim) return PeekOrClaim(ep, std::move(recv));
   if (request.tagged) {
     PostTaggedRecv(ep, std::move(recv));
   } else {
