@@ -11,9 +11,9 @@ using Clock = std::chrono::steady_clock;
 constexpr auto kWait = std::chrono::seconds(5);
 
 fi_info* Hints(fi_progress progress, const std::string& key,
-               fi_resource_mgmt resource_mgmt) {
+               const PairOptions& options) {
   fi_info* hints = fi_allocinfo();
-  hints->domain_attr->resource_mgmt = resource_mgmt;
+  hints->domain_attr->resource_mgmt = options.resource_mgmt;
   if (!key.empty()) {
     hints->domain_attr->auth_key = static_cast<uint8_t*>(malloc(key.size()));
     memcpy(hints->domain_attr->auth_key, key.data(), key.size());
@@ -24,7 +24,8 @@ fi_info* Hints(fi_progress progress, const std::string& key,
   hints->caps = FI_MSG | FI_TAGGED | FI_RMA;
   hints->domain_attr->data_progress = progress;
   hints->domain_attr->control_progress = progress;
-  hints->domain_attr->mr_mode = FI_MR_VIRT_ADDR | FI_MR_PROV_KEY;
+  hints->domain_attr->mr_mode =
+      FI_MR_VIRT_ADDR | FI_MR_PROV_KEY | options.extra_mr_mode;
   hints->addr_format = FI_SOCKADDR_IN;
   return hints;
 }
@@ -73,8 +74,7 @@ void MsgPairTest::OpenEndpoint(MsgSide* side, fi_info* info,
 }
 
 void MsgPairTest::Listen(const PairOptions& options) {
-  fi_info* hints = Hints(options.server_progress, options.server_key,
-                         options.resource_mgmt);
+  fi_info* hints = Hints(options.server_progress, options.server_key, options);
   ASSERT_EQ(fi_getinfo(FI_VERSION(1, 18), "127.0.0.1", "0", FI_SOURCE, hints,
                        &pep_info_),
             0);
@@ -93,8 +93,7 @@ void MsgPairTest::Listen(const PairOptions& options) {
 }
 
 void MsgPairTest::OpenClient(const PairOptions& options) {
-  fi_info* hints = Hints(options.client_progress, options.client_key,
-                         options.resource_mgmt);
+  fi_info* hints = Hints(options.client_progress, options.client_key, options);
   hints->dest_addr = malloc(pep_name_.size());
   memcpy(hints->dest_addr, pep_name_.data(), pep_name_.size());
   hints->dest_addrlen = pep_name_.size();

@@ -129,6 +129,7 @@ class TcpLink : public ConnectionHandler {
   std::optional<UnexpectedMsg> current_unexpected;
   std::unique_ptr<TxEntry> current_read;  // a read's answer
   std::vector<iovec> rma_target;          // a remote write's memory
+  std::vector<UtilCntr*> rma_cntrs;       // and its regions' counters
   iovec rx_window = {};                   // FI_MULTI_RECV: the unused part
   int rma_status = 0;
   bool refused = false;  // the arriving message found no receive (no RM)

@@ -129,10 +129,13 @@ int ResolveRma(TcpLink* link, const Header& header,
                RxTarget* target) {
   TcpEp* ep = link->ep;
   link->rma_target.clear();
+  link->rma_cntrs.clear();
   for (uint16_t i = 0; i < header.rma_count; ++i) {
+    UtilCntr* cntr = nullptr;
     absl::StatusOr<std::vector<iovec>> pieces = MrResolveRemote(
         ep->util.domain, descriptors[i].key, descriptors[i].addr,
-        descriptors[i].len, access, &target->iface, &target->device);
+        descriptors[i].len, access, &target->iface, &target->device,
+        &ep->util, &cntr);
     if (!pieces.ok()) {
       FI_WARN(ep->log(), FI_LOG_EP_DATA, "remote access refused: %s\n",
               std::string(pieces.status().message()).c_str());
@@ -140,6 +143,11 @@ int ResolveRma(TcpLink* link, const Header& header,
     }
     link->rma_target.insert(link->rma_target.end(), pieces->begin(),
                             pieces->end());
+    if (cntr != nullptr &&
+        std::find(link->rma_cntrs.begin(), link->rma_cntrs.end(), cntr) ==
+            link->rma_cntrs.end()) {
+      link->rma_cntrs.push_back(cntr);
+    }
   }
   target->iov = link->rma_target.data();
   target->iov_count = link->rma_target.size();
@@ -330,6 +338,8 @@ void TcpLink::OnMessageDone(const Header& header, size_t placed) {
       if (ep->util.cntrs[kRemoteWriteCntr] != nullptr) {
         CntrAdd(ep->util.cntrs[kRemoteWriteCntr], 1);
       }
+      // Counters bound to the regions written (fi_mr_bind FI_REMOTE_WRITE).
+      for (UtilCntr* cntr : rma_cntrs) CntrAdd(cntr, 1);
       if ((header.flags & kRemoteData) && ep->util.rx_cq != nullptr) {
         fi_cq_tagged_entry entry = {};
         entry.flags = FI_RMA | FI_REMOTE_WRITE | FI_REMOTE_CQ_DATA;

@@ -152,6 +152,58 @@ INSTANTIATE_TEST_SUITE_P(Cases, TcpRmaRefusalTest,
                                            Refusal::kNoWriteAccess,
                                            Refusal::kReadOutOfBounds));
 
+// fi_mr_bind(mr, cntr, FI_REMOTE_WRITE): the counter counts remote writes
+// into that region.
+TEST_F(TcpRmaTest, RegionCountersCountRemoteWrites) {
+  Connect();
+  std::vector<char> target(64, 0);
+  fid_mr* mr = Expose(target, FI_REMOTE_WRITE);
+  fi_cntr_attr attr = {};
+  fid_cntr* cntr = nullptr;
+  ASSERT_EQ(fi_cntr_open(server_.domain, &attr, &cntr, nullptr), 0);
+  ASSERT_EQ(fi_mr_bind(mr, &cntr->fid, FI_REMOTE_WRITE), 0);
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_EQ(fi_write(client_.ep, "w", 1, nullptr, 0, Addr(target, i),
+                       fi_mr_key(mr), nullptr),
+              0);
+    WaitCompletion(client_.tx_cq);
+  }
+  EXPECT_EQ(fi_cntr_read(cntr), 3u);
+  EXPECT_EQ(fi_close(&mr->fid), 0);
+  EXPECT_EQ(fi_close(&cntr->fid), 0);
+}
+
+// FI_MR_ENDPOINT: a region serves remote accesses only once bound to an
+// endpoint and enabled, and only through that endpoint.
+TEST_F(TcpRmaTest, EndpointRegionsNeedBindAndEnable) {
+  PairOptions options;
+  options.extra_mr_mode = FI_MR_ENDPOINT;
+  Connect(options);
+  ASSERT_NE(server_.info->domain_attr->mr_mode & FI_MR_ENDPOINT, 0);
+  std::vector<char> target(8, 0);
+  fid_mr* mr = Expose(target, FI_REMOTE_WRITE);
+  EXPECT_EQ(fi_mr_enable(mr), -FI_EOPBADSTATE);  // no endpoint yet
+  EXPECT_EQ(fi_mr_bind(mr, &server_.ep->fid, 1), -FI_EINVAL);  // flags
+  ASSERT_EQ(fi_mr_bind(mr, &server_.ep->fid, 0), 0);
+  EXPECT_EQ(fi_mr_bind(mr, &server_.ep->fid, 0), -FI_EINVAL);  // once
+  ASSERT_EQ(fi_mr_enable(mr), 0);
+  ASSERT_EQ(fi_write(client_.ep, "ep", 3, nullptr, 0, Addr(target),
+                     fi_mr_key(mr), nullptr),
+            0);
+  WaitCompletion(client_.tx_cq);
+  EXPECT_STREQ(target.data(), "ep");
+  // A second region, never enabled: refused.
+  std::vector<char> other(8, 0);
+  fid_mr* disabled = Expose(other, FI_REMOTE_WRITE);
+  ASSERT_EQ(fi_write(client_.ep, "no", 3, nullptr, 0, Addr(other),
+                     fi_mr_key(disabled), nullptr),
+            0);
+  EXPECT_EQ(WaitError(client_.tx_cq).err, FI_EACCES);
+  EXPECT_EQ(other[0], 0);
+  EXPECT_EQ(fi_close(&disabled->fid), 0);
+  EXPECT_EQ(fi_close(&mr->fid), 0);
+}
+
 TEST_F(TcpRmaTest, BadRmaArguments) {
   Connect();
   char buf[8];

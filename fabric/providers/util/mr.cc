@@ -10,6 +10,7 @@
 #include "fabric/api/core/enum_value.h"
 #include "fabric/api/core/status.h"
 #include "fabric/hmem/memory_interface.h"
+#include "fabric/providers/util/endpoint.h"
 #include "fabric/providers/util/eq.h"
 #include "fabric/providers/util/fid_ops.h"
 
@@ -84,14 +85,29 @@ int CloseMr(fid* object) {
   return 0;
 }
 
+// FI_MR_ENDPOINT: the region serves the endpoint `bound` (of its domain)
+// once fi_mr_enable is called; once, before enabling.
+int BindMrToEndpoint(UtilMr* mr, fid* bound, uint64_t flags) {
+  // Every endpoint of this library starts with its UtilEndpoint.
+  auto* ep = reinterpret_cast<UtilEndpoint*>(bound);
+  std::lock_guard<std::mutex> lock(mr->domain->mr_mutex);
+  if ((MrMode(*mr->domain) & FI_MR_ENDPOINT) == 0 || flags != 0 ||
+      ep->domain != mr->domain || mr->ep != nullptr || mr->enabled) {
+    return Fail(*mr->domain,
+                FiError(FI_EINVAL, "fi_mr_bind: an endpoint of the region's "
+                                   "domain, once, flags 0, before "
+                                   "fi_mr_enable, with FI_MR_ENDPOINT"));
+  }
+  mr->ep = ep;
+  return 0;
+}
+
 // fi_mr_bind: a counter (FI_REMOTE_WRITE: counts remote writes into the
-// region). Binding to an endpoint (FI_MR_ENDPOINT) needs endpoints, which
-// are not implemented yet.
+// region), or an endpoint (FI_MR_ENDPOINT).
 int BindMr(fid* object, fid* bound, uint64_t flags) {
   UtilMr* mr = reinterpret_cast<UtilMr*>(object);
   if (bound != nullptr && bound->fclass == FI_CLASS_EP) {
-    return Fail(*mr->domain, FiError(FI_ENOSYS, "fi_mr_bind: endpoints are "
-                                                "not implemented yet"));
+    return BindMrToEndpoint(mr, bound, flags);
   }
   UtilCntr* cntr = AsUtilCntr(bound);
   if (cntr == nullptr || cntr->domain != mr->domain) {
@@ -135,15 +151,17 @@ int Refresh(const UtilMr& mr, const fi_mr_modify* modify) {
 int ControlMr(fid* object, int command, void* arg) {
   UtilMr* mr = reinterpret_cast<UtilMr*>(object);
   switch (command) {
-    case FI_ENABLE:
-      if ((MrMode(*mr->domain) & FI_MR_ENDPOINT) != 0) {
+    case FI_ENABLE: {
+      std::lock_guard<std::mutex> lock(mr->domain->mr_mutex);
+      if ((MrMode(*mr->domain) & FI_MR_ENDPOINT) != 0 && mr->ep == nullptr) {
         return Fail(*mr->domain,
-                    FiError(FI_EOPBADSTATE, "fi_mr_enable: FI_MR_ENDPOINT "
-                                            "regions need an endpoint, and "
-                                            "endpoints are not implemented "
-                                            "yet"));
+                    FiError(FI_EOPBADSTATE, "fi_mr_enable: bind the region "
+                                            "to an endpoint first "
+                                            "(FI_MR_ENDPOINT)"));
       }
+      mr->enabled = true;
       return 0;
+    }
     case FI_REFRESH:
       return Refresh(*mr, static_cast<const fi_mr_modify*>(arg));
     default:
@@ -233,6 +251,7 @@ int Register(fid* owner, Registration reg, fid_mr** mr_out) {
   mr->domain = &domain;
   mr->iov = std::move(reg.iov);
   mr->access = reg.access;
+  mr->enabled = (MrMode(domain) & FI_MR_ENDPOINT) == 0;
   mr->offset = reg.offset;
   mr->iface = static_cast<fi_hmem_iface>(reg.iface);
   mr->device = reg.device;
@@ -313,7 +332,8 @@ fi_ops_mr kUtilMrOps = {sizeof(fi_ops_mr), RegMr, RegvMr, RegattrMr};
 
 absl::StatusOr<std::vector<iovec>> MrResolveRemote(
     UtilDomain* domain, uint64_t key, uint64_t addr, size_t len,
-    uint64_t access, fi_hmem_iface* iface, uint64_t* device) {
+    uint64_t access, fi_hmem_iface* iface, uint64_t* device,
+    const UtilEndpoint* target, UtilCntr** cntr) {
   std::lock_guard<std::mutex> lock(domain->mr_mutex);
   auto it = domain->mrs.find(key);
   if (it == domain->mrs.end()) {
@@ -321,6 +341,10 @@ absl::StatusOr<std::vector<iovec>> MrResolveRemote(
                                            absl::Hex(key)));
   }
   const UtilMr& mr = *it->second;
+  if (!mr.enabled || (target != nullptr && mr.ep != nullptr && mr.ep != target)) {
+    return FiError(FI_EACCES, "the region is not enabled for this endpoint "
+                              "(FI_MR_ENDPOINT)");
+  }
   if ((mr.access & access) != access) {
     return FiError(FI_EACCES, "the region does not allow this access");
   }
@@ -344,6 +368,7 @@ absl::StatusOr<std::vector<iovec>> MrResolveRemote(
   }
   if (iface != nullptr) *iface = mr.iface;
   if (device != nullptr) *device = mr.device;
+  if (cntr != nullptr) *cntr = mr.cntr;
   return pieces;
 }
 

@@ -21,6 +21,8 @@
 
 namespace fabric {
 
+struct UtilEndpoint;
+
 struct UtilMr {
   fid_mr mr_fid;  // first: the application's fid_mr* is this
   UtilDomain* domain;
@@ -31,20 +33,28 @@ struct UtilMr {
   uint64_t device;
   UtilCntr* cntr = nullptr;  // bound with FI_REMOTE_WRITE: counts writes
   uint64_t cntr_flags = 0;
+  // FI_MR_ENDPOINT: the endpoint bound with fi_mr_bind, and whether
+  // fi_mr_enable has made the region usable (always, without that mode).
+  UtilEndpoint* ep = nullptr;
+  bool enabled = true;
 };
 
 // fi_ops_mr of UtilDomain.
 extern fi_ops_mr kUtilMrOps;
 
 // The local memory behind a remote access of `len` bytes at `addr` with
-// `key`, as pieces of the region; FI_EACCES status for an unknown key, a
-// range outside the region or an access (FI_REMOTE_READ / FI_REMOTE_WRITE)
-// the region does not allow. The region's HMEM iface and device come back in
-// *iface and *device when they are not null.
+// `key`, arriving at endpoint `target` (may be null), as pieces of the
+// region; FI_EACCES status for an unknown key, a range outside the region,
+// an access (FI_REMOTE_READ / FI_REMOTE_WRITE) the region does not allow,
+// or, with FI_MR_ENDPOINT, a region not enabled or bound to another
+// endpoint. The region's HMEM iface and device come back in *iface and
+// *device, and the counter bound to count remote writes in *cntr (null if
+// none), when those are not null.
 absl::StatusOr<std::vector<iovec>> MrResolveRemote(
     UtilDomain* domain, uint64_t key, uint64_t addr, size_t len,
     uint64_t access, fi_hmem_iface* iface = nullptr,
-    uint64_t* device = nullptr);
+    uint64_t* device = nullptr, const UtilEndpoint* target = nullptr,
+    UtilCntr** cntr = nullptr);
 
 }  // namespace fabric
 
