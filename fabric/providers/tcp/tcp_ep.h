@@ -79,6 +79,7 @@ struct TcpEp {
   UtilEndpoint util;  // first: the application's fid_ep* is &util.ep_fid
   TcpEpOwner* owner = nullptr;
   bool directed_recv = false;  // FI_DIRECTED_RECV in the endpoint's caps
+  bool source_err = false;     // FI_SOURCE_ERR in the endpoint's caps
   size_t cm_data_size = 0;     // FI_OPT_CM_DATA_SIZE
 
   // Receives, in posting order.
@@ -108,6 +109,9 @@ class TcpLink : public ConnectionHandler {
   TcpEp* const ep;
   const fi_addr_t peer;
   Connection connection;
+  // The peer's address in the endpoint's format, when known: what
+  // FI_SOURCE_ERR reports for a peer the AV does not hold.
+  std::vector<char> peer_name;
 
   // Fails this link's transmits not yet complete, and the receive it is
   // filling, with `err`.

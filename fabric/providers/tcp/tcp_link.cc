@@ -87,6 +87,23 @@ void CompleteRecv(TcpEp* ep, TcpLink* link, fi_addr_t source,
     ReportSuccess(&util, util.rx_cq, recv->write_entry, false, entry, source,
                   kRecvCntr);
     if (!released) ep->recvs.push_front(std::move(recv));
+  } else if (source == FI_ADDR_NOTAVAIL && ep->source_err && link != nullptr &&
+             !link->peer_name.empty() && util.rx_cq != nullptr) {
+    // FI_SOURCE_ERR: the data arrived, but its source is not in the AV: an
+    // error entry whose err_data is the source's address.
+    fi_cq_err_entry error = {};
+    error.op_context = entry.op_context;
+    error.flags = entry.flags;
+    error.len = entry.len;
+    error.buf = entry.buf;
+    error.data = entry.data;
+    error.tag = entry.tag;
+    error.err = FI_EADDRNOTAVAIL;
+    error.prov_errno = FI_EADDRNOTAVAIL;
+    error.err_data = link->peer_name.data();
+    error.err_data_size = link->peer_name.size();
+    CqWriteError(util.rx_cq, error, recv->reserved);
+    if (util.cntrs[kRecvCntr] != nullptr) CntrAdd(util.cntrs[kRecvCntr], 1);
   } else {
     ReportSuccess(&util, util.rx_cq, recv->write_entry, recv->reserved, entry,
                   source, kRecvCntr);

@@ -79,6 +79,13 @@ void AcceptHello(TcpRdmEp* ep, RdmIncoming& in) {
   }
   fi_addr_t peer = AvFindIp(ep->base.util.av, *address);
   TcpLink* link = AddLink(ep, in.fd, peer);
+  size_t len = 0;
+  uint32_t format = ep->base.util.info->addr_format;
+  CopyAddressOut(*address, format, nullptr, &len);
+  link->peer_name.resize(len);
+  if (CopyAddressOut(*address, format, link->peer_name.data(), &len) != 0) {
+    link->peer_name.clear();
+  }
   if (peer != FI_ADDR_NOTAVAIL && ep->link_to.count(peer) == 0) {
     ep->link_to[peer] = link;
   }
@@ -321,6 +328,7 @@ int OpenTcpRdmEp(fid_domain* domain_fid, fi_info* info, fid_ep** ep_out,
   ep_fid.atomic = &kNoAtomicOps;
   ep_fid.collective = &kNoCollectiveOps;
   ep->base.directed_recv = (info->caps & FI_DIRECTED_RECV) != 0;
+  ep->base.source_err = (info->caps & FI_SOURCE_ERR) != 0;
   *ep_out = &ep.release()->base.util.ep_fid;
   return 0;
 }

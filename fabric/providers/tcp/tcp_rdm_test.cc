@@ -33,7 +33,8 @@ class TcpRdmTest : public ::testing::Test {
     fi_info* hints = fi_allocinfo();
     hints->fabric_attr->prov_name = strdup("tcp");
     hints->ep_attr->type = FI_EP_RDM;
-    hints->caps = FI_MSG | FI_TAGGED | FI_RMA | FI_SOURCE | FI_DIRECTED_RECV;
+    hints->caps = FI_MSG | FI_TAGGED | FI_RMA | FI_SOURCE | FI_SOURCE_ERR |
+                  FI_DIRECTED_RECV;
     hints->addr_format = FI_SOCKADDR_IN;
     hints->domain_attr->mr_mode = FI_MR_VIRT_ADDR | FI_MR_PROV_KEY;
     hints->domain_attr->av_type = FI_AV_TABLE;
@@ -235,6 +236,33 @@ TEST_F(TcpRdmTest, APeerThatGoesAwayIsReachedAgainWhenItIsBack) {
   ASSERT_EQ(fi_inject(a_.ep, "3", 2, b_addr), 0);
   ASSERT_EQ(Wait(b_.rx_cq, &entry), 1);
   EXPECT_STREQ(in, "3");
+}
+
+// FI_SOURCE_ERR: a message from a peer the AV does not hold arrives, but
+// its completion is an FI_EADDRNOTAVAIL error carrying the peer's address.
+TEST_F(TcpRdmTest, UnknownSourcesAreReportedWithTheirAddress) {
+  RdmEnd c;
+  Open(&c);
+  sockaddr_in c_name;
+  size_t len = sizeof(c_name);
+  ASSERT_EQ(fi_getname(&c.ep->fid, &c_name, &len), 0);
+  ASSERT_EQ(fi_av_remove(av_, &c.addr, 1, 0), 0);  // b no longer knows c
+  char in[8] = {};
+  int context;
+  ASSERT_EQ(fi_recv(b_.ep, in, sizeof(in), nullptr, FI_ADDR_UNSPEC, &context),
+            0);
+  ASSERT_EQ(fi_inject(c.ep, "from c", 7, b_.addr), 0);
+  fi_cq_tagged_entry entry;
+  ASSERT_EQ(Wait(b_.rx_cq, &entry), -FI_EAVAIL);
+  fi_cq_err_entry error = {};
+  ASSERT_EQ(fi_cq_readerr(b_.rx_cq, &error, 0), 1);
+  EXPECT_EQ(error.err, FI_EADDRNOTAVAIL);
+  EXPECT_EQ(error.op_context, &context);
+  EXPECT_EQ(error.len, 7u);
+  ASSERT_EQ(error.err_data_size, sizeof(sockaddr_in));
+  EXPECT_EQ(memcmp(error.err_data, &c_name, sizeof(c_name)), 0);
+  EXPECT_STREQ(in, "from c");
+  CloseEnd(&c);
 }
 
 TEST_F(TcpRdmTest, BadAddressesAndStates) {
