@@ -45,6 +45,7 @@ void MsgPairTest::OpenSide(MsgSide* side, fi_info* info,
   if (options.prepare_domain) options.prepare_domain(side->domain);
   fi_cq_attr cq_attr = {};
   cq_attr.format = FI_CQ_FORMAT_TAGGED;
+  cq_attr.wait_obj = options.cq_wait_obj;
   ASSERT_EQ(fi_cq_open(side->domain, &cq_attr, &side->tx_cq, nullptr), 0);
   ASSERT_EQ(fi_cq_open(side->domain, &cq_attr, &side->rx_cq, nullptr), 0);
   fi_cntr_attr cntr_attr = {};

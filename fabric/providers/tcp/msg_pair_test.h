@@ -38,6 +38,7 @@ struct PairOptions {
   fi_progress client_progress = FI_PROGRESS_MANUAL;
   fi_resource_mgmt resource_mgmt = FI_RM_ENABLED;  // both sides
   int extra_mr_mode = 0;  // added to FI_MR_VIRT_ADDR | FI_MR_PROV_KEY
+  fi_wait_obj cq_wait_obj = FI_WAIT_NONE;  // of every CQ
   // Called on each domain before its first resource (fi_set_ops).
   std::function<void(fid_domain*)> prepare_domain;
   uint64_t cq_bind_flags = 0;  // added to both CQ binds (selective)

@@ -1,4 +1,5 @@
 // Messages and tagged messages over tcp MSG endpoints.
+#include <poll.h>
 #include <rdma/fi_errno.h>
 #include <rdma/fi_atomic.h>
 #include <rdma/fi_tagged.h>
@@ -113,6 +114,33 @@ TEST_F(TcpMsgTest, WithoutResourceManagementNoReceiveIsATransmitError) {
   std::vector<char> event;
   EXPECT_EQ(WaitEvent(client_.eq, &event), FI_SHUTDOWN);
   EXPECT_EQ(WaitEvent(server_.eq, &event), FI_SHUTDOWN);
+}
+
+// An application that sleeps in poll(2) on a CQ's wait fd wakes for data
+// that only its next read will process (manual progress): the fd also
+// watches the domain's sockets.
+TEST_F(TcpMsgTest, CqWaitFdWakesPollForManualProgress) {
+  PairOptions options;
+  options.cq_wait_obj = FI_WAIT_FD;
+  Connect(options);
+  int fd = -1;
+  ASSERT_EQ(fi_control(&server_.rx_cq->fid, FI_GETWAIT, &fd), 0);
+  char in[8];
+  ASSERT_EQ(fi_recv(server_.ep, in, sizeof(in), nullptr, 0, nullptr), 0);
+  fid* objects[] = {&server_.rx_cq->fid};
+  ASSERT_EQ(fi_trywait(server_.fabric, objects, 1), 0);  // may sleep
+  pollfd ready = {fd, POLLIN, 0};
+  EXPECT_EQ(poll(&ready, 1, 0), 0);  // nothing yet
+  ASSERT_EQ(fi_inject(client_.ep, "wake", 5, 0), 0);
+  ASSERT_EQ(poll(&ready, 1, 5000), 1);  // the socket's data wakes it
+  fi_cq_tagged_entry entry;
+  EXPECT_EQ(fi_cq_read(server_.rx_cq, &entry, 1), 1);
+  EXPECT_STREQ(in, "wake");
+  // fi_cq_sread blocks until the next completion arrives.
+  ASSERT_EQ(fi_recv(server_.ep, in, sizeof(in), nullptr, 0, nullptr), 0);
+  ASSERT_EQ(fi_inject(client_.ep, "more", 5, 0), 0);
+  EXPECT_EQ(fi_cq_sread(server_.rx_cq, &entry, 1, nullptr, 5000), 1);
+  EXPECT_STREQ(in, "more");
 }
 
 TEST_F(TcpMsgTest, InjectHasNoCompletionButCounts) {
