@@ -20,4 +20,9 @@ int Provider::OpenPassiveEndpoint(fid_fabric*, fi_info*, fid_pep**,
   return -FI_ENOSYS;
 }
 
+int Provider::QueryAtomic(fid_domain*, fi_datatype, fi_op, fi_atomic_attr*,
+                          uint64_t) const {
+  return -FI_ENOSYS;
+}
+
 }  // namespace fabric

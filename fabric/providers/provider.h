@@ -10,6 +10,7 @@
 #define FABRIC_PROVIDERS_PROVIDER_H_
 
 #include <rdma/fabric.h>
+#include <rdma/fi_atomic.h>
 #include <rdma/fi_domain.h>
 #include <rdma/fi_endpoint.h>
 #include <rdma/providers/fi_prov.h>
@@ -75,6 +76,11 @@ class Provider {
                            uint64_t flags, void* context) const;
   virtual int OpenPassiveEndpoint(fid_fabric* fabric, fi_info* info,
                                   fid_pep** pep, void* context) const;
+
+  // fi_query_atomic on one of this provider's domains. Arguments are not
+  // yet checked. -FI_ENOSYS unless the provider has atomics.
+  virtual int QueryAtomic(fid_domain* domain, fi_datatype datatype, fi_op op,
+                          fi_atomic_attr* attr, uint64_t flags) const;
 
  private:
   fi_provider c_provider_;

@@ -18,6 +18,7 @@
 #ifndef FABRIC_PROVIDERS_TCP_TCP_EP_H_
 #define FABRIC_PROVIDERS_TCP_TCP_EP_H_
 
+#include <rdma/fi_atomic.h>
 #include <rdma/fi_endpoint.h>
 
 #include <deque>
@@ -132,8 +133,11 @@ class TcpLink : public ConnectionHandler {
   std::unique_ptr<PostedRecv> current_recv;
   std::optional<UnexpectedMsg> current_unexpected;
   std::unique_ptr<TxEntry> current_read;  // a read's answer
-  std::vector<iovec> rma_target;          // a remote write's memory
+  std::vector<iovec> rma_target;          // a remote access's memory
   std::vector<UtilCntr*> rma_cntrs;       // and its regions' counters
+  fi_hmem_iface rma_iface = FI_HMEM_SYSTEM;  // of rma_target (atomics)
+  uint64_t rma_device = 0;
+  std::vector<char> atomic_operands;      // an atomic's operands, compares
   iovec rx_window = {};                   // FI_MULTI_RECV: the unused part
   int rma_status = 0;
   bool refused = false;  // the arriving message found no receive (no RM)
@@ -147,6 +151,15 @@ class TcpLink : public ConnectionHandler {
 // Posts a transmit the endpoint built on `link`: limits, CQ reservation,
 // FI_FENCE. 0 or -fi_errno (nothing posted).
 ssize_t PostTx(TcpLink* link, std::unique_ptr<TxEntry> entry);
+// Logs `what` as the reason a call fails; -fi_errno.
+ssize_t FailOp(const TcpEp& ep, int fi_errno, const char* what);
+// A transmit call's flags and the endpoint's state: 0 or -fi_errno.
+ssize_t CheckTransmit(const TcpEp& ep, uint64_t flags);
+// Posts `entry` (built by a transmit call with `flags`) on the link to
+// `dest`, with the completion entry the flags ask for (none for fi_inject
+// & co.).
+ssize_t SendTx(TcpEp* ep, fi_addr_t dest, std::unique_ptr<TxEntry> entry,
+               uint64_t flags, bool inject_call);
 // Takes a tagged receive: completes it from a buffered unexpected message
 // when one matches, else queues it.
 void PostTaggedRecv(TcpEp* ep, std::unique_ptr<PostedRecv> recv);
@@ -173,11 +186,31 @@ void FailReceives(TcpEp* ep, int err);
 // Takes back the CQ room of the posted receives (the endpoint closes).
 void UnreserveReceives(TcpEp* ep);
 
-// fi_ops tables of tcp endpoints (tcp_ops.cc).
+// Sends the answer `op` (kAck, kReadResponse without data) to request `id`.
+void SendAnswer(TcpLink* link, Op op, uint64_t id, int32_t status);
+// The local memory the descriptors of a remote access name, checked for
+// `access`, into link->rma_target and *target (iov, iface, device); 0 or
+// -FI_EACCES.
+int ResolveRma(TcpLink* link, const Header& header,
+               const RmaDescriptor* descriptors, uint64_t access,
+               RxTarget* target);
+// Counts a remote access done to the target's memory (FI_REMOTE_WRITE, and
+// FI_REMOTE_READ when `read`), and reports its remote CQ data with `kind`
+// (FI_RMA or FI_ATOMIC).
+void RemoteAccessDone(TcpLink* link, const Header& header, uint64_t kind,
+                      bool read);
+// The target of a kAtomic (tcp_atomic_target.cc): where its operands go,
+// and, once they are in, applying it and answering.
+RxTarget AtomicHeader(TcpLink* link, const Header& header,
+                      const RmaDescriptor* descriptors);
+void AtomicDone(TcpLink* link, const Header& header);
+
+// fi_ops tables of tcp endpoints (tcp_ops.cc, tcp_atomic.cc).
 extern fi_ops_ep kTcpEpOps;
 extern fi_ops_msg kTcpMsgOps;
 extern fi_ops_tagged kTcpTaggedOps;
 extern fi_ops_rma kTcpRmaOps;
+extern fi_ops_atomic kTcpAtomicOps;
 
 }  // namespace tcp
 }  // namespace fabric

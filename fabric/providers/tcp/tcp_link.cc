@@ -37,15 +37,6 @@ RxTarget UserTarget(TcpLink* link, PostedRecv& recv) {
   return target;
 }
 
-void SendAnswer(TcpLink* link, Op op, uint64_t id, int32_t status) {
-  auto answer = std::make_unique<TxEntry>();
-  answer->header.op = static_cast<uint8_t>(op);
-  answer->header.id = id;
-  answer->header.status = status;
-  answer->report = false;
-  link->connection.Send(std::move(answer));
-}
-
 // Sends what FI_FENCE held back, as far as the fences allow.
 void ReleaseFenced(TcpLink* link) {
   while (!link->fenced.empty() && !link->connection.closed()) {
@@ -133,42 +124,19 @@ void AfterAnswer(TcpLink* link, int32_t status) {
   ReleaseFenced(link);
 }
 
+// Whether `request` is answered with kReadResponse: a read, or an atomic
+// that fetches the old values.
+bool AwaitsData(const TxEntry& request) {
+  if (request.header.op == static_cast<uint8_t>(Op::kReadRequest)) return true;
+  return request.header.op == static_cast<uint8_t>(Op::kAtomic) &&
+         UnpackAtomic(request.header.tag).kind != AtomicKind::kWrite;
+}
+
 RxTarget ProtocolError(TcpLink* link, const char* what) {
   FI_WARN(link->ep->log(), FI_LOG_EP_DATA, "closing the connection: %s\n",
           what);
   link->connection.Close(-FI_EIO);
   return RxTarget();
-}
-
-// The local memory of a remote access, or FI_EACCES.
-int ResolveRma(TcpLink* link, const Header& header,
-               const RmaDescriptor* descriptors, uint64_t access,
-               RxTarget* target) {
-  TcpEp* ep = link->ep;
-  link->rma_target.clear();
-  link->rma_cntrs.clear();
-  for (uint16_t i = 0; i < header.rma_count; ++i) {
-    UtilCntr* cntr = nullptr;
-    absl::StatusOr<std::vector<iovec>> pieces = MrResolveRemote(
-        ep->util.domain, descriptors[i].key, descriptors[i].addr,
-        descriptors[i].len, access, &target->iface, &target->device,
-        &ep->util, &cntr);
-    if (!pieces.ok()) {
-      FI_WARN(ep->log(), FI_LOG_EP_DATA, "remote access refused: %s\n",
-              std::string(pieces.status().message()).c_str());
-      return -FI_EACCES;
-    }
-    link->rma_target.insert(link->rma_target.end(), pieces->begin(),
-                            pieces->end());
-    if (cntr != nullptr &&
-        std::find(link->rma_cntrs.begin(), link->rma_cntrs.end(), cntr) ==
-            link->rma_cntrs.end()) {
-      link->rma_cntrs.push_back(cntr);
-    }
-  }
-  target->iov = link->rma_target.data();
-  target->iov_count = link->rma_target.size();
-  return 0;
 }
 
 void AnswerRead(TcpLink* link, const Header& header,
@@ -229,6 +197,66 @@ typename Queue::iterator FindRecv(Queue& queue, bool directed, fi_addr_t source,
 }
 
 }  // namespace
+
+void SendAnswer(TcpLink* link, Op op, uint64_t id, int32_t status) {
+  auto answer = std::make_unique<TxEntry>();
+  answer->header.op = static_cast<uint8_t>(op);
+  answer->header.id = id;
+  answer->header.status = status;
+  answer->report = false;
+  link->connection.Send(std::move(answer));
+}
+
+int ResolveRma(TcpLink* link, const Header& header,
+               const RmaDescriptor* descriptors, uint64_t access,
+               RxTarget* target) {
+  TcpEp* ep = link->ep;
+  link->rma_target.clear();
+  link->rma_cntrs.clear();
+  for (uint16_t i = 0; i < header.rma_count; ++i) {
+    UtilCntr* cntr = nullptr;
+    absl::StatusOr<std::vector<iovec>> pieces = MrResolveRemote(
+        ep->util.domain, descriptors[i].key, descriptors[i].addr,
+        descriptors[i].len, access, &target->iface, &target->device,
+        &ep->util, &cntr);
+    if (!pieces.ok()) {
+      FI_WARN(ep->log(), FI_LOG_EP_DATA, "remote access refused: %s\n",
+              std::string(pieces.status().message()).c_str());
+      return -FI_EACCES;
+    }
+    link->rma_target.insert(link->rma_target.end(), pieces->begin(),
+                            pieces->end());
+    if (cntr != nullptr &&
+        std::find(link->rma_cntrs.begin(), link->rma_cntrs.end(), cntr) ==
+            link->rma_cntrs.end()) {
+      link->rma_cntrs.push_back(cntr);
+    }
+  }
+  target->iov = link->rma_target.data();
+  target->iov_count = link->rma_target.size();
+  return 0;
+}
+
+void RemoteAccessDone(TcpLink* link, const Header& header, uint64_t kind,
+                      bool read) {
+  TcpEp* ep = link->ep;
+  if (read && ep->util.cntrs[kRemoteReadCntr] != nullptr) {
+    CntrAdd(ep->util.cntrs[kRemoteReadCntr], 1);
+  }
+  if (ep->util.cntrs[kRemoteWriteCntr] != nullptr) {
+    CntrAdd(ep->util.cntrs[kRemoteWriteCntr], 1);
+  }
+  // Counters bound to the regions written (fi_mr_bind FI_REMOTE_WRITE).
+  for (UtilCntr* cntr : link->rma_cntrs) CntrAdd(cntr, 1);
+  if ((header.flags & kRemoteData) && ep->util.rx_cq != nullptr) {
+    fi_cq_tagged_entry entry = {};
+    entry.flags = kind | FI_REMOTE_WRITE | FI_REMOTE_CQ_DATA;
+    entry.data = header.data;
+    if (CqWrite(ep->util.rx_cq, entry, link->peer) != 0) {
+      FI_WARN(ep->log(), FI_LOG_CQ, "CQ full: remote CQ data lost\n");
+    }
+  }
+}
 
 TcpLink::TcpLink(TcpEp* ep, int fd, fi_addr_t peer)
     : ep(ep), peer(peer), connection(fd, this, &ep->util.domain->copier) {}
@@ -294,10 +322,11 @@ RxTarget TcpLink::OnHeader(const Header& header,
     case Op::kReadRequest:
       AnswerRead(this, header, descriptors);
       return RxTarget{RxTarget::kDiscard};
+    case Op::kAtomic:
+      return AtomicHeader(this, header, descriptors);
     case Op::kReadResponse: {
       auto it = awaiting.find(header.id);
-      if (it == awaiting.end() ||
-          it->second->header.op != static_cast<uint8_t>(Op::kReadRequest)) {
+      if (it == awaiting.end() || !AwaitsData(*it->second)) {
         return ProtocolError(this, "a read response for no read");
       }
       size_t expected = 0;
@@ -351,20 +380,10 @@ void TcpLink::OnMessageDone(const Header& header, size_t placed) {
       return;
     case Op::kWrite:
       SendAnswer(this, Op::kAck, header.id, rma_status);
-      if (rma_status != 0) return;
-      if (ep->util.cntrs[kRemoteWriteCntr] != nullptr) {
-        CntrAdd(ep->util.cntrs[kRemoteWriteCntr], 1);
-      }
-      // Counters bound to the regions written (fi_mr_bind FI_REMOTE_WRITE).
-      for (UtilCntr* cntr : rma_cntrs) CntrAdd(cntr, 1);
-      if ((header.flags & kRemoteData) && ep->util.rx_cq != nullptr) {
-        fi_cq_tagged_entry entry = {};
-        entry.flags = FI_RMA | FI_REMOTE_WRITE | FI_REMOTE_CQ_DATA;
-        entry.data = header.data;
-        if (CqWrite(ep->util.rx_cq, entry, peer) != 0) {
-          FI_WARN(ep->log(), FI_LOG_CQ, "CQ full: remote CQ data lost\n");
-        }
-      }
+      if (rma_status == 0) RemoteAccessDone(this, header, FI_RMA, false);
+      return;
+    case Op::kAtomic:
+      AtomicDone(this, header);
       return;
     case Op::kReadRequest:
       return;

@@ -385,7 +385,7 @@ int OpenTcpMsgEp(fid_domain* domain_fid, fi_info* info, fid_ep** ep_out,
   ep->base.util.ep_fid.msg = &kTcpMsgOps;
   ep->base.util.ep_fid.tagged = &kTcpTaggedOps;
   ep->base.util.ep_fid.rma = &kTcpRmaOps;
-  ep->base.util.ep_fid.atomic = &kNoAtomicOps;
+  ep->base.util.ep_fid.atomic = &kTcpAtomicOps;
   ep->base.util.ep_fid.collective = &kNoCollectiveOps;
   if (from_request) {
     ep->fd = TakeTcpConnReq(info->handle);

@@ -1,7 +1,6 @@
 // Messages and tagged messages over tcp MSG endpoints.
 #include <poll.h>
 #include <rdma/fi_errno.h>
-#include <rdma/fi_atomic.h>
 #include <rdma/fi_tagged.h>
 
 #include <numeric>
@@ -381,9 +380,6 @@ TEST_F(TcpMsgTest, BadArgumentsAreRefused) {
   EXPECT_EQ(fi_ep_bind(client_.ep, &client_.tx_cq->fid, FI_TRANSMIT),
             -FI_EOPBADSTATE);
   EXPECT_EQ(fi_shutdown(client_.ep, 1), -FI_EBADFLAGS);
-  EXPECT_EQ(fi_atomic(client_.ep, buf, 1, nullptr, 0, 0, 0, FI_UINT8, FI_SUM,
-                      nullptr),
-            -FI_ENOSYS);
 }
 
 }  // namespace

@@ -1,5 +1,5 @@
 // The calls of tcp endpoints (fi_msg, fi_tagged, fi_rma, and fi_cancel,
-// fi_getopt, fi_setopt): each one checks its arguments, then builds a
+// fi_getopt, fi_setopt; fi_atomic is in tcp_atomic.cc): each one checks its arguments, then builds a
 // TxEntry or PostedRecv; the endpoint's owner picks the link.
 #include <rdma/fi_errno.h>
 #include <rdma/fi_rma.h>
@@ -17,9 +17,6 @@ namespace fabric {
 namespace tcp {
 namespace {
 
-constexpr uint64_t kTxFlags = FI_COMPLETION | FI_INJECT | FI_REMOTE_CQ_DATA |
-                              FI_INJECT_COMPLETE | FI_TRANSMIT_COMPLETE |
-                              FI_DELIVERY_COMPLETE | FI_FENCE | FI_MORE;
 constexpr uint64_t kRxFlags = FI_COMPLETION | FI_MULTI_RECV | FI_MORE;
 constexpr uint64_t kPeekFlags = FI_PEEK | FI_CLAIM | FI_DISCARD;
 
@@ -47,11 +44,6 @@ struct RxRequest {
   uint64_t flags = 0;
   bool tagged = false;
 };
-
-ssize_t Fail(const TcpEp& ep, int fi_errno, const char* what) {
-  FI_WARN(ep.log(), FI_LOG_EP_DATA, "%s\n", what);
-  return -fi_errno;
-}
 
 // Describes and checks a local buffer list (at most `limit` pieces).
 absl::StatusOr<AppBuffer> Describe(const TcpEp& ep, const iovec* iov,
@@ -81,7 +73,7 @@ ssize_t TakePayload(TcpEp* ep, const AppBuffer& buffer, bool inject,
   entry->owned.resize(AppBufferLength(buffer));
   ssize_t copied = GatherAppBuffer(copier, buffer, entry->owned.data(),
                                    entry->owned.size());
-  if (copied < 0) return Fail(*ep, static_cast<int>(-copied), "copying the "
+  if (copied < 0) return FailOp(*ep, static_cast<int>(-copied), "copying the "
                                                               "payload");
   entry->payload = {{entry->owned.data(), entry->owned.size()}};
   return 0;
@@ -91,20 +83,15 @@ ssize_t Transmit(fid_ep* ep_fid, fi_addr_t dest, const TxRequest& request) {
   TcpEp* ep = ToTcpEp(ep_fid);
   std::lock_guard<OptionalMutex> lock(ep->util.mutex);
   const fi_info& info = *ep->util.info;
-  if ((request.flags & ~kTxFlags) != 0) {
-    return Fail(*ep, FI_EBADFLAGS, "unknown transmit flags");
-  }
-  if (!ep->util.enabled.load()) {
-    return Fail(*ep, FI_EOPBADSTATE, "the endpoint is not enabled");
-  }
+  if (ssize_t rc = CheckTransmit(*ep, request.flags); rc != 0) return rc;
   absl::StatusOr<AppBuffer> buffer = Describe(
       *ep, request.iov, request.desc, request.count, info.tx_attr->iov_limit);
   if (!buffer.ok()) {
-    return Fail(*ep, FI_EINVAL, std::string(buffer.status().message()).c_str());
+    return FailOp(*ep, FI_EINVAL, std::string(buffer.status().message()).c_str());
   }
   size_t total = AppBufferLength(*buffer);
   if ((request.flags & FI_INJECT) && total > info.tx_attr->inject_size) {
-    return Fail(*ep, FI_EINVAL, "inject of more than inject_size bytes");
+    return FailOp(*ep, FI_EINVAL, "inject of more than inject_size bytes");
   }
   auto entry = std::make_unique<TxEntry>();
   Header& header = entry->header;
@@ -121,7 +108,7 @@ ssize_t Transmit(fid_ep* ep_fid, fi_addr_t dest, const TxRequest& request) {
     if (request.rma_count == 0 || request.rma_count > kMaxRmaCount ||
         request.rma_count > info.tx_attr->rma_iov_limit ||
         request.rma == nullptr) {
-      return Fail(*ep, FI_EINVAL, "rma_iov count outside 1..rma_iov_limit");
+      return FailOp(*ep, FI_EINVAL, "rma_iov count outside 1..rma_iov_limit");
     }
     size_t remote_total = 0;
     for (size_t i = 0; i < request.rma_count; ++i) {
@@ -130,7 +117,7 @@ ssize_t Transmit(fid_ep* ep_fid, fi_addr_t dest, const TxRequest& request) {
       remote_total += request.rma[i].len;
     }
     if (remote_total != total) {
-      return Fail(*ep, FI_EINVAL, "local and remote RMA lengths differ");
+      return FailOp(*ep, FI_EINVAL, "local and remote RMA lengths differ");
     }
     header.rma_count = static_cast<uint16_t>(request.rma_count);
     entry->awaits_answer = true;  // the target's key check answers
@@ -165,13 +152,8 @@ ssize_t Transmit(fid_ep* ep_fid, fi_addr_t dest, const TxRequest& request) {
     entry->awaits_answer = true;
   }
   if (entry->awaits_answer && !is_rma) header.flags |= kAckRequested;
-  entry->fence = (request.flags & FI_FENCE) != 0;
-  entry->write_entry =
-      !request.inject_call && WantsTxEntry(ep->util, request.flags);
-  int error = 0;
-  TcpLink* link = ep->owner->LinkFor(dest, &error);
-  if (link == nullptr) return error;
-  return PostTx(link, std::move(entry));
+  return SendTx(ep, dest, std::move(entry), request.flags,
+                request.inject_call);
 }
 
 ssize_t Receive(fid_ep* ep_fid, fi_addr_t source, const RxRequest& request) {
@@ -180,28 +162,28 @@ ssize_t Receive(fid_ep* ep_fid, fi_addr_t source, const RxRequest& request) {
   const fi_info& info = *ep->util.info;
   uint64_t allowed = kRxFlags | (request.tagged ? kPeekFlags : 0);
   if ((request.flags & ~allowed) != 0) {
-    return Fail(*ep, FI_EBADFLAGS,
+    return FailOp(*ep, FI_EBADFLAGS,
                 "unknown receive flags (FI_PEEK, FI_CLAIM and FI_DISCARD "
                 "are for tagged receives)");
   }
   bool peek_or_claim = (request.flags & (FI_PEEK | FI_CLAIM)) != 0;
   if ((request.flags & FI_DISCARD) && !peek_or_claim) {
-    return Fail(*ep, FI_EINVAL, "FI_DISCARD needs FI_PEEK or FI_CLAIM");
+    return FailOp(*ep, FI_EINVAL, "FI_DISCARD needs FI_PEEK or FI_CLAIM");
   }
   if ((request.flags & FI_CLAIM) && request.context == nullptr) {
-    return Fail(*ep, FI_EINVAL, "FI_CLAIM needs a struct fi_context");
+    return FailOp(*ep, FI_EINVAL, "FI_CLAIM needs a struct fi_context");
   }
   if (!ep->util.enabled.load()) {
-    return Fail(*ep, FI_EOPBADSTATE, "the endpoint is not enabled");
+    return FailOp(*ep, FI_EOPBADSTATE, "the endpoint is not enabled");
   }
   absl::StatusOr<AppBuffer> buffer = Describe(
       *ep, request.iov, request.desc, request.count, info.rx_attr->iov_limit);
   if (!buffer.ok()) {
-    return Fail(*ep, FI_EINVAL, std::string(buffer.status().message()).c_str());
+    return FailOp(*ep, FI_EINVAL, std::string(buffer.status().message()).c_str());
   }
   bool multi = (request.flags & FI_MULTI_RECV) != 0;
   if (multi && (request.tagged || request.count != 1)) {
-    return Fail(*ep, FI_EINVAL, "FI_MULTI_RECV takes one untagged buffer");
+    return FailOp(*ep, FI_EINVAL, "FI_MULTI_RECV takes one untagged buffer");
   }
   if (!peek_or_claim &&
       ep->recvs.size() + ep->tagged_recvs.size() >= info.rx_attr->size) {
@@ -447,6 +429,34 @@ ssize_t InjectWritedata(fid_ep* ep, const void* buf, size_t len, uint64_t data,
 }
 
 }  // namespace
+
+ssize_t FailOp(const TcpEp& ep, int fi_errno, const char* what) {
+  FI_WARN(ep.log(), FI_LOG_EP_DATA, "%s\n", what);
+  return -fi_errno;
+}
+
+ssize_t CheckTransmit(const TcpEp& ep, uint64_t flags) {
+  constexpr uint64_t kTxFlags = FI_COMPLETION | FI_INJECT | FI_REMOTE_CQ_DATA |
+                                FI_INJECT_COMPLETE | FI_TRANSMIT_COMPLETE |
+                                FI_DELIVERY_COMPLETE | FI_FENCE | FI_MORE;
+  if ((flags & ~kTxFlags) != 0) {
+    return FailOp(ep, FI_EBADFLAGS, "unknown transmit flags");
+  }
+  if (!ep.util.enabled.load()) {
+    return FailOp(ep, FI_EOPBADSTATE, "the endpoint is not enabled");
+  }
+  return 0;
+}
+
+ssize_t SendTx(TcpEp* ep, fi_addr_t dest, std::unique_ptr<TxEntry> entry,
+               uint64_t flags, bool inject_call) {
+  entry->fence = (flags & FI_FENCE) != 0;
+  entry->write_entry = !inject_call && WantsTxEntry(ep->util, flags);
+  int error = 0;
+  TcpLink* link = ep->owner->LinkFor(dest, &error);
+  if (link == nullptr) return error;
+  return PostTx(link, std::move(entry));
+}
 
 fi_ops_ep kTcpEpOps = {
     sizeof(fi_ops_ep), Cancel, GetOpt, SetOpt, NoTxCtx, NoRxCtx,

@@ -3,6 +3,7 @@
 #include <rdma/fi_errno.h>
 #include <rdma/providers/fi_log.h>
 
+#include "fabric/providers/tcp/tcp_atomic_ops.h"
 #include "fabric/providers/tcp/tcp_attr.h"
 #include "fabric/providers/tcp/tcp_msg_ep.h"
 #include "fabric/providers/tcp/tcp_rdm_ep.h"
@@ -55,6 +56,11 @@ class TcpProvider : public IpProvider {
                 "fi_endpoint: tcp opens FI_EP_MSG and FI_EP_RDM endpoints\n");
         return -FI_EINVAL;
     }
+  }
+
+  int QueryAtomic(fid_domain*, fi_datatype datatype, fi_op op,
+                  fi_atomic_attr* attr, uint64_t flags) const override {
+    return tcp::QueryAtomic(datatype, op, attr, flags);
   }
 
   int OpenPassiveEndpoint(fid_fabric* fabric, fi_info* info, fid_pep** pep,

@@ -325,7 +325,7 @@ int OpenTcpRdmEp(fid_domain* domain_fid, fi_info* info, fid_ep** ep_out,
   ep_fid.msg = &kTcpMsgOps;
   ep_fid.tagged = &kTcpTaggedOps;
   ep_fid.rma = &kTcpRmaOps;
-  ep_fid.atomic = &kNoAtomicOps;
+  ep_fid.atomic = &kTcpAtomicOps;
   ep_fid.collective = &kNoCollectiveOps;
   ep->base.directed_recv = (info->caps & FI_DIRECTED_RECV) != 0;
   ep->base.source_err = (info->caps & FI_SOURCE_ERR) != 0;

@@ -3,6 +3,7 @@
 // peer goes away; all through the C API on 127.0.0.1.
 #include <netinet/in.h>
 #include <rdma/fabric.h>
+#include <rdma/fi_atomic.h>
 #include <rdma/fi_cm.h>
 #include <rdma/fi_domain.h>
 #include <rdma/fi_endpoint.h>
@@ -33,8 +34,8 @@ class TcpRdmTest : public ::testing::Test {
     fi_info* hints = fi_allocinfo();
     hints->fabric_attr->prov_name = strdup("tcp");
     hints->ep_attr->type = FI_EP_RDM;
-    hints->caps = FI_MSG | FI_TAGGED | FI_RMA | FI_SOURCE | FI_SOURCE_ERR |
-                  FI_DIRECTED_RECV;
+    hints->caps = FI_MSG | FI_TAGGED | FI_RMA | FI_ATOMIC | FI_SOURCE |
+                  FI_SOURCE_ERR | FI_DIRECTED_RECV;
     hints->addr_format = FI_SOCKADDR_IN;
     hints->domain_attr->mr_mode = FI_MR_VIRT_ADDR | FI_MR_PROV_KEY;
     hints->domain_attr->av_type = FI_AV_TABLE;
@@ -194,6 +195,37 @@ TEST_F(TcpRdmTest, RmaWriteAndReadThroughTheAv) {
             0);
   ASSERT_EQ(Wait(a_.tx_cq, &entry), 1);
   EXPECT_EQ(back, std::vector<char>(100, 'r'));
+  EXPECT_EQ(fi_close(&mr->fid), 0);
+}
+
+TEST_F(TcpRdmTest, AtomicsThroughTheAv) {
+  int64_t target[2] = {40, -3};
+  fid_mr* mr = nullptr;
+  ASSERT_EQ(fi_mr_reg(domain_, target, sizeof(target),
+                      FI_REMOTE_WRITE | FI_REMOTE_READ, 0, 0, 0, &mr, nullptr),
+            0);
+  uint64_t addr = reinterpret_cast<uint64_t>(target);
+  const int64_t add[2] = {2, 3};
+  int context;
+  ASSERT_EQ(fi_atomic(a_.ep, add, 2, nullptr, b_.addr, addr, fi_mr_key(mr),
+                      FI_INT64, FI_SUM, &context),
+            0);
+  fi_cq_tagged_entry entry;
+  ASSERT_EQ(Wait(a_.tx_cq, &entry), 1);
+  EXPECT_EQ(entry.op_context, &context);
+  EXPECT_EQ(entry.flags, FI_ATOMIC | FI_WRITE);
+  EXPECT_EQ(target[0], 42);
+  EXPECT_EQ(target[1], 0);
+  const int64_t swap = 7, compare = 42;
+  int64_t old = 0;
+  ASSERT_EQ(fi_compare_atomic(b_.ep, &swap, 1, nullptr, &compare, nullptr,
+                              &old, nullptr, a_.addr, addr, fi_mr_key(mr),
+                              FI_INT64, FI_CSWAP, nullptr),
+            0);
+  ASSERT_EQ(Wait(b_.tx_cq, &entry), 1);
+  EXPECT_EQ(entry.flags, FI_ATOMIC | FI_READ);
+  EXPECT_EQ(old, 42);
+  EXPECT_EQ(target[0], 7);
   EXPECT_EQ(fi_close(&mr->fid), 0);
 }
 

@@ -11,13 +11,49 @@ namespace {
 
 constexpr uint8_t kKnownFlags = kRemoteData | kAckRequested;
 
-bool IsRma(Op op) { return op == Op::kWrite || op == Op::kReadRequest; }
+bool IsRma(Op op) {
+  return op == Op::kWrite || op == Op::kReadRequest || op == Op::kAtomic;
+}
+
+absl::Status CheckAtomic(const Header& header, uint64_t total) {
+  if ((header.tag >> 24) != 0 ||
+      ((header.tag >> 16) & 0xff) > static_cast<uint8_t>(AtomicKind::kCompare)) {
+    return FiError(FI_EIO, absl::StrCat("atomic code 0x",
+                                           absl::Hex(header.tag)));
+  }
+  AtomicCode code = UnpackAtomic(header.tag);
+  size_t element = AtomicDatatypeSize(code.datatype);
+  if (total == 0 || total > kMaxAtomicBytes ||
+      (element != 0 && total % element != 0)) {
+    return FiError(FI_EIO, absl::StrCat("atomic on ", total, " bytes"));
+  }
+  uint64_t operands = code.kind == AtomicKind::kCompare ? 2 * total
+                      : code.op == FI_ATOMIC_READ         ? 0
+                                                          : total;
+  if (header.size != operands) {
+    return FiError(FI_EIO, absl::StrCat("atomic with ", header.size,
+                                           " bytes of operands for ", total,
+                                           " target bytes"));
+  }
+  return absl::OkStatus();
+}
 
 }  // namespace
 
+uint64_t PackAtomic(const AtomicCode& code) {
+  return static_cast<uint64_t>(code.datatype & 0xff) |
+         static_cast<uint64_t>(code.op & 0xff) << 8 |
+         static_cast<uint64_t>(code.kind) << 16;
+}
+
+AtomicCode UnpackAtomic(uint64_t tag) {
+  return {static_cast<int>(tag & 0xff), static_cast<int>((tag >> 8) & 0xff),
+          static_cast<AtomicKind>((tag >> 16) & 0xff)};
+}
+
 absl::Status CheckHeader(const Header& header) {
   if (header.op < static_cast<uint8_t>(Op::kMsg) ||
-      header.op > static_cast<uint8_t>(Op::kAck)) {
+      header.op > static_cast<uint8_t>(Op::kAtomic)) {
     return FiError(FI_EIO, absl::StrCat("unknown opcode ", header.op));
   }
   Op op = static_cast<Op>(header.op);
@@ -51,6 +87,9 @@ absl::Status CheckRmaDescriptors(const Header& header,
       return FiError(FI_EIO, "RMA descriptor lengths overflow");
     }
     total += descriptors[i].len;
+  }
+  if (static_cast<Op>(header.op) == Op::kAtomic) {
+    return CheckAtomic(header, total);
   }
   if (static_cast<Op>(header.op) == Op::kWrite && total != header.size) {
     return FiError(FI_EIO,

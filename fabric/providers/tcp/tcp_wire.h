@@ -12,13 +12,21 @@
 //   kWrite        bytes for the descriptors        kAck (always; status)
 //   kReadRequest  none; descriptors name the data  kReadResponse (status)
 //   kReadResponse the data read for request `id`   -
+//                 (or the old values of a fetching kAtomic)
 //   kAck          none; `status` of request `id`   -
+//   kAtomic       operands, then compare values    kAck (kind kWrite) or
+//                 (kind kCompare); descriptors     kReadResponse with the
+//                 name the target elements         old values (status)
+//
+// kAtomic carries its datatype, op and AtomicKind in `tag` (unused by
+// every other RMA opcode): PackAtomic / UnpackAtomic.
 #ifndef FABRIC_PROVIDERS_TCP_TCP_WIRE_H_
 #define FABRIC_PROVIDERS_TCP_TCP_WIRE_H_
 
 #include <stdint.h>
 
 #include "absl/status/status.h"
+#include "fabric/providers/tcp/tcp_atomic_ops.h"
 
 namespace fabric {
 namespace tcp {
@@ -30,6 +38,7 @@ enum class Op : uint8_t {
   kReadRequest = 4,
   kReadResponse = 5,
   kAck = 6,
+  kAtomic = 7,
 };
 
 enum HeaderFlag : uint8_t {
@@ -59,12 +68,24 @@ static_assert(sizeof(RmaDescriptor) == 24, "part of the wire format");
 // The most RMA descriptors one request carries (tx_attr->rma_iov_limit).
 constexpr uint16_t kMaxRmaCount = 4;
 
+// A kAtomic's `tag`: datatype in bits 0-7, op in 8-15, kind in 16-23.
+struct AtomicCode {
+  int datatype;
+  int op;
+  AtomicKind kind;
+};
+uint64_t PackAtomic(const AtomicCode& code);
+AtomicCode UnpackAtomic(uint64_t tag);
+
 // FI_EIO status saying what is wrong when `header` (just received) is
 // not one a peer of ours sends.
 absl::Status CheckHeader(const Header& header);
 
 // FI_EIO status unless the descriptors of a kWrite or kReadRequest
-// describe exactly `size` bytes (kWrite) or any bytes (kReadRequest).
+// describe exactly `size` bytes (kWrite) or any bytes (kReadRequest); of
+// a kAtomic, 1..kMaxAtomicBytes bytes, whole elements of a known datatype,
+// with the operands its kind and op need (an unsupported datatype or op is
+// no protocol error: the target refuses it with FI_EOPNOTSUPP).
 absl::Status CheckRmaDescriptors(const Header& header,
                                  const RmaDescriptor* descriptors);
 

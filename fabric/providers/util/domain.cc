@@ -76,9 +76,10 @@ int NoScalableEp(fid_domain*, fi_info*, fid_ep**, void*) {
 }
 int NoStxCtx(fid_domain*, fi_tx_attr*, fid_stx**, void*) { return -FI_ENOSYS; }
 int NoSrxCtx(fid_domain*, fi_rx_attr*, fid_ep**, void*) { return -FI_ENOSYS; }
-int NoQueryAtomic(fid_domain*, fi_datatype, fi_op, fi_atomic_attr*,
-                  uint64_t) {
-  return -FI_ENOSYS;
+int QueryAtomic(fid_domain* domain, fi_datatype datatype, fi_op op,
+                fi_atomic_attr* attr, uint64_t flags) {
+  return ToUtilDomain(&domain->fid)->fabric->provider->QueryAtomic(
+      domain, datatype, op, attr, flags);
 }
 int NoQueryCollective(fid_domain*, fi_collective_op, fi_collective_attr*,
                       uint64_t) {
@@ -120,7 +121,7 @@ fi_ops kDomainFidOps = MakeFidOps(
 fi_ops_domain kDomainOps = {
     sizeof(fi_ops_domain), OpenUtilAv,   OpenUtilCq,      OpenEndpoint,
     NoScalableEp,          OpenUtilCntr, OpenUtilPollSet,    NoStxCtx,
-    NoSrxCtx,              NoQueryAtomic, NoQueryCollective, OpenEndpoint2,
+    NoSrxCtx,              QueryAtomic,   NoQueryCollective, OpenEndpoint2,
 };
 
 bool Equal(const char* a, const std::string& b) {

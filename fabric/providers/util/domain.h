@@ -5,9 +5,9 @@
 // that domain on the fabric, and every attribute must be met) and keeps the
 // resulting attributes. It counts the objects opened on it, so fi_close
 // returns -FI_EBUSY while any is open, and holds its fabric open.
-// Endpoints are opened by the domain's provider (Provider::OpenEndpoint);
-// scalable endpoints, shared contexts and atomic/collective queries return
-// -FI_ENOSYS.
+// Endpoints are opened by the domain's provider (Provider::OpenEndpoint),
+// fi_query_atomic is answered by it (Provider::QueryAtomic); scalable
+// endpoints, shared contexts and collective queries return -FI_ENOSYS.
 #ifndef FABRIC_PROVIDERS_UTIL_DOMAIN_H_
 #define FABRIC_PROVIDERS_UTIL_DOMAIN_H_
 
@@ -50,6 +50,10 @@ struct UtilDomain {
   // complete there asynchronously.
   UtilEq* eq = nullptr;
   uint64_t eq_flags = 0;
+  // Held while a provider applies an incoming atomic operation to this
+  // domain's memory: atomics are atomic with respect to each other (not to
+  // RMA writes or the application's own accesses).
+  std::mutex atomic_mutex;
   // Advances the data path of the domain's endpoints: reads and waits on
   // the domain's CQs, counters and poll sets run it, so under
   // FI_THREAD_DOMAIN no call on another domain (or on a fabric-level EQ)

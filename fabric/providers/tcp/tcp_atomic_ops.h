@@ -1,0 +1,67 @@
+// File: fabric/providers/tcp/tcp_atomic_ops.h
+//
+// The one table of which atomic operations (fi_atomic(3)) the tcp provider
+// supports on which datatypes, and the arithmetic itself. Both the valid
+// queries (fi_atomicvalid & co., fi_query_atomic) and the target of an
+// atomic request decide with AtomicSupported, so that what is advertised is
+// exactly what is carried out.
+//
+//   integers (FI_INT8..FI_UINT64)     every operation
+//   FI_FLOAT, FI_DOUBLE, FI_LONG_DOUBLE
+//                                     all but the bitwise and logical ones
+//                                     (FI_LOR..FI_BXOR, FI_MSWAP)
+//   the complex types                 FI_SUM, FI_PROD, FI_ATOMIC_READ,
+//                                     FI_ATOMIC_WRITE, FI_CSWAP, FI_CSWAP_NE
+//   FI_INT128, FI_UINT128             none
+#ifndef FABRIC_PROVIDERS_TCP_TCP_ATOMIC_OPS_H_
+#define FABRIC_PROVIDERS_TCP_TCP_ATOMIC_OPS_H_
+
+#include <rdma/fi_atomic.h>
+#include <rdma/fi_domain.h>
+#include <stddef.h>
+#include <stdint.h>
+
+namespace fabric {
+namespace tcp {
+
+// The three families of atomic calls; each takes its own operations.
+enum class AtomicKind : uint8_t {
+  kWrite = 0,    // fi_atomic: FI_MIN..FI_BXOR, FI_ATOMIC_WRITE
+  kFetch = 1,    // fi_fetch_atomic: those and FI_ATOMIC_READ
+  kCompare = 2,  // fi_compare_atomic: FI_CSWAP..FI_MSWAP
+};
+
+// The most bytes of target memory one atomic request covers; the valid
+// queries report it as a count of elements.
+constexpr size_t kMaxAtomicBytes = 4096;
+
+// Bytes of one element of `datatype`, or 0 for a value that is no
+// point-to-point datatype.
+size_t AtomicDatatypeSize(int datatype);
+
+// Whether `op` on `datatype` is in the table above and belongs to `kind`.
+bool AtomicSupported(int datatype, int op, AtomicKind kind);
+
+// fi_atomicvalid & co.: 0 with *attr filled (the element size, and the
+// most elements one request takes), or -FI_EOPNOTSUPP for a combination
+// the table does not have, values that are no datatype or op included (as
+// libfabric answers).
+int QueryAtomicKind(int datatype, int op, AtomicKind kind,
+                    fi_atomic_attr* attr);
+
+// fi_query_atomic: `flags` 0, FI_FETCH_ATOMIC or FI_COMPARE_ATOMIC picks the
+// kind (-FI_EBADFLAGS for anything else); -FI_EINVAL for a null attr.
+int QueryAtomic(int datatype, int op, fi_atomic_attr* attr, uint64_t flags);
+
+// Applies `op` to the `count` elements of `datatype` at `target`, with
+// `operand` (buf[i]; unused by FI_ATOMIC_READ) and `compare` (compare[i];
+// compare kinds only), and copies the values before the operation to `old`
+// (may be null). Buffers need no alignment. The combination must be
+// supported.
+void ApplyAtomic(int datatype, int op, size_t count, void* target,
+                 const void* operand, const void* compare, void* old);
+
+}  // namespace tcp
+}  // namespace fabric
+
+#endif  // FABRIC_PROVIDERS_TCP_TCP_ATOMIC_OPS_H_

@@ -1,0 +1,92 @@
+// The checks on what arrives from a peer, for atomic requests above all:
+// whatever a peer of ours never sends is FI_EIO (the connection closes),
+// while an unsupported datatype or op passes (the target answers it with
+// FI_EOPNOTSUPP).
+#include "fabric/providers/tcp/tcp_wire.h"
+
+#include <rdma/fi_errno.h>
+
+#include "fabric/api/core/status.h"
+#include "gtest/gtest.h"
+
+namespace fabric {
+namespace tcp {
+namespace {
+
+Header AtomicHeader(int datatype, int op, AtomicKind kind, uint64_t size) {
+  Header header = {};
+  header.op = static_cast<uint8_t>(Op::kAtomic);
+  header.rma_count = 2;
+  header.size = size;
+  header.tag = PackAtomic({datatype, op, kind});
+  return header;
+}
+
+int Check(const Header& header, const RmaDescriptor* descriptors) {
+  absl::Status status = CheckHeader(header);
+  if (status.ok()) status = CheckRmaDescriptors(header, descriptors);
+  return ToFiErrno(status);
+}
+
+TEST(TcpWireTest, AtomicCodesRoundTrip) {
+  AtomicCode code =
+      UnpackAtomic(PackAtomic({FI_LONG_DOUBLE_COMPLEX, FI_MSWAP,
+                               AtomicKind::kCompare}));
+  EXPECT_EQ(code.datatype, FI_LONG_DOUBLE_COMPLEX);
+  EXPECT_EQ(code.op, FI_MSWAP);
+  EXPECT_EQ(code.kind, AtomicKind::kCompare);
+}
+
+TEST(TcpWireTest, AtomicRequestsOfEveryKind) {
+  RmaDescriptor two[2] = {{0x1000, 8, 1}, {0x2000, 16, 1}};  // 24 bytes
+  EXPECT_EQ(Check(AtomicHeader(FI_UINT64, FI_SUM, AtomicKind::kWrite, 24),
+                  two), 0);
+  EXPECT_EQ(Check(AtomicHeader(FI_UINT64, FI_ATOMIC_READ, AtomicKind::kFetch,
+                               0), two), 0);
+  EXPECT_EQ(Check(AtomicHeader(FI_UINT32, FI_CSWAP, AtomicKind::kCompare, 48),
+                  two), 0);
+  // Unsupported but well formed: the target refuses it, no protocol error.
+  EXPECT_EQ(Check(AtomicHeader(FI_DOUBLE, FI_BOR, AtomicKind::kWrite, 24),
+                  two), 0);
+  EXPECT_EQ(Check(AtomicHeader(40, FI_SUM, AtomicKind::kWrite, 24), two), 0);
+}
+
+TEST(TcpWireTest, MalformedAtomicRequestsAreProtocolErrors) {
+  RmaDescriptor two[2] = {{0x1000, 8, 1}, {0x2000, 16, 1}};
+  // Operand bytes that do not fit the kind and op.
+  EXPECT_EQ(Check(AtomicHeader(FI_UINT64, FI_SUM, AtomicKind::kWrite, 16),
+                  two), -FI_EIO);
+  EXPECT_EQ(Check(AtomicHeader(FI_UINT64, FI_CSWAP, AtomicKind::kCompare, 24),
+                  two), -FI_EIO);
+  EXPECT_EQ(Check(AtomicHeader(FI_UINT64, FI_ATOMIC_READ, AtomicKind::kFetch,
+                               24), two), -FI_EIO);
+  // Not whole elements.
+  EXPECT_EQ(Check(AtomicHeader(FI_LONG_DOUBLE, FI_SUM, AtomicKind::kWrite,
+                               24), two), -FI_EIO);
+  // Unknown kind, bits past the code.
+  Header header = AtomicHeader(FI_UINT64, FI_SUM, AtomicKind::kWrite, 24);
+  header.tag |= uint64_t{3} << 16;
+  EXPECT_EQ(Check(header, two), -FI_EIO);
+  header = AtomicHeader(FI_UINT64, FI_SUM, AtomicKind::kWrite, 24);
+  header.tag |= uint64_t{1} << 40;
+  EXPECT_EQ(Check(header, two), -FI_EIO);
+  // No descriptors, no bytes, too many bytes, a status.
+  header = AtomicHeader(FI_UINT64, FI_SUM, AtomicKind::kWrite, 0);
+  header.rma_count = 0;
+  EXPECT_EQ(Check(header, two), -FI_EIO);
+  RmaDescriptor empty[2] = {{0x1000, 0, 1}, {0x2000, 0, 1}};
+  EXPECT_EQ(Check(AtomicHeader(FI_UINT64, FI_SUM, AtomicKind::kWrite, 0),
+                  empty),
+            -FI_EIO);
+  RmaDescriptor large[2] = {{0x1000, kMaxAtomicBytes, 1}, {0x2000, 8, 1}};
+  EXPECT_EQ(Check(AtomicHeader(FI_UINT64, FI_SUM, AtomicKind::kWrite,
+                               kMaxAtomicBytes + 8), large),
+            -FI_EIO);
+  header = AtomicHeader(FI_UINT64, FI_SUM, AtomicKind::kWrite, 24);
+  header.status = -FI_EACCES;
+  EXPECT_EQ(Check(header, two), -FI_EIO);
+}
+
+}  // namespace
+}  // namespace tcp
+}  // namespace fabric
