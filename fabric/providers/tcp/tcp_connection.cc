@@ -69,7 +69,7 @@ std::deque<std::unique_ptr<TxEntry>> Connection::TakeQueued() {
 }
 
 void Connection::Flush() {
-  std::vector<iovec> iov;
+  std::vector<iovec>& iov = scratch_iov_;
   while (!queue_.empty() && !closed_) {
     TxEntry& entry = *queue_.front();
     iov.clear();
@@ -155,7 +155,8 @@ bool Connection::CanReadDirect() const {
 
 bool Connection::ReadDirect() {
   if (drained_) return false;
-  std::vector<iovec> iov;
+  std::vector<iovec>& iov = scratch_iov_;
+  iov.clear();
   SliceIov(target_.iov, target_.iov_count, placed_, remaining_, &iov);
   size_t want = 0;
   for (const iovec& piece : iov) want += piece.iov_len;

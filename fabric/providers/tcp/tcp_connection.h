@@ -141,6 +141,9 @@ class Connection {
   bool drained_ = false;
 
   std::deque<std::unique_ptr<TxEntry>> queue_;
+  // The iovec list of one sendmsg or readv, kept to save an allocation per
+  // message.
+  std::vector<iovec> scratch_iov_;
 
   std::vector<char> staging_;
   size_t begin_ = 0;  // unread bytes are staging_[begin_, end_)

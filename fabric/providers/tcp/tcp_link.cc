@@ -82,14 +82,7 @@ void CompleteRecv(TcpEp* ep, TcpLink* link, fi_addr_t source,
              !link->peer_name.empty() && util.rx_cq != nullptr) {
     // FI_SOURCE_ERR: the data arrived, but its source is not in the AV: an
     // error entry whose err_data is the source's address.
-    fi_cq_err_entry error = {};
-    error.op_context = entry.op_context;
-    error.flags = entry.flags;
-    error.len = entry.len;
-    error.buf = entry.buf;
-    error.data = entry.data;
-    error.tag = entry.tag;
-    error.err = FI_EADDRNOTAVAIL;
+    fi_cq_err_entry error = ErrorEntryOf(entry, FI_EADDRNOTAVAIL, 0);
     error.prov_errno = FI_EADDRNOTAVAIL;
     error.err_data = link->peer_name.data();
     error.err_data_size = link->peer_name.size();

@@ -26,11 +26,8 @@ ssize_t Peek(TcpEp* ep, std::unique_ptr<PostedRecv> recv) {
   entry.flags = FI_RECV | FI_TAGGED;
   auto it = FindUnexpected(ep, *recv);
   if (it == ep->unexpected.end()) {
-    fi_cq_err_entry error = {};
-    error.op_context = recv->context;
-    error.flags = entry.flags;
-    error.tag = recv->tag;
-    error.err = FI_ENOMSG;
+    entry.tag = recv->tag;
+    fi_cq_err_entry error = ErrorEntryOf(entry, FI_ENOMSG, 0);
     error.prov_errno = FI_ENOMSG;
     if (ep->util.rx_cq != nullptr) {
       CqWriteError(ep->util.rx_cq, error, recv->reserved);

@@ -195,13 +195,6 @@ int SetOptEp(fid* object, int level, int name, const void* value, size_t len) {
   return SetOptUtilEndpoint(&ep->util, level, name, value, len);
 }
 
-int NoTxContext(fid_ep*, int, fi_tx_attr*, fid_ep**, void*) {
-  return -FI_ENOSYS;
-}
-int NoRxContext(fid_ep*, int, fi_rx_attr*, fid_ep**, void*) {
-  return -FI_ENOSYS;
-}
-
 absl::Status NotEnabled(const char* call) {
   return FiError(FI_EOPBADSTATE,
                  absl::StrCat(call, ": the endpoint is not enabled"));
@@ -234,8 +227,8 @@ fi_ops_ep kUdpEpOps = {
     .cancel = CancelEp,
     .getopt = GetOptEp,
     .setopt = SetOptEp,
-    .tx_ctx = NoTxContext,
-    .rx_ctx = NoRxContext,
+    .tx_ctx = NoTxCtx,
+    .rx_ctx = NoRxCtx,
     .rx_size_left = RxSizeLeft,
     .tx_size_left = TxSizeLeft,
 };

@@ -81,6 +81,15 @@ int BindCntr(UtilEndpoint* ep, UtilCntr* cntr, uint64_t flags) {
 
 void WriteErrorEntry(UtilCq* cq, bool reserved,
                      const fi_cq_tagged_entry& entry, int err, size_t olen) {
+  fi_cq_err_entry error = ErrorEntryOf(entry, err, olen);
+  error.prov_errno = -err;
+  CqWriteError(cq, error, reserved);
+}
+
+}  // namespace
+
+fi_cq_err_entry ErrorEntryOf(const fi_cq_tagged_entry& entry, int err,
+                             size_t olen) {
   fi_cq_err_entry error = {};
   error.op_context = entry.op_context;
   error.flags = entry.flags;
@@ -90,11 +99,8 @@ void WriteErrorEntry(UtilCq* cq, bool reserved,
   error.tag = entry.tag;
   error.olen = olen;
   error.err = err;
-  error.prov_errno = -err;
-  CqWriteError(cq, error, reserved);
+  return error;
 }
-
-}  // namespace
 
 absl::Status InitUtilEndpoint(UtilEndpoint* ep, UtilDomain* domain,
                               const fi_info* info, void* context,

@@ -115,6 +115,11 @@ std::string AuthKeyOf(const fi_info& info);
 bool WantsTxEntry(const UtilEndpoint& ep, uint64_t op_flags);
 bool WantsRxEntry(const UtilEndpoint& ep, uint64_t op_flags);
 
+// The error entry of the operation `entry` describes, failed with `err`
+// (positive fi_errno); prov_errno is left to the caller.
+fi_cq_err_entry ErrorEntryOf(const fi_cq_tagged_entry& entry, int err,
+                             size_t olen);
+
 // Reports a finished operation: a CQ entry when `write_entry` (the slot was
 // reserved with CqReserve when `reserved`), and one count on `cntr`.
 void ReportSuccess(UtilEndpoint* ep, UtilCq* cq, bool write_entry,
