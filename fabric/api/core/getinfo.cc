@@ -88,7 +88,8 @@ absl::Status CheckInstance(const InstanceFilter& filter, const fi_info& info) {
 
 // Points the result at the instances the application already opened.
 void ReferenceInstances(const InstanceFilter& filter, const Provider& provider,
-                        const fi_info* hints, fi_info* info) {
+                        const GetInfoRequest& request, fi_info* info) {
+  const fi_info* hints = request.hints;
   info->fabric_attr->fabric =
       filter.fabric != nullptr
           ? filter.fabric
@@ -103,7 +104,8 @@ void ReferenceInstances(const InstanceFilter& filter, const Provider& provider,
                 : reinterpret_cast<fid_domain*>(FirstLiveObject(
                       FI_CLASS_DOMAIN, provider.name(),
                       info->domain_attr->name, &info->fabric_attr->fabric->fid));
-  info->fabric_attr->api_version = kApiVersion;
+  // fi_fabric(3): the version the application asked fi_getinfo for.
+  info->fabric_attr->api_version = request.version;
   // A passive endpoint in hints->handle is handed back (fi_getinfo(3));
   // other handle values are not ours to interpret.
   info->handle = nullptr;
@@ -144,14 +146,15 @@ bool ProviderSelected(const Provider& provider, const fi_info* hints,
          ProviderNameMatches(hints->fabric_attr->prov_name, provider.name());
 }
 
-absl::StatusOr<InfoList> ProviderDefaults(const fi_info* hints,
+absl::StatusOr<InfoList> ProviderDefaults(uint32_t version,
+                                          const fi_info* hints,
                                           const InstanceFilter& filter) {
   InfoList list;
   for (const Provider* provider : EnabledProviders()) {
     if (!ProviderSelected(*provider, hints, filter)) continue;
     InfoPtr info = provider->DefaultInfo();
     if (info == nullptr) return FiError(FI_ENOMEM, "out of memory");
-    info->fabric_attr->api_version = kApiVersion;
+    info->fabric_attr->api_version = version;
     list.Append(std::move(info));
   }
   if (list.empty()) return FiError(FI_ENODATA, "no provider selected");
@@ -186,7 +189,7 @@ absl::StatusOr<InfoList> MatchProvider(const Provider& provider,
       if (reason->empty()) *reason = std::string(info.status().message());
       continue;
     }
-    ReferenceInstances(filter, provider, request.hints, info->get());
+    ReferenceInstances(filter, provider, request, info->get());
     matched.Append(*std::move(info));
   }
   if (candidates->empty() && reason->empty()) {
@@ -218,7 +221,9 @@ absl::StatusOr<InfoList> GetInfo(uint32_t version, const char* node,
   absl::StatusOr<InstanceFilter> filter = InstancesFromHints(hints);
   if (!filter.ok()) return filter.status();
 
-  if ((flags & FI_PROV_ATTR_ONLY) != 0) return ProviderDefaults(hints, *filter);
+  if ((flags & FI_PROV_ATTR_ONLY) != 0) {
+    return ProviderDefaults(version, hints, *filter);
+  }
 
   GetInfoRequest request;
   request.version = version;

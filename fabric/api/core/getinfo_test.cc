@@ -48,6 +48,22 @@ const sockaddr_in* In4(const void* addr) {
   return static_cast<const sockaddr_in*>(addr);
 }
 
+// fi_fabric(3): api_version is the version the application passed, which
+// decides the layouts the objects opened from this info use.
+TEST(GetInfoTest, ApiVersionIsTheRequestedOne) {
+  for (uint32_t version : {uint32_t{FI_VERSION(1, 4)}, uint32_t{FI_VERSION(1, 10)}, kVersion}) {
+    for (uint64_t flags : {uint64_t{0}, uint64_t{FI_PROV_ATTR_ONLY}}) {
+      fi_info* list = nullptr;
+      ASSERT_EQ(fi_getinfo(version, nullptr, nullptr, flags, nullptr, &list),
+                0);
+      for (fi_info* info = list; info != nullptr; info = info->next) {
+        EXPECT_EQ(info->fabric_attr->api_version, version) << flags;
+      }
+      fi_freeinfo(list);
+    }
+  }
+}
+
 TEST(GetInfoTest, NullHintsListsTcpAndUdp) {
   Info list;
   ASSERT_EQ(GetInfo(&list, nullptr), 0);

@@ -207,18 +207,24 @@ int ResolveRma(TcpLink* link, const Header& header,
   link->rma_target.clear();
   link->rma_cntrs.clear();
   for (uint16_t i = 0; i < header.rma_count; ++i) {
-    UtilCntr* cntr = nullptr;
-    absl::StatusOr<std::vector<iovec>> pieces = MrResolveRemote(
-        ep->util.domain, descriptors[i].key, descriptors[i].addr,
-        descriptors[i].len, access, &target->iface, &target->device,
-        &ep->util, &cntr);
-    if (!pieces.ok()) {
+    RemoteAccess request;
+    request.key = descriptors[i].key;
+    request.addr = descriptors[i].addr;
+    request.len = descriptors[i].len;
+    request.access = access;
+    request.target = &ep->util;
+    absl::StatusOr<RemoteRegion> region =
+        MrResolveRemote(ep->util.domain, request);
+    if (!region.ok()) {
       FI_WARN(ep->log(), FI_LOG_EP_DATA, "remote access refused: %s\n",
-              std::string(pieces.status().message()).c_str());
+              std::string(region.status().message()).c_str());
       return -FI_EACCES;
     }
-    link->rma_target.insert(link->rma_target.end(), pieces->begin(),
-                            pieces->end());
+    link->rma_target.insert(link->rma_target.end(), region->pieces.begin(),
+                            region->pieces.end());
+    target->iface = region->iface;
+    target->device = region->device;
+    UtilCntr* cntr = region->cntr;
     if (cntr != nullptr &&
         std::find(link->rma_cntrs.begin(), link->rma_cntrs.end(), cntr) ==
             link->rma_cntrs.end()) {

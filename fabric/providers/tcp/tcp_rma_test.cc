@@ -3,7 +3,10 @@
 #include <rdma/fi_errno.h>
 #include <rdma/fi_rma.h>
 
+#include <algorithm>
 #include <chrono>
+#include <string>
+#include <utility>
 #include <thread>
 #include <vector>
 
@@ -131,12 +134,14 @@ TEST_P(TcpRmaRefusalTest, RefusedAndTheConnectionTornDown) {
   }
   fi_cq_err_entry error = WaitError(client_.tx_cq);
   EXPECT_EQ(error.err, FI_EACCES);
+  EXPECT_EQ(error.prov_errno, FI_EACCES);  // always err's positive value
   EXPECT_EQ(error.op_context, &context);
   EXPECT_EQ(std::count(target.begin(), target.end(), 0), 100);
   // The endpoint is disabled: its posted receive fails, both sides are told.
   error = WaitError(client_.rx_cq);
   EXPECT_EQ(error.op_context, &pending_context);
   EXPECT_EQ(error.err, FI_ECANCELED);
+  EXPECT_EQ(error.prov_errno, FI_ECANCELED);
   std::vector<char> event;
   EXPECT_EQ(WaitEvent(client_.eq, &event), FI_SHUTDOWN);
   EXPECT_EQ(WaitEvent(server_.eq, &event), FI_SHUTDOWN);
@@ -171,6 +176,52 @@ TEST_F(TcpRmaTest, RegionCountersCountRemoteWrites) {
   EXPECT_EQ(fi_cntr_read(cntr), 3u);
   EXPECT_EQ(fi_close(&mr->fid), 0);
   EXPECT_EQ(fi_close(&cntr->fid), 0);
+}
+
+// A region's authorization key (fi_mr_attr, else the domain's) must be the
+// key the endpoint's peers proved: a region registered with another key is
+// refused like a wrong MR key.
+TEST_F(TcpRmaTest, RegionsServeOnlyPeersWithTheirAuthorizationKey) {
+  PairOptions options;
+  options.server_key = options.client_key = "shared-key";
+  Connect(options);
+  std::vector<char> inherits(8, 0), same(8, 0), other(8, 0);
+  fid_mr* inherits_mr = Expose(inherits, FI_REMOTE_WRITE);  // the domain's
+  auto register_with_key = [&](std::vector<char>& buffer, std::string key) {
+    iovec iov = {buffer.data(), buffer.size()};
+    fi_mr_attr attr = {};
+    attr.mr_iov = &iov;
+    attr.iov_count = 1;
+    attr.access = FI_REMOTE_WRITE;
+    attr.auth_key = reinterpret_cast<uint8_t*>(key.data());
+    attr.auth_key_size = key.size();
+    fid_mr* mr = nullptr;
+    EXPECT_EQ(fi_mr_regattr(server_.domain, &attr, 0, &mr), 0);
+    return mr;
+  };
+  fid_mr* same_mr = register_with_key(same, "shared-key");
+  fid_mr* other_mr = register_with_key(other, "another-key");
+  ASSERT_NE(same_mr, nullptr);
+  ASSERT_NE(other_mr, nullptr);
+  for (auto [buffer, mr] : {std::pair{&inherits, inherits_mr},
+                            std::pair{&same, same_mr}}) {
+    ASSERT_EQ(fi_write(client_.ep, "ok", 3, nullptr, 0, Addr(*buffer),
+                       fi_mr_key(mr), nullptr),
+              0);
+    WaitCompletion(client_.tx_cq);
+    EXPECT_STREQ(buffer->data(), "ok");
+  }
+  int context;
+  ASSERT_EQ(fi_write(client_.ep, "no", 3, nullptr, 0, Addr(other),
+                     fi_mr_key(other_mr), &context),
+            0);
+  fi_cq_err_entry error = WaitError(client_.tx_cq);
+  EXPECT_EQ(error.err, FI_EACCES);
+  EXPECT_EQ(error.op_context, &context);
+  EXPECT_EQ(std::count(other.begin(), other.end(), 0), 8);
+  for (fid_mr* mr : {inherits_mr, same_mr, other_mr}) {
+    EXPECT_EQ(fi_close(&mr->fid), 0);
+  }
 }
 
 // FI_MR_ENDPOINT: a region serves remote accesses only once bound to an

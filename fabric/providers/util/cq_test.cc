@@ -288,7 +288,7 @@ TEST(CqOldApiTest, ReaderrLeavesErrDataSizeAlone) {
   ASSERT_EQ(fi_getinfo(FI_VERSION(1, 4), nullptr, nullptr, 0, hints, &info),
             0);
   fi_freeinfo(hints);
-  info->fabric_attr->api_version = FI_VERSION(1, 4);
+  EXPECT_EQ(info->fabric_attr->api_version, FI_VERSION(1, 4));
   fid_fabric* fabric = nullptr;
   ASSERT_EQ(fi_fabric(info->fabric_attr, &fabric, nullptr), 0);
   fid_domain* domain = nullptr;

@@ -82,7 +82,7 @@ int BindCntr(UtilEndpoint* ep, UtilCntr* cntr, uint64_t flags) {
 void WriteErrorEntry(UtilCq* cq, bool reserved,
                      const fi_cq_tagged_entry& entry, int err, size_t olen) {
   fi_cq_err_entry error = ErrorEntryOf(entry, err, olen);
-  error.prov_errno = -err;
+  error.prov_errno = err;
   CqWriteError(cq, error, reserved);
 }
 
@@ -122,6 +122,7 @@ absl::Status InitUtilEndpoint(UtilEndpoint* ep, UtilDomain* domain,
   InitFid(&ep->ep_fid.fid, FI_CLASS_EP, context, fid_ops);
   ep->domain = domain;
   ep->info = std::move(copy);
+  ep->auth_key = AuthKeyOf(*ep->info);
   ep->tx_op_flags = info->tx_attr != nullptr ? info->tx_attr->op_flags : 0;
   ep->rx_op_flags = info->rx_attr != nullptr ? info->rx_attr->op_flags : 0;
   ep->mutex.set_needed(!Lockless(*domain->info->domain_attr));

@@ -71,6 +71,7 @@ struct UtilEndpoint {
   uint64_t rx_op_flags = 0;
   size_t min_multi_recv = 64;  // FI_OPT_MIN_MULTI_RECV
   std::atomic<bool> enabled{false};
+  std::string auth_key;  // AuthKeyOf(*info): what its peers must prove
   // Taken by the provider around the endpoint's state.
   OptionalMutex mutex;
 };
@@ -116,7 +117,8 @@ bool WantsTxEntry(const UtilEndpoint& ep, uint64_t op_flags);
 bool WantsRxEntry(const UtilEndpoint& ep, uint64_t op_flags);
 
 // The error entry of the operation `entry` describes, failed with `err`
-// (positive fi_errno); prov_errno is left to the caller.
+// (positive fi_errno); prov_errno is left to the caller, which sets it to
+// `err` or another positive fi_errno (error_entry.h).
 fi_cq_err_entry ErrorEntryOf(const fi_cq_tagged_entry& entry, int err,
                              size_t olen);
 

@@ -41,8 +41,10 @@ void DeliverErrorEntry(uint32_t api_version, ErrEntry entry,
          has_size_field ? sizeof(entry) : offsetof(ErrEntry, err_data_size));
 }
 
-// fi_eq_strerror / fi_cq_strerror: the text of an error code (our provider
-// errnos are fi_errno values), copied into buf when one is given.
+// fi_eq_strerror / fi_cq_strerror: the text of an error code, copied into
+// buf when one is given. Our providers' prov_errno is always the positive
+// fi_errno of the entry's err (libfabric's providers mix signs); either
+// sign is accepted here.
 inline const char* ErrorText(int prov_errno, char* buf, size_t len) {
   const char* text = fi_strerror(prov_errno < 0 ? -prov_errno : prov_errno);
   if (buf == nullptr || len == 0) return text;

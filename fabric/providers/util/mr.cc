@@ -32,6 +32,7 @@ struct Registration {
   uint64_t device = 0;
   uint64_t flags = 0;
   void* context = nullptr;
+  std::string auth_key;  // empty: the domain's
 };
 
 const fi_provider* Log(const UtilDomain& domain) {
@@ -65,6 +66,14 @@ size_t TotalLength(const std::vector<iovec>& iov) {
   size_t total = 0;
   for (const iovec& piece : iov) total += piece.iov_len;
   return total;
+}
+
+// What a region registered without its own authorization key uses.
+std::string DomainAuthKey(const UtilDomain& domain) {
+  const fi_domain_attr& attr = *domain.info->domain_attr;
+  if (attr.auth_key == nullptr) return std::string();
+  return std::string(reinterpret_cast<const char*>(attr.auth_key),
+                     attr.auth_key_size);
 }
 
 // The first remote address of the region.
@@ -193,6 +202,14 @@ absl::Status CheckRegistration(const UtilDomain& domain,
       return FiError(FI_EINVAL, "fi_mr_reg: NULL buffer");
     }
   }
+  size_t max_key =
+      domain.fabric->provider->SupportFor(*domain.info).max_auth_key_size;
+  if (reg.auth_key.size() > max_key) {
+    return FiError(FI_EINVAL, absl::StrCat("fi_mr_regattr: auth_key_size ",
+                                           reg.auth_key.size(),
+                                           " exceeds the provider's ",
+                                           max_key));
+  }
   if (reg.iface < FI_HMEM_SYSTEM || reg.iface > FI_HMEM_SYNAPSEAI) {
     return FiError(FI_EINVAL, absl::StrCat("fi_mr_regattr: unknown iface ",
                                            reg.iface));
@@ -255,6 +272,8 @@ int Register(fid* owner, Registration reg, fid_mr** mr_out) {
   mr->offset = reg.offset;
   mr->iface = static_cast<fi_hmem_iface>(reg.iface);
   mr->device = reg.device;
+  mr->auth_key = !reg.auth_key.empty() ? std::move(reg.auth_key)
+                                       : DomainAuthKey(domain);
   {
     std::lock_guard<std::mutex> lock(domain.mr_mutex);
     absl::StatusOr<uint64_t> key = ChooseKey(domain, reg.requested_key);
@@ -309,20 +328,36 @@ int RegvMr(fid* owner, const iovec* iov, size_t count, uint64_t access,
   return Register(owner, std::move(reg), mr);
 }
 
+// fi_mr_attr grew: auth_key_size and auth_key in API 1.5, iface and device
+// in 1.10. Fields past the application's version are not read.
 int RegattrMr(fid* owner, const fi_mr_attr* attr, uint64_t flags,
               fid_mr** mr) {
+  if (owner == nullptr || owner->fclass != FI_CLASS_DOMAIN) return -FI_EINVAL;
+  const UtilDomain& domain = *reinterpret_cast<UtilDomain*>(owner);
   if (attr == nullptr || (attr->mr_iov == nullptr && attr->iov_count > 0)) {
-    return -FI_EINVAL;
+    return Fail(domain, FiError(FI_EINVAL, "fi_mr_regattr: attr or its "
+                                           "mr_iov is NULL"));
   }
   Registration reg;
   reg.iov.assign(attr->mr_iov, attr->mr_iov + attr->iov_count);
   reg.access = attr->access;
   reg.offset = attr->offset;
   reg.requested_key = attr->requested_key;
-  reg.iface = EnumValue(attr->iface);
-  reg.device = attr->device.reserved;
   reg.flags = flags;
   reg.context = attr->context;
+  uint32_t version = domain.fabric->fabric_fid.api_version;
+  if (version >= FI_VERSION(1, 5) && attr->auth_key_size > 0) {
+    if (attr->auth_key == nullptr) {
+      return Fail(domain, FiError(FI_EINVAL, "fi_mr_regattr: auth_key_size "
+                                             "without auth_key"));
+    }
+    reg.auth_key.assign(reinterpret_cast<const char*>(attr->auth_key),
+                        attr->auth_key_size);
+  }
+  if (version >= FI_VERSION(1, 10)) {
+    reg.iface = EnumValue(attr->iface);
+    reg.device = attr->device.reserved;
+  }
   return Register(owner, std::move(reg), mr);
 }
 
@@ -330,31 +365,37 @@ int RegattrMr(fid* owner, const fi_mr_attr* attr, uint64_t flags,
 
 fi_ops_mr kUtilMrOps = {sizeof(fi_ops_mr), RegMr, RegvMr, RegattrMr};
 
-absl::StatusOr<std::vector<iovec>> MrResolveRemote(
-    UtilDomain* domain, uint64_t key, uint64_t addr, size_t len,
-    uint64_t access, fi_hmem_iface* iface, uint64_t* device,
-    const UtilEndpoint* target, UtilCntr** cntr) {
+absl::StatusOr<RemoteRegion> MrResolveRemote(UtilDomain* domain,
+                                             const RemoteAccess& request) {
   std::lock_guard<std::mutex> lock(domain->mr_mutex);
-  auto it = domain->mrs.find(key);
+  auto it = domain->mrs.find(request.key);
   if (it == domain->mrs.end()) {
     return FiError(FI_EACCES, absl::StrCat("no memory region with key 0x",
-                                           absl::Hex(key)));
+                                           absl::Hex(request.key)));
   }
   const UtilMr& mr = *it->second;
-  if (!mr.enabled || (target != nullptr && mr.ep != nullptr && mr.ep != target)) {
+  const UtilEndpoint* target = request.target;
+  if (!mr.enabled ||
+      (target != nullptr && mr.ep != nullptr && mr.ep != target)) {
     return FiError(FI_EACCES, "the region is not enabled for this endpoint "
                               "(FI_MR_ENDPOINT)");
   }
-  if ((mr.access & access) != access) {
+  if (target != nullptr && mr.auth_key != target->auth_key) {
+    return FiError(FI_EACCES, "the region has another authorization key "
+                              "than the endpoint's peers");
+  }
+  if ((mr.access & request.access) != request.access) {
     return FiError(FI_EACCES, "the region does not allow this access");
   }
   uint64_t start = RegionStart(mr);
   size_t total = TotalLength(mr.iov);
-  if (addr < start || addr - start > total || len > total - (addr - start)) {
+  size_t len = request.len;
+  if (request.addr < start || request.addr - start > total ||
+      len > total - (request.addr - start)) {
     return FiError(FI_EACCES, "the access falls outside the region");
   }
-  std::vector<iovec> pieces;
-  size_t skip = addr - start;
+  RemoteRegion region;
+  size_t skip = request.addr - start;
   for (const iovec& piece : mr.iov) {
     if (len == 0) break;
     if (skip >= piece.iov_len) {
@@ -362,14 +403,15 @@ absl::StatusOr<std::vector<iovec>> MrResolveRemote(
       continue;
     }
     size_t n = std::min(piece.iov_len - skip, len);
-    pieces.push_back(iovec{static_cast<char*>(piece.iov_base) + skip, n});
+    region.pieces.push_back(
+        iovec{static_cast<char*>(piece.iov_base) + skip, n});
     len -= n;
     skip = 0;
   }
-  if (iface != nullptr) *iface = mr.iface;
-  if (device != nullptr) *device = mr.device;
-  if (cntr != nullptr) *cntr = mr.cntr;
-  return pieces;
+  region.iface = mr.iface;
+  region.device = mr.device;
+  region.cntr = mr.cntr;
+  return region;
 }
 
 }  // namespace fabric

@@ -5,6 +5,8 @@
 // with FI_MR_PROV_KEY, the application's otherwise, unique per domain),
 // fi_mr_bind to a counter, fi_mr_enable, fi_mr_refresh, and asynchronous
 // completion (FI_MR_COMPLETE on the EQ bound to the domain with FI_REG_MR).
+// A region carries an authorization key: fi_mr_attr's (API >= 1.5) or the
+// domain's; only endpoints that use the same key reach it.
 // Providers check every remote access with MrResolveRemote.
 #ifndef FABRIC_PROVIDERS_UTIL_MR_H_
 #define FABRIC_PROVIDERS_UTIL_MR_H_
@@ -13,6 +15,7 @@
 #include <rdma/fi_domain.h>
 #include <sys/uio.h>
 
+#include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -37,24 +40,38 @@ struct UtilMr {
   // fi_mr_enable has made the region usable (always, without that mode).
   UtilEndpoint* ep = nullptr;
   bool enabled = true;
+  // Only peers that proved this key (their endpoints' key) may access it.
+  std::string auth_key;
 };
 
 // fi_ops_mr of UtilDomain.
 extern fi_ops_mr kUtilMrOps;
 
-// The local memory behind a remote access of `len` bytes at `addr` with
-// `key`, arriving at endpoint `target` (may be null), as pieces of the
-// region; FI_EACCES status for an unknown key, a range outside the region,
-// an access (FI_REMOTE_READ / FI_REMOTE_WRITE) the region does not allow,
-// or, with FI_MR_ENDPOINT, a region not enabled or bound to another
-// endpoint. The region's HMEM iface and device come back in *iface and
-// *device, and the counter bound to count remote writes in *cntr (null if
-// none), when those are not null.
-absl::StatusOr<std::vector<iovec>> MrResolveRemote(
-    UtilDomain* domain, uint64_t key, uint64_t addr, size_t len,
-    uint64_t access, fi_hmem_iface* iface = nullptr,
-    uint64_t* device = nullptr, const UtilEndpoint* target = nullptr,
-    UtilCntr** cntr = nullptr);
+// A remote access arriving at endpoint `target` (null: the checks that
+// need an endpoint are skipped).
+struct RemoteAccess {
+  uint64_t key = 0;
+  uint64_t addr = 0;
+  size_t len = 0;
+  uint64_t access = 0;  // FI_REMOTE_READ and/or FI_REMOTE_WRITE
+  const UtilEndpoint* target = nullptr;
+};
+
+// The local memory a remote access reaches.
+struct RemoteRegion {
+  std::vector<iovec> pieces;  // of the region, in order
+  fi_hmem_iface iface = FI_HMEM_SYSTEM;
+  uint64_t device = 0;
+  UtilCntr* cntr = nullptr;  // bound to count remote writes, or null
+};
+
+// Checks `request` against the domain's regions: FI_EACCES status for an
+// unknown key, a range outside the region, an access the region does not
+// allow, a region whose authorization key is not the target endpoint's
+// (the key its peers proved when they connected), or, with FI_MR_ENDPOINT,
+// a region not enabled or bound to another endpoint.
+absl::StatusOr<RemoteRegion> MrResolveRemote(UtilDomain* domain,
+                                             const RemoteAccess& request);
 
 }  // namespace fabric
 

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include <set>
+#include <string>
 #include <vector>
 
 #include "fabric/api/core/status.h"
@@ -44,6 +45,29 @@ class MrTest : public fabric::LoopbackDomainTest {
   }
 
   UtilDomain* Util() { return reinterpret_cast<UtilDomain*>(domain_); }
+
+  // fi_mr_regattr's attributes for the host memory `piece`.
+  static fi_mr_attr HostAttr(const iovec* piece, uint64_t access) {
+    fi_mr_attr attr = {};
+    attr.mr_iov = piece;
+    attr.iov_count = 1;
+    attr.access = access;
+    return attr;
+  }
+
+  // The pieces a remote access reaches (no target endpoint).
+  absl::StatusOr<std::vector<iovec>> Resolve(uint64_t key, uint64_t addr,
+                                             size_t len, uint64_t access) {
+    fabric::RemoteAccess request;
+    request.key = key;
+    request.addr = addr;
+    request.len = len;
+    request.access = access;
+    absl::StatusOr<fabric::RemoteRegion> region =
+        MrResolveRemote(Util(), request);
+    if (!region.ok()) return region.status();
+    return region->pieces;
+  }
 
   std::vector<fid_mr*> mrs_;
   int context_ = 0;
@@ -91,25 +115,23 @@ TEST_F(MrTest, RemoteAccessIsCheckedForKeyBoundsAndRights) {
   uint64_t base = reinterpret_cast<uintptr_t>(buffer);
   uint64_t key = fi_mr_key(mr);
 
-  auto ok = MrResolveRemote(Util(), key, base + 10, 90, FI_REMOTE_READ);
+  auto ok = Resolve(key, base + 10, 90, FI_REMOTE_READ);
   ASSERT_TRUE(ok.ok()) << ok.status();
   ASSERT_EQ(ok->size(), 1u);
   EXPECT_EQ((*ok)[0].iov_base, buffer + 10);
   EXPECT_EQ((*ok)[0].iov_len, 90u);
-  EXPECT_FALSE(MrResolveRemote(Util(), key + 1, base, 1, FI_REMOTE_READ).ok());
-  EXPECT_FALSE(MrResolveRemote(Util(), key, base - 1, 2, FI_REMOTE_READ).ok());
-  EXPECT_FALSE(MrResolveRemote(Util(), key, base + 10, 91, FI_REMOTE_READ).ok());
+  EXPECT_FALSE(Resolve(key + 1, base, 1, FI_REMOTE_READ).ok());
+  EXPECT_FALSE(Resolve(key, base - 1, 2, FI_REMOTE_READ).ok());
+  EXPECT_FALSE(Resolve(key, base + 10, 91, FI_REMOTE_READ).ok());
   EXPECT_FALSE(
-      MrResolveRemote(Util(), key, base + 99, SIZE_MAX, FI_REMOTE_READ).ok());
-  EXPECT_FALSE(MrResolveRemote(Util(), key, base, 1, FI_REMOTE_WRITE).ok());
-  EXPECT_EQ(fabric::ToFiErrno(
-                MrResolveRemote(Util(), key, base, 1, FI_REMOTE_WRITE)
-                    .status()),
+      Resolve(key, base + 99, SIZE_MAX, FI_REMOTE_READ).ok());
+  EXPECT_FALSE(Resolve(key, base, 1, FI_REMOTE_WRITE).ok());
+  EXPECT_EQ(fabric::ToFiErrno(Resolve(key, base, 1, FI_REMOTE_WRITE).status()),
             -FI_EACCES);
   // A closed region is gone.
   EXPECT_EQ(fi_close(&mr->fid), 0);
   mrs_.clear();
-  EXPECT_FALSE(MrResolveRemote(Util(), key, base, 1, FI_REMOTE_READ).ok());
+  EXPECT_FALSE(Resolve(key, base, 1, FI_REMOTE_READ).ok());
 }
 
 TEST_F(MrTest, OffsetsAndVectorsWithoutVirtualAddresses) {
@@ -123,15 +145,15 @@ TEST_F(MrTest, OffsetsAndVectorsWithoutVirtualAddresses) {
             0);
   mrs_.push_back(mr);
   // Addresses count from the offset, across both pieces.
-  auto pieces = MrResolveRemote(Util(), 5, 1008, 10, FI_REMOTE_WRITE);
+  auto pieces = Resolve(5, 1008, 10, FI_REMOTE_WRITE);
   ASSERT_TRUE(pieces.ok()) << pieces.status();
   ASSERT_EQ(pieces->size(), 2u);
   EXPECT_EQ((*pieces)[0].iov_base, first + 8);
   EXPECT_EQ((*pieces)[0].iov_len, 2u);
   EXPECT_EQ((*pieces)[1].iov_base, second);
   EXPECT_EQ((*pieces)[1].iov_len, 8u);
-  EXPECT_FALSE(MrResolveRemote(Util(), 5, 999, 1, FI_REMOTE_WRITE).ok());
-  EXPECT_FALSE(MrResolveRemote(Util(), 5, 1025, 6, FI_REMOTE_WRITE).ok());
+  EXPECT_FALSE(Resolve(5, 999, 1, FI_REMOTE_WRITE).ok());
+  EXPECT_FALSE(Resolve(5, 1025, 6, FI_REMOTE_WRITE).ok());
 }
 
 TEST_F(MrTest, AsynchronousRegistrationCompletesOnTheEq) {
@@ -183,10 +205,7 @@ TEST_F(MrTest, DeviceMemoryNeedsAnAvailableInterface) {
   ASSERT_NE(info_->domain_attr->mr_mode & FI_MR_HMEM, 0);
   char buffer[16];
   iovec one = {buffer, sizeof(buffer)};
-  fi_mr_attr attr = {};
-  attr.mr_iov = &one;
-  attr.iov_count = 1;
-  attr.access = FI_READ;
+  fi_mr_attr attr = HostAttr(&one, FI_READ);
   fid_mr* mr = nullptr;
   // Level Zero is never built in; CUDA only with a driver and a device.
   attr.iface = FI_HMEM_ZE;
@@ -221,10 +240,7 @@ TEST_F(MrTest, BadArgumentsAreRejected) {
             -FI_EINVAL);
   EXPECT_EQ(fi_mr_regattr(domain_, nullptr, 0, &mr), -FI_EINVAL);
   iovec one = {buffer, sizeof(buffer)};
-  fi_mr_attr attr = {};
-  attr.mr_iov = &one;
-  attr.iov_count = 1;
-  attr.access = FI_READ;
+  fi_mr_attr attr = HostAttr(&one, FI_READ);
   attr.iface = static_cast<fi_hmem_iface>(77);
   EXPECT_EQ(fi_mr_regattr(domain_, &attr, 0, &mr), -FI_EINVAL);
   attr.iface = FI_HMEM_ZE;  // device memory needs FI_MR_HMEM
@@ -236,6 +252,45 @@ TEST_F(MrTest, BadArgumentsAreRejected) {
   uint8_t raw[8];
   size_t key_size = sizeof(raw);
   EXPECT_EQ(fi_mr_raw_attr(mr, &base, raw, &key_size, 0), -FI_ENOSYS);
+}
+
+// fi_mr_attr's authorization key: checked for NULL and the provider's
+// size limit; fields newer than the application's API version are not read.
+TEST_F(MrTest, AuthorizationKeysOfRegions) {
+  OpenDomain(FI_MR_PROV_KEY);
+  char buffer[16];
+  iovec one = {buffer, sizeof(buffer)};
+  fi_mr_attr attr = HostAttr(&one, FI_REMOTE_READ);
+  attr.auth_key_size = 4;
+  fid_mr* mr = nullptr;
+  EXPECT_EQ(fi_mr_regattr(domain_, &attr, 0, &mr), -FI_EINVAL);  // NULL key
+  std::vector<uint8_t> key(65, 'k');  // tcp takes keys up to 64 bytes
+  attr.auth_key = key.data();
+  attr.auth_key_size = key.size();
+  EXPECT_EQ(fi_mr_regattr(domain_, &attr, 0, &mr), -FI_EINVAL);
+  attr.auth_key_size = 64;
+  ASSERT_EQ(fi_mr_regattr(domain_, &attr, 0, &mr), 0);
+  mrs_.push_back(mr);
+  auto* region = reinterpret_cast<fabric::UtilMr*>(mr);
+  EXPECT_EQ(region->auth_key, std::string(64, 'k'));
+}
+
+TEST_F(MrTest, OldApplicationsFieldsAreNotRead) {
+  LoopbackDomainTest::OpenDomain(
+      [](fi_info* hints) { hints->domain_attr->mr_mode = FI_MR_BASIC; },
+      FI_VERSION(1, 4));
+  char buffer[16];
+  iovec one = {buffer, sizeof(buffer)};
+  fi_mr_attr attr = HostAttr(&one, FI_REMOTE_READ);
+  // What a 1.4 application's smaller struct would be followed by.
+  attr.auth_key_size = 4;
+  attr.iface = static_cast<fi_hmem_iface>(77);
+  fid_mr* mr = nullptr;
+  ASSERT_EQ(fi_mr_regattr(domain_, &attr, 0, &mr), 0);
+  mrs_.push_back(mr);
+  auto* region = reinterpret_cast<fabric::UtilMr*>(mr);
+  EXPECT_EQ(region->iface, FI_HMEM_SYSTEM);
+  EXPECT_EQ(region->auth_key, "");
 }
 
 }  // namespace
