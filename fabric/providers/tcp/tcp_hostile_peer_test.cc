@@ -1,0 +1,240 @@
+// A real tcp MSG endpoint (server side, C API) against a raw socket that
+// speaks the wire protocol itself (tcp_cm.h, tcp_wire.h): what a peer of
+// another version or a hostile one can send. Requests the endpoint does not
+// support are answered with an error status and the connection lives on;
+// malformed data closes the connection with FI_SHUTDOWN and error
+// completions on the endpoint's side, never anything worse.
+#include <netinet/in.h>
+#include <rdma/fabric.h>
+#include <rdma/fi_cm.h>
+#include <rdma/fi_domain.h>
+#include <rdma/fi_endpoint.h>
+#include <rdma/fi_eq.h>
+#include <rdma/fi_errno.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstring>
+#include <vector>
+
+#include "fabric/providers/tcp/tcp_cm.h"
+#include "fabric/providers/tcp/tcp_wire.h"
+#include "gtest/gtest.h"
+
+namespace fabric {
+namespace tcp {
+namespace {
+
+constexpr auto kPatience = std::chrono::seconds(10);
+
+class TcpHostilePeerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    fi_info* hints = fi_allocinfo();
+    hints->fabric_attr->prov_name = strdup("tcp");
+    hints->ep_attr->type = FI_EP_MSG;
+    hints->caps = FI_MSG | FI_RMA | FI_ATOMIC;
+    hints->domain_attr->mr_mode = FI_MR_VIRT_ADDR | FI_MR_PROV_KEY;
+    hints->domain_attr->data_progress = FI_PROGRESS_MANUAL;
+    hints->addr_format = FI_SOCKADDR_IN;
+    ASSERT_EQ(fi_getinfo(FI_VERSION(1, 18), "127.0.0.1", "0", FI_SOURCE,
+                         hints, &info_),
+              0);
+    fi_freeinfo(hints);
+    ASSERT_EQ(fi_fabric(info_->fabric_attr, &fabric_, nullptr), 0);
+    ASSERT_EQ(fi_domain(fabric_, info_, &domain_, nullptr), 0);
+    fi_eq_attr eq_attr = {};
+    eq_attr.wait_obj = FI_WAIT_UNSPEC;
+    ASSERT_EQ(fi_eq_open(fabric_, &eq_attr, &eq_, nullptr), 0);
+    fi_cq_attr cq_attr = {};
+    cq_attr.format = FI_CQ_FORMAT_TAGGED;
+    ASSERT_EQ(fi_cq_open(domain_, &cq_attr, &cq_, nullptr), 0);
+    ASSERT_EQ(fi_passive_ep(fabric_, info_, &pep_, nullptr), 0);
+    ASSERT_EQ(fi_pep_bind(pep_, &eq_->fid, 0), 0);
+    ASSERT_EQ(fi_listen(pep_), 0);
+    ASSERT_EQ(fi_mr_reg(domain_, &target_, sizeof(target_),
+                        FI_REMOTE_READ | FI_REMOTE_WRITE, 0, 0, 0, &mr_,
+                        nullptr),
+              0);
+    ConnectRawPeer();
+  }
+
+  void TearDown() override {
+    if (raw_ >= 0) close(raw_);
+    if (ep_ != nullptr) EXPECT_EQ(fi_close(&ep_->fid), 0);
+    if (mr_ != nullptr) EXPECT_EQ(fi_close(&mr_->fid), 0);
+    if (pep_ != nullptr) EXPECT_EQ(fi_close(&pep_->fid), 0);
+    if (cq_ != nullptr) EXPECT_EQ(fi_close(&cq_->fid), 0);
+    if (eq_ != nullptr) EXPECT_EQ(fi_close(&eq_->fid), 0);
+    if (domain_ != nullptr) EXPECT_EQ(fi_close(&domain_->fid), 0);
+    if (fabric_ != nullptr) EXPECT_EQ(fi_close(&fabric_->fid), 0);
+    fi_freeinfo(info_);
+  }
+
+  // The next EQ event (waiting up to 5 s); its entry in *entry.
+  uint32_t NextEvent(fi_eq_cm_entry* entry) {
+    uint32_t event = 0;
+    ssize_t n = fi_eq_sread(eq_, &event, entry, sizeof(*entry), 5000, 0);
+    EXPECT_GT(n, 0) << fi_strerror(static_cast<int>(-n));
+    return n > 0 ? event : 0;
+  }
+
+  // The raw socket connects and handshakes; the endpoint accepts it.
+  void ConnectRawPeer() {
+    size_t len = sizeof(sockaddr_in);
+    sockaddr_in name = {};
+    ASSERT_EQ(fi_getname(&pep_->fid, &name, &len), 0);
+    raw_ = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    ASSERT_GE(raw_, 0);
+    ASSERT_EQ(connect(raw_, reinterpret_cast<sockaddr*>(&name), sizeof(name)),
+              0);
+    ASSERT_TRUE(SendCm(raw_, CmType::kConnRequest, "", nullptr, 0).ok());
+    fi_eq_cm_entry entry = {};
+    ASSERT_EQ(NextEvent(&entry), FI_CONNREQ);
+    ASSERT_EQ(fi_endpoint(domain_, entry.info, &ep_, nullptr), 0);
+    fi_freeinfo(entry.info);
+    ASSERT_EQ(fi_ep_bind(ep_, &eq_->fid, 0), 0);
+    ASSERT_EQ(fi_ep_bind(ep_, &cq_->fid, FI_TRANSMIT | FI_RECV), 0);
+    ASSERT_EQ(fi_enable(ep_), 0);
+    ASSERT_EQ(fi_accept(ep_, nullptr, 0), 0);
+    ASSERT_EQ(NextEvent(&entry), FI_CONNECTED);
+    CmReader reader;
+    CmReader::Result result = CmReader::kPending;
+    auto deadline = std::chrono::steady_clock::now() + kPatience;
+    while (result == CmReader::kPending &&
+           std::chrono::steady_clock::now() < deadline) {
+      result = reader.Read(raw_);
+    }
+    ASSERT_EQ(result, CmReader::kDone);
+    ASSERT_EQ(reader.type(), CmType::kAccept);
+  }
+
+  void SendRaw(const void* data, size_t len) {
+    ASSERT_EQ(send(raw_, data, len, MSG_NOSIGNAL), static_cast<ssize_t>(len));
+  }
+
+  // An atomic with one 4-byte operand on the 4 bytes at `offset` from the
+  // registered int32/float `target_`.
+  void SendAtomic(int datatype, int op, uint64_t id, const void* operand,
+                  uint64_t offset = 0) {
+    Header header = {};
+    header.op = static_cast<uint8_t>(Op::kAtomic);
+    header.rma_count = 1;
+    header.size = 4;
+    header.tag = PackAtomic(AtomicCode{datatype, op, AtomicKind::kWrite});
+    header.id = id;
+    RmaDescriptor descriptor = {
+        reinterpret_cast<uint64_t>(&target_) + offset, 4, fi_mr_key(mr_)};
+    std::vector<char> frame(sizeof(header) + sizeof(descriptor) + 4);
+    memcpy(frame.data(), &header, sizeof(header));
+    memcpy(frame.data() + sizeof(header), &descriptor, sizeof(descriptor));
+    memcpy(frame.data() + sizeof(header) + sizeof(descriptor), operand, 4);
+    SendRaw(frame.data(), frame.size());
+  }
+
+  // Reads the endpoint's CQ (manual progress) until the raw socket has a
+  // whole header to read, or it closes (false).
+  bool ReadAnswer(Header* answer) {
+    size_t have = 0;
+    auto deadline = std::chrono::steady_clock::now() + kPatience;
+    while (have < sizeof(*answer) &&
+           std::chrono::steady_clock::now() < deadline) {
+      fi_cq_tagged_entry entry;
+      fi_cq_read(cq_, &entry, 1);
+      ssize_t n = recv(raw_, reinterpret_cast<char*>(answer) + have,
+                       sizeof(*answer) - have, MSG_DONTWAIT);
+      if (n == 0) return false;
+      if (n > 0) have += static_cast<size_t>(n);
+    }
+    return have == sizeof(*answer);
+  }
+
+  // The next answer is a kAck of request `id` with `status`.
+  void ExpectAck(uint64_t id, int32_t status) {
+    Header answer = {};
+    ASSERT_TRUE(ReadAnswer(&answer));
+    EXPECT_EQ(answer.op, static_cast<uint8_t>(Op::kAck));
+    EXPECT_EQ(answer.id, id);
+    EXPECT_EQ(answer.status, status);
+  }
+
+  // Drives the endpoint until the raw socket sees the connection closed.
+  bool WaitForClose() {
+    auto deadline = std::chrono::steady_clock::now() + kPatience;
+    while (std::chrono::steady_clock::now() < deadline) {
+      fi_cq_tagged_entry entry;
+      fi_cq_read(cq_, &entry, 1);
+      char byte;
+      ssize_t n = recv(raw_, &byte, 1, MSG_DONTWAIT);
+      if (n == 0 || (n < 0 && errno == ECONNRESET)) return true;
+    }
+    return false;
+  }
+
+  fi_info* info_ = nullptr;
+  fid_fabric* fabric_ = nullptr;
+  fid_domain* domain_ = nullptr;
+  fid_eq* eq_ = nullptr;
+  fid_cq* cq_ = nullptr;
+  fid_pep* pep_ = nullptr;
+  fid_ep* ep_ = nullptr;
+  fid_mr* mr_ = nullptr;
+  int raw_ = -1;
+  union {
+    int32_t i;
+    float f;
+  } target_ = {5};
+};
+
+TEST_F(TcpHostilePeerTest, UnsupportedAtomicIsRefusedAndTheConnectionLives) {
+  // Bitwise OR on a float is no fi_atomic(3) operation: a well-formed
+  // request the target refuses with FI_EOPNOTSUPP.
+  float operand = 1.0f;
+  SendAtomic(FI_FLOAT, FI_BOR, 41, &operand);
+  ExpectAck(41, -FI_EOPNOTSUPP);
+  EXPECT_EQ(target_.i, 5);
+  // The same connection still serves a supported atomic.
+  int32_t add = 3;
+  SendAtomic(FI_INT32, FI_SUM, 42, &add);
+  ExpectAck(42, 0);
+  EXPECT_EQ(target_.i, 8);
+}
+
+TEST_F(TcpHostilePeerTest, MalformedDataClosesTheConnectionWithErrors) {
+  char buffer[16];
+  int context;
+  ASSERT_EQ(fi_recv(ep_, buffer, sizeof(buffer), nullptr, 0, &context), 0);
+  Header header = {};
+  header.op = 99;  // no such opcode
+  header.size = 8;
+  SendRaw(&header, sizeof(header));
+  ASSERT_TRUE(WaitForClose());
+  // The posted receive fails; the endpoint reports the shutdown.
+  fi_cq_tagged_entry entry;
+  ssize_t n = 0;
+  auto deadline = std::chrono::steady_clock::now() + kPatience;
+  while ((n = fi_cq_read(cq_, &entry, 1)) == -FI_EAGAIN &&
+         std::chrono::steady_clock::now() < deadline) {
+  }
+  ASSERT_EQ(n, -FI_EAVAIL);
+  fi_cq_err_entry error = {};
+  ASSERT_EQ(fi_cq_readerr(cq_, &error, 0), 1);
+  EXPECT_EQ(error.op_context, &context);
+  EXPECT_NE(error.err, 0);
+  fi_eq_cm_entry event = {};
+  EXPECT_EQ(NextEvent(&event), FI_SHUTDOWN);
+  EXPECT_EQ(target_.i, 5);
+}
+
+TEST_F(TcpHostilePeerTest, AtomicOutsideTheRegionIsRefused) {
+  int32_t operand = 1;
+  SendAtomic(FI_INT32, FI_SUM, 7, &operand, /*offset=*/4);  // past the int
+  ExpectAck(7, -FI_EACCES);
+  EXPECT_EQ(target_.i, 5);
+}
+
+}  // namespace
+}  // namespace tcp
+}  // namespace fabric
