@@ -47,11 +47,16 @@ Connection::~Connection() { close(fd_); }
 
 void Connection::Send(std::unique_ptr<TxEntry> entry) {
   queue_.push_back(std::move(entry));
-  if (queue_.size() == 1 && !closed_) Flush();
+  if (queue_.size() == 1 && !closed_ && !held_) Flush();
+}
+
+void Connection::Release() {
+  held_ = false;
+  Progress();
 }
 
 void Connection::Progress() {
-  if (closed_) return;
+  if (closed_ || held_) return;
   drained_ = false;
   if (!queue_.empty()) Flush();
   ReadInput();

@@ -103,8 +103,14 @@ class Connection {
   // read from the socket, so no readiness will announce it again).
   bool stalled() const { return stalled_; }
 
-  // Queues `entry` and writes what the socket takes now.
+  // Queues `entry` and writes what the socket takes now (nothing while
+  // held).
   void Send(std::unique_ptr<TxEntry> entry);
+  // While held, Send only queues and Progress does nothing: the socket is
+  // still in a handshake that someone else reads and writes.
+  void Hold() { held_ = true; }
+  // Ends Hold(): writes what queued meanwhile and reads what has arrived.
+  void Release();
   // Writes what is queued, then reads and dispatches what has arrived.
   void Progress();
   // Stops the connection (shutdown(2); the fd stays open until
@@ -135,6 +141,7 @@ class Connection {
   bool closed_ = false;
   bool backlogged_ = false;
   bool stalled_ = false;
+  bool held_ = false;
   // A read in this Progress() call got less than it asked for: the socket
   // is empty, and asking again would only cost a system call. Readiness
   // brings the next call.

@@ -151,6 +151,9 @@ class TcpLink : public ConnectionHandler {
 // Posts a transmit the endpoint built on `link`: limits, CQ reservation,
 // FI_FENCE. 0 or -fi_errno (nothing posted).
 ssize_t PostTx(TcpLink* link, std::unique_ptr<TxEntry> entry);
+// Moves the transmits of `from`, a link whose connection is held (nothing
+// written yet), onto `to` in order; they keep their completions.
+void MoveQueuedTx(TcpLink* from, TcpLink* to);
 // Logs `what` as the reason a call fails; -fi_errno.
 ssize_t FailOp(const TcpEp& ep, int fi_errno, const char* what);
 // A transmit call's flags and the endpoint's state: 0 or -fi_errno.

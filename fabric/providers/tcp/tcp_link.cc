@@ -189,6 +189,17 @@ typename Queue::iterator FindRecv(Queue& queue, bool directed, fi_addr_t source,
   return queue.end();
 }
 
+// Sends `entry` on `link`, or holds it back behind an FI_FENCE.
+void QueueTx(TcpLink* link, std::unique_ptr<TxEntry> entry) {
+  if (!link->fenced.empty() ||
+      (entry->fence && link->answers_pending > 0)) {
+    link->fenced.push_back(std::move(entry));
+    return;
+  }
+  if (entry->awaits_answer) ++link->answers_pending;
+  link->connection.Send(std::move(entry));
+}
+
 }  // namespace
 
 void SendAnswer(TcpLink* link, Op op, uint64_t id, int32_t status) {
@@ -560,14 +571,17 @@ ssize_t PostTx(TcpLink* link, std::unique_ptr<TxEntry> entry) {
   }
   entry->header.id = ep->next_id++;
   ++ep->tx_outstanding;
-  if (!link->fenced.empty() ||
-      (entry->fence && link->answers_pending > 0)) {
-    link->fenced.push_back(std::move(entry));
-    return 0;
-  }
-  if (entry->awaits_answer) ++link->answers_pending;
-  link->connection.Send(std::move(entry));
+  QueueTx(link, std::move(entry));
   return 0;
+}
+
+void MoveQueuedTx(TcpLink* from, TcpLink* to) {
+  for (auto& entry : from->connection.TakeQueued()) {
+    if (entry->awaits_answer) --from->answers_pending;
+    QueueTx(to, std::move(entry));
+  }
+  for (auto& entry : from->fenced) QueueTx(to, std::move(entry));
+  from->fenced.clear();
 }
 
 }  // namespace tcp

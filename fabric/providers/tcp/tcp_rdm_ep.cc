@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <utility>
 #include <mutex>
 
 #include "absl/strings/str_cat.h"
@@ -45,24 +46,101 @@ void Watch(TcpRdmEp* ep, int op, int fd, uint32_t events) {
   epoll_ctl(ep->epoll_fd, op, fd, &event);
 }
 
-TcpLink* AddLink(TcpRdmEp* ep, int fd, fi_addr_t peer) {
+TcpLink* AddLink(TcpRdmEp* ep, int fd, fi_addr_t peer, uint32_t events) {
   ep->links.push_back(std::make_unique<TcpLink>(&ep->base, fd, peer));
   TcpLink* link = ep->links.back().get();
   ep->link_by_fd[fd] = link;
-  Watch(ep, EPOLL_CTL_ADD, fd, EPOLLIN);
+  Watch(ep, EPOLL_CTL_ADD, fd, events);
   return link;
 }
 
-// The hello of a new connection: our listening address, as a sockaddr.
-absl::Status SendHello(TcpRdmEp* ep, int fd) {
-  absl::StatusOr<IpAddress> name = LocalAddress(ep->listen_fd);
-  if (!name.ok()) return name.status();
-  return SendCm(fd, CmType::kConnRequest, AuthKeyOf(*ep->base.util.info),
-                name->sockaddr_ptr(), name->length());
+// A handshake message with the endpoint's authorization key.
+absl::Status SendHandshake(const TcpRdmEp& ep, int fd, CmType type,
+                           const void* data, size_t len) {
+  return SendCm(fd, type, AuthKeyOf(*ep.base.util.info), data, len);
+}
+
+// Answers a hello with kReject (the peer's transmits fail) and closes it.
+void RefuseHello(TcpRdmEp* ep, int fd, const absl::Status& why) {
+  FI_WARN(ep->log(), FI_LOG_EP_CTRL, "refusing a connection: %s\n",
+          std::string(why.message()).c_str());
+  absl::Status sent = SendHandshake(*ep, fd, CmType::kReject, nullptr, 0);
+  if (!sent.ok()) {
+    FI_WARN(ep->log(), FI_LOG_EP_CTRL, "sending the refusal: %s\n",
+            std::string(sent.message()).c_str());
+  }
+  close(fd);
+}
+
+// Answers the hello on `fd` (from `address`, the AV's `peer`) with kAccept
+// and makes the connection a link; null when the answer fails.
+TcpLink* AcceptPeer(TcpRdmEp* ep, int fd, const IpAddress& address,
+                    fi_addr_t peer) {
+  absl::Status sent = SendHandshake(*ep, fd, CmType::kAccept, nullptr, 0);
+  if (!sent.ok()) {
+    FI_WARN(ep->log(), FI_LOG_EP_CTRL, "accepting a connection: %s\n",
+            std::string(sent.message()).c_str());
+    close(fd);
+    return nullptr;
+  }
+  TcpLink* link = AddLink(ep, fd, peer, EPOLLIN);
+  size_t len = 0;
+  uint32_t format = ep->base.util.info->addr_format;
+  CopyAddressOut(address, format, nullptr, &len);
+  link->peer_name.resize(len);
+  if (CopyAddressOut(address, format, link->peer_name.data(), &len) != 0) {
+    link->peer_name.clear();
+  }
+  if (peer != FI_ADDR_NOTAVAIL && ep->link_to.count(peer) == 0) {
+    ep->link_to[peer] = link;
+  }
+  return link;
+}
+
+// `winner` takes over from `loser`, an unanswered outgoing link to the
+// same peer: its queued transmits, and the place transmits go.
+void ReplaceLink(TcpRdmEp* ep, TcpLink* loser, TcpLink* winner) {
+  MoveQueuedTx(loser, winner);
+  loser->connection.Close(0);  // nothing of its own left to fail
+  ep->link_to[winner->peer] = winner;
+}
+
+// Byte-wise order of two listening addresses: the tie-break of
+// simultaneous connects, the same on both sides.
+int CompareAddresses(const IpAddress& a, const IpAddress& b) {
+  if (a.length() != b.length()) return a.length() < b.length() ? -1 : 1;
+  return memcmp(a.sockaddr_ptr(), b.sockaddr_ptr(), a.length());
+}
+
+// A hello from the peer that `own`, our unanswered connection, goes to:
+// the connection made by the smaller listening address survives.
+void ResolveCollision(TcpRdmEp* ep, int fd, const IpAddress& address,
+                      TcpLink* own) {
+  if (CompareAddresses(ep->listen_address, address) < 0) {
+    RdmHandshake& handshake = ep->handshakes[own];
+    if (handshake.rival_fd >= 0) {
+      FI_WARN(ep->log(), FI_LOG_EP_CTRL,
+              "a second hello from peer %llu: dropping the first\n",
+              static_cast<unsigned long long>(own->peer));
+      close(handshake.rival_fd);
+    }
+    handshake.rival_fd = fd;
+    handshake.rival_address = address;
+    return;
+  }
+  TcpLink* link = AcceptPeer(ep, fd, address, own->peer);
+  if (link != nullptr) ReplaceLink(ep, own, link);
+}
+
+// Our unanswered connection to `peer`, or null.
+TcpLink* UnansweredLinkTo(TcpRdmEp* ep, fi_addr_t peer) {
+  auto known = ep->link_to.find(peer);
+  if (known == ep->link_to.end()) return nullptr;
+  return ep->handshakes.count(known->second) != 0 ? known->second : nullptr;
 }
 
 // A finished hello: the connection becomes a link from the peer it names.
-void AcceptHello(TcpRdmEp* ep, RdmIncoming& in) {
+void TakeHello(TcpRdmEp* ep, RdmIncoming& in) {
   const std::vector<char>& data = in.reader.data();
   absl::StatusOr<IpAddress> address =
       in.reader.type() != CmType::kConnRequest
@@ -72,22 +150,76 @@ void AcceptHello(TcpRdmEp* ep, RdmIncoming& in) {
           : IpFromUser(FI_SOCKADDR, data.data(), data.size());
   Watch(ep, EPOLL_CTL_DEL, in.fd, 0);
   if (!address.ok()) {
-    FI_WARN(ep->log(), FI_LOG_EP_CTRL, "refusing a connection: %s\n",
-            std::string(address.status().message()).c_str());
-    close(in.fd);
+    RefuseHello(ep, in.fd, address.status());
     return;
   }
   fi_addr_t peer = AvFindIp(ep->base.util.av, *address);
-  TcpLink* link = AddLink(ep, in.fd, peer);
-  size_t len = 0;
-  uint32_t format = ep->base.util.info->addr_format;
-  CopyAddressOut(*address, format, nullptr, &len);
-  link->peer_name.resize(len);
-  if (CopyAddressOut(*address, format, link->peer_name.data(), &len) != 0) {
-    link->peer_name.clear();
+  TcpLink* own =
+      peer == FI_ADDR_NOTAVAIL ? nullptr : UnansweredLinkTo(ep, peer);
+  // Equal addresses: the endpoint connected to itself.
+  if (own != nullptr && CompareAddresses(ep->listen_address, *address) != 0) {
+    ResolveCollision(ep, in.fd, *address, own);
+    return;
   }
-  if (peer != FI_ADDR_NOTAVAIL && ep->link_to.count(peer) == 0) {
-    ep->link_to[peer] = link;
+  AcceptPeer(ep, in.fd, *address, peer);
+}
+
+// The connect or handshake of `link` failed: its transmits go to the
+// peer's own connection when one waits, else fail.
+void FailHandshake(TcpRdmEp* ep, TcpLink* link, const absl::Status& why) {
+  FI_WARN(ep->log(), FI_LOG_EP_CTRL, "connecting to peer %llu: %s\n",
+          static_cast<unsigned long long>(link->peer),
+          std::string(why.message()).c_str());
+  RdmHandshake& handshake = ep->handshakes[link];
+  if (handshake.rival_fd >= 0) {
+    int fd = std::exchange(handshake.rival_fd, -1);
+    TcpLink* rival = AcceptPeer(ep, fd, handshake.rival_address, link->peer);
+    if (rival != nullptr) {
+      ReplaceLink(ep, link, rival);
+      return;
+    }
+  }
+  link->connection.Close(-FI_ECONNREFUSED);
+}
+
+// The peer accepted `link`: what queued on it goes now.
+void OpenLink(TcpRdmEp* ep, TcpLink* link) {
+  auto handshake = ep->handshakes.find(link);
+  // The peer closes its own connection when it takes ours.
+  if (handshake->second.rival_fd >= 0) close(handshake->second.rival_fd);
+  ep->handshakes.erase(handshake);
+  link->connection.Release();
+}
+
+// An outgoing connection before its answer: the connect finishing (then
+// the hello goes out), or the answer arriving.
+void ProgressOutgoing(TcpRdmEp* ep, TcpLink* link, RdmHandshake& handshake) {
+  int fd = link->connection.fd();
+  if (!handshake.hello_sent) {
+    absl::Status status = FinishConnect(fd, 0);
+    if (ToFiErrno(status) == -FI_ETIMEDOUT) return;  // not yet
+    if (status.ok()) {
+      status = SendHandshake(*ep, fd, CmType::kConnRequest,
+                             ep->listen_address.sockaddr_ptr(),
+                             ep->listen_address.length());
+    }
+    if (!status.ok()) {
+      FailHandshake(ep, link, status);
+      return;
+    }
+    handshake.hello_sent = true;
+    Watch(ep, EPOLL_CTL_MOD, fd, EPOLLIN);
+    return;
+  }
+  CmReader::Result result = handshake.answer.Read(fd);
+  if (result == CmReader::kPending) return;
+  if (result == CmReader::kFailed) {
+    FailHandshake(ep, link, handshake.answer.error());
+  } else if (handshake.answer.type() != CmType::kAccept) {
+    FailHandshake(ep, link,
+                  FiError(FI_ECONNREFUSED, "the peer refused the connection"));
+  } else {
+    OpenLink(ep, link);
   }
 }
 
@@ -110,7 +242,7 @@ void ProgressHandshake(TcpRdmEp* ep, int fd) {
   CmReader::Result result = it->reader.Read(fd);
   if (result == CmReader::kPending) return;
   if (result == CmReader::kDone) {
-    AcceptHello(ep, *it);
+    TakeHello(ep, *it);
   } else {
     FI_WARN(ep->log(), FI_LOG_EP_CTRL, "dropping a connection: %s\n",
             std::string(it->reader.error().message()).c_str());
@@ -128,6 +260,9 @@ int CloseRdmEp(fid* object) {
   ep->links.clear();  // closes their sockets
   ep->closed.clear();
   for (RdmIncoming& in : ep->incoming) close(in.fd);
+  for (auto& [link, handshake] : ep->handshakes) {
+    if (handshake.rival_fd >= 0) close(handshake.rival_fd);
+  }
   close(ep->listen_fd);
   close(ep->epoll_fd);
   ReleaseUtilEndpoint(&ep->base.util);
@@ -147,6 +282,9 @@ int Enable(TcpRdmEp* ep) {
   if (listen(ep->listen_fd, kBacklog) != 0) {
     return Fail(*ep, FiError(errno, absl::StrCat("listen: ", strerror(errno))));
   }
+  absl::StatusOr<IpAddress> name = LocalAddress(ep->listen_fd);
+  if (!name.ok()) return Fail(*ep, name.status());
+  ep->listen_address = *name;
   ep->base.util.enabled.store(true);
   ep->registered = true;
   ep->engine()->Add(&ep->events);
@@ -216,15 +354,13 @@ TcpLink* TcpRdmEpEvents::LinkFor(fi_addr_t dest, int* error) {
       peer.ok() ? StartConnect(*peer, std::nullopt,
                                ep->base.util.domain->info->domain_attr->tclass)
                 : peer.status();
-  absl::Status status = fd.ok() ? FinishConnect(*fd, kConnectTimeoutMs)
-                                : fd.status();
-  if (status.ok()) status = SendHello(ep, *fd);
-  if (!status.ok()) {
-    if (fd.ok()) close(*fd);
-    *error = Fail(*ep, status);
+  if (!fd.ok()) {
+    *error = Fail(*ep, fd.status());
     return nullptr;
   }
-  TcpLink* link = AddLink(ep, *fd, dest);
+  TcpLink* link = AddLink(ep, *fd, dest, EPOLLOUT);
+  link->connection.Hold();
+  ep->handshakes.emplace(link, RdmHandshake());
   ep->link_to[dest] = link;
   return link;
 }
@@ -237,6 +373,11 @@ void TcpRdmEpEvents::LinkClosed(TcpLink* link, int error) {
   }
   for (auto it = ep->link_to.begin(); it != ep->link_to.end();) {
     it = it->second == link ? ep->link_to.erase(it) : std::next(it);
+  }
+  auto handshake = ep->handshakes.find(link);
+  if (handshake != ep->handshakes.end()) {
+    if (handshake->second.rival_fd >= 0) close(handshake->second.rival_fd);
+    ep->handshakes.erase(handshake);
   }
   int fd = link->connection.fd();
   Watch(ep, EPOLL_CTL_DEL, fd, 0);
@@ -275,10 +416,15 @@ void TcpRdmEpEvents::Progress() {
       continue;
     }
     auto link = ep->link_by_fd.find(fd);
-    if (link != ep->link_by_fd.end()) {
-      link->second->connection.Progress();
-    } else {
+    if (link == ep->link_by_fd.end()) {
       ProgressHandshake(ep, fd);
+      continue;
+    }
+    auto handshake = ep->handshakes.find(link->second);
+    if (handshake != ep->handshakes.end()) {
+      ProgressOutgoing(ep, link->second, handshake->second);
+    } else {
+      link->second->connection.Progress();
     }
   }
 }

@@ -2,20 +2,39 @@
 //
 // The tcp provider's FI_EP_RDM endpoint: reliable, connectionless messages
 // over TCP connections made on demand. The endpoint listens on its address
-// (fi_getname) from fi_enable on. The first transmit to an AV address
-// connects to it and sends a hello carrying the endpoint's own address and
-// authorization key; what the peer sends back comes on the same connection.
+// (fi_getname) from fi_enable on.
+//
+// The first transmit to an AV address starts a non-blocking connect and
+// returns 0; the connection finishes in progress (inside CQ reads with
+// FI_PROGRESS_MANUAL, on the engine's thread with FI_PROGRESS_AUTO). Once
+// connected, the endpoint sends a hello (kConnRequest carrying its own
+// listening address and authorization key) and waits for the answer:
+// kAccept, or kReject for a malformed hello or another key. Transmits to
+// that peer posted meanwhile queue on the connection unwritten; on kAccept
+// they go in order. When the connect or the handshake fails, they complete
+// with FI_ECONNREFUSED error entries and the next transmit connects again
+// (a connect the kernel refuses at once fails the call itself with
+// -FI_ECONNREFUSED). The kernel's connect timeout applies.
+//
 // A connection accepted from a peer is also used for transmits to it, so
-// two endpoints that talk need one connection; when both connect at the
-// same moment, each keeps receiving on both and sends on its own.
+// two endpoints that talk share one connection. When both connect at the
+// same moment, each receives the other's hello while its own connection
+// still waits for an answer; the connection made by the endpoint with the
+// smaller listening address (byte-wise sockaddr) survives. The endpoint
+// with the larger address accepts the peer's connection, moves its queued
+// transmits onto it in order, and closes its own. The one with the smaller
+// address leaves the peer's hello unanswered until its own connection is
+// answered, then closes it; should its own connection fail instead, it
+// accepts the peer's and moves its transmits there. No transmit fails and
+// no message is reordered for the collision.
+//
 // Messages to one peer keep their order (one connection). FI_SOURCE reports
 // the sender's fi_addr_t from the hello's address (FI_ADDR_NOTAVAIL when
-// the AV does not hold it). FI_DIRECTED_RECV receives match only their
+// the AV does not hold it; such a peer's connections are not matched
+// against the endpoint's own). FI_DIRECTED_RECV receives match only their
 // source. A connection that breaks fails its own outstanding operations
 // (FI_ECONNRESET) and the next transmit to that peer connects again.
 //
-// A transmit that must connect first waits for the connection inside the
-// call (at most kConnectTimeoutMs; -FI_ECONNREFUSED when nothing listens).
 // Each peer costs one socket (one fd) and, while messages arrive, a 64 KiB
 // staging buffer.
 #ifndef FABRIC_PROVIDERS_TCP_TCP_RDM_EP_H_
@@ -35,8 +54,6 @@
 
 namespace fabric {
 namespace tcp {
-
-constexpr int kConnectTimeoutMs = 5000;
 
 class TcpRdmEp;
 
@@ -61,6 +78,17 @@ struct RdmIncoming {
   CmReader reader;
 };
 
+// An outgoing connection before the peer's answer. Its link's connection
+// is held: transmits queue on it unwritten.
+struct RdmHandshake {
+  bool hello_sent = false;  // the connect finished and the hello went out
+  CmReader answer;
+  // The same peer's hello, left unanswered because this connection wins
+  // the tie-break; -1 when none.
+  int rival_fd = -1;
+  IpAddress rival_address;
+};
+
 class TcpRdmEp {
  public:
   TcpEp base;  // first: the application's fid_ep* is &base.util.ep_fid
@@ -70,11 +98,14 @@ class TcpRdmEp {
   TcpRdmEpEvents events;
   int listen_fd = -1;
   int epoll_fd = -1;  // the listening socket, handshakes and links
+  IpAddress listen_address;  // from fi_enable on: what hellos carry
   bool registered = false;  // with the domain's progress engine
   std::list<RdmIncoming> incoming;
   std::vector<std::unique_ptr<TcpLink>> links;
   std::unordered_map<int, TcpLink*> link_by_fd;
   std::unordered_map<fi_addr_t, TcpLink*> link_to;  // for transmits
+  // Outgoing links awaiting their answer.
+  std::unordered_map<TcpLink*, RdmHandshake> handshakes;
   std::vector<std::unique_ptr<TcpLink>> closed;     // freed at next progress
 
   const fi_provider* log() const { return base.log(); }

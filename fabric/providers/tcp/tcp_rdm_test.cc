@@ -1,6 +1,8 @@
 // tcp FI_EP_RDM endpoints: connectionless messages over connections made
-// on demand, FI_SOURCE, directed receives, RMA, and reconnection after a
-// peer goes away; all through the C API on 127.0.0.1.
+// on demand (one per pair of endpoints, even when both connect at once),
+// connects that fail, FI_SOURCE, directed receives, RMA, and reconnection
+// after a peer goes away; all through the C API on 127.0.0.1.
+#include <arpa/inet.h>
 #include <netinet/in.h>
 #include <rdma/fabric.h>
 #include <rdma/fi_atomic.h>
@@ -10,9 +12,14 @@
 #include <rdma/fi_errno.h>
 #include <rdma/fi_rma.h>
 #include <rdma/fi_tagged.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <chrono>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -20,6 +27,38 @@
 
 namespace fabric {
 namespace {
+
+// The ESTABLISHED TCP sockets with one end on `port_a` or `port_b` (both
+// ends of a connection count), from /proc/net/tcp.
+int EstablishedSocketsOn(uint16_t port_a, uint16_t port_b) {
+  std::ifstream table("/proc/net/tcp");
+  std::string line;
+  std::getline(table, line);  // column names
+  int count = 0;
+  while (std::getline(table, line)) {
+    unsigned local_port = 0, remote_port = 0, state = 0;
+    if (sscanf(line.c_str(), " %*d: %*8s:%x %*8s:%x %x", &local_port,
+               &remote_port, &state) != 3) {
+      continue;
+    }
+    constexpr unsigned kEstablished = 1;
+    bool ours = local_port == port_a || local_port == port_b ||
+                remote_port == port_a || remote_port == port_b;
+    if (state == kEstablished && ours) ++count;
+  }
+  return count;
+}
+
+// Message `index` from endpoint `side`: its length and every byte follow
+// from the two numbers.
+std::vector<char> Payload(int side, int index) {
+  std::vector<char> data(8 + (index * 37) % 2000);
+  for (size_t j = 0; j < data.size(); ++j) {
+    data[j] = static_cast<char>(side * 131 + index * 7 + j * 13);
+  }
+  memcpy(data.data(), &index, sizeof(index));
+  return data;
+}
 
 struct RdmEnd {
   fid_cq* tx_cq = nullptr;
@@ -39,6 +78,7 @@ class TcpRdmTest : public ::testing::Test {
     hints->addr_format = FI_SOCKADDR_IN;
     hints->domain_attr->mr_mode = FI_MR_VIRT_ADDR | FI_MR_PROV_KEY;
     hints->domain_attr->av_type = FI_AV_TABLE;
+    hints->domain_attr->data_progress = data_progress_;
     ASSERT_EQ(fi_getinfo(FI_VERSION(1, 18), "127.0.0.1", "0", FI_SOURCE,
                          hints, &info_),
               0);
@@ -51,20 +91,33 @@ class TcpRdmTest : public ::testing::Test {
     for (RdmEnd* end : {&a_, &b_}) Open(end);
   }
 
-  void Open(RdmEnd* end) {
+  // Opens `end` at `name` (already in the AV), or at a fresh address it
+  // inserts into the AV.
+  void Open(RdmEnd* end, const sockaddr_in* name = nullptr) {
     fi_cq_attr cq_attr = {};
     cq_attr.format = FI_CQ_FORMAT_TAGGED;
     ASSERT_EQ(fi_cq_open(domain_, &cq_attr, &end->tx_cq, nullptr), 0);
     ASSERT_EQ(fi_cq_open(domain_, &cq_attr, &end->rx_cq, nullptr), 0);
     ASSERT_EQ(fi_endpoint(domain_, info_, &end->ep, nullptr), 0);
+    if (name != nullptr) {
+      ASSERT_EQ(fi_setname(&end->ep->fid, const_cast<sockaddr_in*>(name),
+                           sizeof(*name)),
+                0);
+    }
     ASSERT_EQ(fi_ep_bind(end->ep, &av_->fid, 0), 0);
     ASSERT_EQ(fi_ep_bind(end->ep, &end->tx_cq->fid, FI_TRANSMIT), 0);
     ASSERT_EQ(fi_ep_bind(end->ep, &end->rx_cq->fid, FI_RECV), 0);
     ASSERT_EQ(fi_enable(end->ep), 0);
-    sockaddr_in name;
+    if (name != nullptr) return;
+    sockaddr_in own = Name(*end);
+    ASSERT_EQ(fi_av_insert(av_, &own, 1, &end->addr, 0, nullptr), 1);
+  }
+
+  static sockaddr_in Name(const RdmEnd& end) {
+    sockaddr_in name = {};
     size_t len = sizeof(name);
-    ASSERT_EQ(fi_getname(&end->ep->fid, &name, &len), 0);
-    ASSERT_EQ(fi_av_insert(av_, &name, 1, &end->addr, 0, nullptr), 1);
+    EXPECT_EQ(fi_getname(&end.ep->fid, &name, &len), 0);
+    return name;
   }
 
   void CloseEnd(RdmEnd* end) {
@@ -101,6 +154,123 @@ class TcpRdmTest : public ::testing::Test {
     return -FI_EAGAIN;
   }
 
+  // Both endpoints send first at the same moment (both sends before any
+  // progress when progress is manual), then several hundred messages each,
+  // interleaved: one connection stays between them, and every message
+  // arrives whole and in order, without error entries.
+  void ExchangeFromBothSidesAtOnce() {
+    constexpr int kMessages = 300;
+    ASSERT_GE(info_->rx_attr->size, static_cast<size_t>(kMessages));
+    uint16_t port_a = ntohs(Name(a_).sin_port);
+    uint16_t port_b = ntohs(Name(b_).sin_port);
+    ASSERT_EQ(EstablishedSocketsOn(port_a, port_b), 0);
+    RdmEnd* ends[2] = {&a_, &b_};
+    std::vector<std::vector<char>> in[2], out[2];
+    std::vector<int> contexts[2];
+    for (int side = 0; side < 2; ++side) {
+      in[side].assign(kMessages, std::vector<char>(2048));
+      contexts[side].resize(kMessages);
+      for (int i = 0; i < kMessages; ++i) {
+        out[side].push_back(Payload(side, i));
+        ASSERT_EQ(
+            fi_recv(ends[side]->ep, in[side][i].data(), in[side][i].size(),
+                    nullptr, FI_ADDR_UNSPEC, &contexts[side][i]),
+            0);
+      }
+    }
+    // Both first sends connect before either endpoint makes progress.
+    ASSERT_EQ(fi_send(a_.ep, out[0][0].data(), out[0][0].size(), nullptr,
+                      b_.addr, nullptr),
+              0);
+    ASSERT_EQ(fi_send(b_.ep, out[1][0].data(), out[1][0].size(), nullptr,
+                      a_.addr, nullptr),
+              0);
+    int sent[2] = {0, 0};
+    for (int i = 1; i < kMessages; ++i) {
+      for (int side = 0; side < 2; ++side) {
+        fi_addr_t dest = ends[1 - side]->addr;
+        ssize_t rc;
+        while ((rc = fi_send(ends[side]->ep, out[side][i].data(),
+                             out[side][i].size(), nullptr, dest, nullptr)) ==
+               -FI_EAGAIN) {
+          for (int s = 0; s < 2; ++s) {
+            int drained = DrainTx(ends[s]->tx_cq);
+            ASSERT_GE(drained, 0);
+            sent[s] += drained;
+          }
+        }
+        ASSERT_EQ(rc, 0);
+      }
+    }
+    fi_cq_tagged_entry entry;
+    for (int side = 0; side < 2; ++side) {
+      while (sent[side] < kMessages) {
+        ASSERT_EQ(Wait(ends[side]->tx_cq, &entry), 1);
+        ++sent[side];
+      }
+    }
+    for (int side = 0; side < 2; ++side) {
+      for (int i = 0; i < kMessages; ++i) {
+        ASSERT_EQ(Wait(ends[side]->rx_cq, &entry), 1);
+        ASSERT_EQ(entry.op_context, &contexts[side][i]);  // in posting order
+        const std::vector<char>& expected = out[1 - side][i];
+        ASSERT_EQ(entry.len, expected.size());
+        ASSERT_EQ(memcmp(in[side][i].data(), expected.data(), expected.size()),
+                  0)
+            << "message " << i << " to side " << side;
+      }
+    }
+    for (RdmEnd* end : ends) {
+      EXPECT_EQ(fi_cq_read(end->tx_cq, &entry, 1), -FI_EAGAIN);
+      EXPECT_EQ(fi_cq_read(end->rx_cq, &entry, 1), -FI_EAGAIN);
+    }
+    EXPECT_EQ(EstablishedSocketsOn(port_a, port_b), 2);  // one connection
+  }
+
+  // `from` sends `text` to `dest`, where `to` receives it: both complete,
+  // and `to` reports `from`'s AV address as the source.
+  void ExpectDelivered(const RdmEnd& from, fi_addr_t dest, const RdmEnd& to,
+                       const char* text) {
+    char in[64] = {};
+    ASSERT_EQ(fi_recv(to.ep, in, sizeof(in), nullptr, FI_ADDR_UNSPEC, nullptr),
+              0);
+    int context;
+    ASSERT_EQ(
+        fi_send(from.ep, text, strlen(text) + 1, nullptr, dest, &context), 0);
+    fi_cq_tagged_entry entry;
+    ASSERT_EQ(Wait(from.tx_cq, &entry), 1);
+    EXPECT_EQ(entry.op_context, &context);
+    fi_addr_t source = FI_ADDR_NOTAVAIL;
+    ASSERT_EQ(Wait(to.rx_cq, &entry, &source), 1);
+    EXPECT_STREQ(in, text);
+    EXPECT_EQ(source, from.addr);
+  }
+
+  // The next entry of `tx_cq` is transmit `context` failing with
+  // FI_ECONNREFUSED.
+  void ExpectRefused(fid_cq* tx_cq, void* context) {
+    fi_cq_tagged_entry entry;
+    ASSERT_EQ(Wait(tx_cq, &entry), -FI_EAVAIL);
+    fi_cq_err_entry error = {};
+    ASSERT_EQ(fi_cq_readerr(tx_cq, &error, 0), 1);
+    EXPECT_EQ(error.err, FI_ECONNREFUSED);
+    EXPECT_EQ(error.op_context, context);
+  }
+
+  // Reads `cq` (advancing both endpoints) until it holds nothing more; the
+  // entries read, or -1 after an error entry.
+  int DrainTx(fid_cq* cq) {
+    int read = 0;
+    fi_cq_tagged_entry entry;
+    for (;;) {
+      ssize_t rc = fi_cq_read(cq, &entry, 1);
+      if (rc == -FI_EAGAIN) return read;
+      if (rc != 1) return -1;
+      ++read;
+    }
+  }
+
+  fi_progress data_progress_ = FI_PROGRESS_UNSPEC;  // the provider's default
   fi_info* info_ = nullptr;
   fid_fabric* fabric_ = nullptr;
   fid_domain* domain_ = nullptr;
@@ -108,26 +278,17 @@ class TcpRdmTest : public ::testing::Test {
   RdmEnd a_, b_;
 };
 
+// With manual progress nothing moves between the calls: both endpoints
+// surely connect before either sees the other's hello.
+class TcpRdmManualTest : public TcpRdmTest {
+ protected:
+  TcpRdmManualTest() { data_progress_ = FI_PROGRESS_MANUAL; }
+};
+
 TEST_F(TcpRdmTest, FirstSendConnectsAndTheSourceIsKnown) {
-  char in[64] = {};
-  ASSERT_EQ(fi_recv(b_.ep, in, sizeof(in), nullptr, FI_ADDR_UNSPEC, nullptr),
-            0);
-  int context;
-  ASSERT_EQ(fi_send(a_.ep, "hello b", 8, nullptr, b_.addr, &context), 0);
-  fi_cq_tagged_entry entry;
-  ASSERT_EQ(Wait(a_.tx_cq, &entry), 1);
-  EXPECT_EQ(entry.op_context, &context);
-  fi_addr_t source = FI_ADDR_NOTAVAIL;
-  ASSERT_EQ(Wait(b_.rx_cq, &entry, &source), 1);
-  EXPECT_STREQ(in, "hello b");
-  EXPECT_EQ(source, a_.addr);
+  ExpectDelivered(a_, b_.addr, b_, "hello b");
   // The answer takes the same connection back.
-  ASSERT_EQ(fi_recv(a_.ep, in, sizeof(in), nullptr, FI_ADDR_UNSPEC, nullptr),
-            0);
-  ASSERT_EQ(fi_send(b_.ep, "hello a", 8, nullptr, source, nullptr), 0);
-  ASSERT_EQ(Wait(a_.rx_cq, &entry, &source), 1);
-  EXPECT_STREQ(in, "hello a");
-  EXPECT_EQ(source, b_.addr);
+  ExpectDelivered(b_, a_.addr, a_, "hello a");
 }
 
 TEST_F(TcpRdmTest, BothSidesSendingAtOnceKeepOrderPerPeer) {
@@ -153,6 +314,76 @@ TEST_F(TcpRdmTest, BothSidesSendingAtOnceKeepOrderPerPeer) {
     EXPECT_EQ(in_a[i], i);
     EXPECT_EQ(in_b[i], i);
   }
+}
+
+TEST_F(TcpRdmManualTest, SimultaneousFirstSendsShareOneConnection) {
+  ExchangeFromBothSidesAtOnce();
+}
+
+TEST_F(TcpRdmTest, SimultaneousFirstSendsShareOneConnection) {
+  ExchangeFromBothSidesAtOnce();
+}
+
+TEST_F(TcpRdmTest, AFailedConnectFailsItsSendsAndALaterSendConnects) {
+  // A socket that listens but is no endpoint: the connect succeeds, the
+  // handshake does not.
+  int listener = socket(AF_INET, SOCK_STREAM, 0);
+  ASSERT_GE(listener, 0);
+  sockaddr_in name = {};
+  name.sin_family = AF_INET;
+  name.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof(name);
+  ASSERT_EQ(bind(listener, reinterpret_cast<sockaddr*>(&name), len), 0);
+  ASSERT_EQ(getsockname(listener, reinterpret_cast<sockaddr*>(&name), &len), 0);
+  ASSERT_EQ(listen(listener, 1), 0);
+  fi_addr_t addr;
+  ASSERT_EQ(fi_av_insert(av_, &name, 1, &addr, 0, nullptr), 1);
+  int first, second, third;
+  ASSERT_EQ(fi_send(a_.ep, "1", 2, nullptr, addr, &first), 0);
+  ASSERT_EQ(fi_send(a_.ep, "2", 2, nullptr, addr, &second), 0);  // queues
+  int accepted = accept(listener, nullptr, nullptr);
+  ASSERT_GE(accepted, 0);
+  close(accepted);
+  close(listener);
+  ExpectRefused(a_.tx_cq, &first);
+  ExpectRefused(a_.tx_cq, &second);
+  // Nothing listens there now. The kernel refuses the connect inside the
+  // call or later, in progress.
+  ssize_t rc = fi_send(a_.ep, "3", 2, nullptr, addr, &third);
+  if (rc == 0) {
+    ExpectRefused(a_.tx_cq, &third);
+  } else {
+    EXPECT_EQ(rc, -FI_ECONNREFUSED);
+  }
+  // An endpoint appears at the address: the next send connects.
+  RdmEnd c;
+  Open(&c, &name);
+  ExpectDelivered(a_, addr, c, "4");
+  CloseEnd(&c);
+}
+
+// A peer with another authorization key refuses the hello: the sends
+// queued for it fail, and nothing arrives.
+TEST_F(TcpRdmTest, APeerWithAnotherKeyRefusesTheConnection) {
+  const char kKey[] = "another key";
+  info_->ep_attr->auth_key = reinterpret_cast<uint8_t*>(strdup(kKey));
+  info_->ep_attr->auth_key_size = sizeof(kKey);
+  RdmEnd c;
+  Open(&c);
+  free(info_->ep_attr->auth_key);
+  info_->ep_attr->auth_key = nullptr;
+  info_->ep_attr->auth_key_size = 0;
+  char in[8] = {};
+  ASSERT_EQ(fi_recv(c.ep, in, sizeof(in), nullptr, FI_ADDR_UNSPEC, nullptr),
+            0);
+  int first, second;
+  ASSERT_EQ(fi_send(a_.ep, "1", 2, nullptr, c.addr, &first), 0);
+  ASSERT_EQ(fi_send(a_.ep, "2", 2, nullptr, c.addr, &second), 0);
+  ExpectRefused(a_.tx_cq, &first);
+  ExpectRefused(a_.tx_cq, &second);
+  fi_cq_tagged_entry entry;
+  EXPECT_EQ(fi_cq_read(c.rx_cq, &entry, 1), -FI_EAGAIN);
+  CloseEnd(&c);
 }
 
 TEST_F(TcpRdmTest, DirectedReceivesTakeOnlyTheirSource) {
@@ -236,16 +467,20 @@ TEST_F(TcpRdmTest, APeerThatGoesAwayIsReachedAgainWhenItIsBack) {
   ASSERT_EQ(fi_inject(a_.ep, "1", 2, b_.addr), 0);
   fi_cq_tagged_entry entry;
   ASSERT_EQ(Wait(b_.rx_cq, &entry), 1);
-  // b goes away: a's link breaks; a send now finds nobody listening.
-  sockaddr_in b_name;
-  size_t len = sizeof(b_name);
-  ASSERT_EQ(fi_getname(&b_.ep->fid, &b_name, &len), 0);
+  // b goes away: a's link breaks; a send then finds nobody listening (once
+  // a notices, sends stop going to the old link).
+  sockaddr_in b_name = Name(b_);
   fi_addr_t b_addr = b_.addr;
   CloseEnd(&b_);
-  ssize_t rc = -FI_EAGAIN;
+  ssize_t rc = 0;
   for (int i = 0; i < 1000 && rc != -FI_ECONNREFUSED; ++i) {
-    fi_cq_read(a_.rx_cq, nullptr, 0);  // a notices the closed link
-    rc = fi_inject(a_.ep, "2", 2, b_addr);
+    rc = fi_send(a_.ep, "2", 2, nullptr, b_addr, nullptr);
+    if (rc != 0) continue;
+    rc = Wait(a_.tx_cq, &entry);  // 1: written before a noticed
+    fi_cq_err_entry error = {};
+    if (rc == -FI_EAVAIL && fi_cq_readerr(a_.tx_cq, &error, 0) == 1) {
+      rc = -error.err;
+    }
   }
   EXPECT_EQ(rc, -FI_ECONNREFUSED);
   // b comes back at the same address: the next send connects again.
@@ -253,16 +488,7 @@ TEST_F(TcpRdmTest, APeerThatGoesAwayIsReachedAgainWhenItIsBack) {
   ASSERT_EQ(fi_setname(&b_.ep->fid, &b_name, sizeof(b_name)),
             -FI_EOPBADSTATE);  // enabled already: bound elsewhere
   CloseEnd(&b_);
-  fi_cq_attr cq_attr = {};
-  cq_attr.format = FI_CQ_FORMAT_TAGGED;
-  ASSERT_EQ(fi_cq_open(domain_, &cq_attr, &b_.tx_cq, nullptr), 0);
-  ASSERT_EQ(fi_cq_open(domain_, &cq_attr, &b_.rx_cq, nullptr), 0);
-  ASSERT_EQ(fi_endpoint(domain_, info_, &b_.ep, nullptr), 0);
-  ASSERT_EQ(fi_setname(&b_.ep->fid, &b_name, sizeof(b_name)), 0);
-  ASSERT_EQ(fi_ep_bind(b_.ep, &av_->fid, 0), 0);
-  ASSERT_EQ(fi_ep_bind(b_.ep, &b_.tx_cq->fid, FI_TRANSMIT), 0);
-  ASSERT_EQ(fi_ep_bind(b_.ep, &b_.rx_cq->fid, FI_RECV), 0);
-  ASSERT_EQ(fi_enable(b_.ep), 0);
+  Open(&b_, &b_name);
   ASSERT_EQ(fi_recv(b_.ep, in, sizeof(in), nullptr, FI_ADDR_UNSPEC, nullptr),
             0);
   ASSERT_EQ(fi_inject(a_.ep, "3", 2, b_addr), 0);
