@@ -254,11 +254,7 @@ fi_ops_cm kPepCmOps = {
 
 void PepEvents::Progress() {
   std::lock_guard<std::mutex> lock(pep_->mutex);
-  for (;;) {
-    int fd = accept4(pep_->fd, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
-    if (fd < 0) break;
-    int one = 1;
-    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+  for (int fd; (fd = AcceptSocket(pep_->fd, pep_->log())) >= 0;) {
     pep_->incoming.push_back(Incoming{fd, CmReader()});
     Watch(pep_, fd, EPOLL_CTL_ADD);
   }

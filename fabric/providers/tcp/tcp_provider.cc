@@ -5,6 +5,7 @@
 
 #include "fabric/providers/tcp/tcp_atomic_ops.h"
 #include "fabric/providers/tcp/tcp_attr.h"
+#include "fabric/providers/tcp/tcp_fd_limit.h"
 #include "fabric/providers/tcp/tcp_msg_ep.h"
 #include "fabric/providers/tcp/tcp_rdm_ep.h"
 #include "fabric/providers/util/info_template.h"
@@ -46,6 +47,7 @@ class TcpProvider : public IpProvider {
       FI_WARN(c_provider(), FI_LOG_EP_CTRL, "fi_endpoint2: flags must be 0\n");
       return -FI_EBADFLAGS;
     }
+    tcp::PrepareFdBudget(c_provider());
     switch (info->ep_attr->type) {
       case FI_EP_MSG:
         return tcp::OpenTcpMsgEp(domain, info, ep, context);
@@ -71,6 +73,7 @@ class TcpProvider : public IpProvider {
               "fi_passive_ep: only FI_EP_MSG endpoints listen\n");
       return -FI_EINVAL;
     }
+    tcp::PrepareFdBudget(c_provider());
     return tcp::OpenTcpPassiveEp(fabric, info, pep, context);
   }
 

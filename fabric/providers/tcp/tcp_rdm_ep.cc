@@ -224,12 +224,7 @@ void ProgressOutgoing(TcpRdmEp* ep, TcpLink* link, RdmHandshake& handshake) {
 }
 
 void AcceptConnections(TcpRdmEp* ep) {
-  for (;;) {
-    int fd = accept4(ep->listen_fd, nullptr, nullptr,
-                     SOCK_NONBLOCK | SOCK_CLOEXEC);
-    if (fd < 0) return;
-    int one = 1;
-    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+  for (int fd; (fd = AcceptSocket(ep->listen_fd, ep->log())) >= 0;) {
     ep->incoming.push_back(RdmIncoming{fd, CmReader()});
     Watch(ep, EPOLL_CTL_ADD, fd, EPOLLIN);
   }

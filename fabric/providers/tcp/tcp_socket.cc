@@ -5,12 +5,14 @@
 #include <netinet/tcp.h>
 #include <poll.h>
 #include <rdma/fi_errno.h>
+#include <rdma/providers/fi_log.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include "absl/strings/str_cat.h"
 #include "fabric/api/core/status.h"
+#include "fabric/providers/tcp/tcp_fd_limit.h"
 #include "fabric/providers/util/ip_socket.h"
 
 namespace fabric {
@@ -18,8 +20,11 @@ namespace tcp {
 namespace {
 
 absl::Status Errno(int err, const std::string& what) {
+  if (IsOutOfFds(err)) {
+    return FiError(FI_EMFILE, absl::StrCat(what, ": ", strerror(err), " (",
+                                           FdLimitText(), ")"));
+  }
   int code = err == ECONNREFUSED ? FI_ECONNREFUSED
-             : err == EMFILE     ? FI_EMFILE
              : err == EADDRINUSE ? FI_EADDRINUSE
                                  : err;
   return FiError(code, absl::StrCat(what, ": ", strerror(err)));
@@ -74,6 +79,23 @@ absl::StatusOr<int> BoundSocket(const IpAddress& address) {
     return Errno(err, absl::StrCat("bind ", FormatAddrStr(address)));
   }
   return fd;
+}
+
+int AcceptSocket(int listen_fd, const fi_provider* log) {
+  int fd = accept4(listen_fd, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+  if (fd >= 0) {
+    int one = 1;
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+    return fd;
+  }
+  int err = errno;
+  if (IsOutOfFds(err)) {
+    RefuseConnection(listen_fd, log);
+  } else if (err != EAGAIN && err != EWOULDBLOCK) {
+    FI_WARN(log, FI_LOG_EP_CTRL, "accept on listener %d: %s\n", listen_fd,
+            strerror(err));
+  }
+  return -1;
 }
 
 }  // namespace tcp

@@ -1,9 +1,12 @@
 // File: fabric/providers/tcp/tcp_socket.h
 //
 // The sockets of tcp endpoints: outgoing connections (non-blocking, no
-// Nagle delay, the domain's traffic class) and sockets bound to listen on.
+// Nagle delay, the domain's traffic class), sockets bound to listen on, and
+// the connections they accept.
 #ifndef FABRIC_PROVIDERS_TCP_TCP_SOCKET_H_
 #define FABRIC_PROVIDERS_TCP_TCP_SOCKET_H_
+
+#include <rdma/providers/fi_prov.h>
 
 #include <cstdint>
 #include <optional>
@@ -27,6 +30,11 @@ absl::Status FinishConnect(int fd, int timeout_ms);
 // A non-blocking socket bound to `address` (port 0: an ephemeral port),
 // SO_REUSEADDR set, not yet listening.
 absl::StatusOr<int> BoundSocket(const IpAddress& address);
+
+// The next connection waiting on the listening `listen_fd` (non-blocking,
+// no Nagle delay), or -1: none waits, or the process is out of fds and the
+// connection was refused (RefuseConnection, tcp_fd_limit.h).
+int AcceptSocket(int listen_fd, const fi_provider* log);
 
 }  // namespace tcp
 }  // namespace fabric
