@@ -41,7 +41,10 @@ void SliceIov(const iovec* iov, size_t count, size_t offset, size_t limit,
 
 Connection::Connection(int fd, ConnectionHandler* handler,
                        const HmemCopier* copier)
-    : fd_(fd), handler_(handler), copier_(copier), staging_(kStagingSize) {}
+    : fd_(fd),
+      handler_(handler),
+      copier_(copier),
+      staging_(new char[kStagingSize]) {}
 
 Connection::~Connection() { close(fd_); }
 
@@ -119,13 +122,13 @@ void Connection::Flush() {
 bool Connection::RecvIntoStaging() {
   if (drained_) return false;
   if (begin_ == end_) begin_ = end_ = 0;
-  if (end_ == staging_.size()) {
-    memmove(staging_.data(), staging_.data() + begin_, end_ - begin_);
+  if (end_ == kStagingSize) {
+    memmove(staging_.get(), staging_.get() + begin_, end_ - begin_);
     end_ -= begin_;
     begin_ = 0;
   }
-  size_t room = staging_.size() - end_;
-  ssize_t n = recv(fd_, staging_.data() + end_, room, MSG_DONTWAIT);
+  size_t room = kStagingSize - end_;
+  ssize_t n = recv(fd_, staging_.get() + end_, room, MSG_DONTWAIT);
   if (!GotBytes(n)) return false;
   end_ += n;
   drained_ = static_cast<size_t>(n) < room;
@@ -203,7 +206,7 @@ void Connection::ReadInput() {
   while (!closed_) {
     if (state_ == ReadState::kHeader) {
       if (!Fill(sizeof(Header))) return;
-      memcpy(&header_, staging_.data() + begin_, sizeof(Header));
+      memcpy(&header_, staging_.get() + begin_, sizeof(Header));
       if (absl::Status status = CheckHeader(header_); !status.ok()) {
         Close(-FI_EIO);
         return;
@@ -211,7 +214,7 @@ void Connection::ReadInput() {
       size_t head = sizeof(Header) + header_.rma_count * sizeof(RmaDescriptor);
       if (!Fill(head)) return;
       RmaDescriptor descriptors[kMaxRmaCount];
-      memcpy(descriptors, staging_.data() + begin_ + sizeof(Header),
+      memcpy(descriptors, staging_.get() + begin_ + sizeof(Header),
              header_.rma_count * sizeof(RmaDescriptor));
       if (!CheckRmaDescriptors(header_, descriptors).ok()) {
         Close(-FI_EIO);
@@ -230,7 +233,7 @@ void Connection::ReadInput() {
       if (available > 0) {
         size_t n = static_cast<size_t>(std::min<uint64_t>(available,
                                                           remaining_));
-        Place(staging_.data() + begin_, n);
+        Place(staging_.get() + begin_, n);
         if (closed_) return;
         begin_ += n;
         remaining_ -= n;

@@ -152,7 +152,9 @@ class Connection {
   // message.
   std::vector<iovec> scratch_iov_;
 
-  std::vector<char> staging_;
+  // Left uninitialized: the kernel backs only the pages messages touch, so
+  // an idle or small-message connection costs a few KiB, not 64.
+  std::unique_ptr<char[]> staging_;
   size_t begin_ = 0;  // unread bytes are staging_[begin_, end_)
   size_t end_ = 0;
   ReadState state_ = ReadState::kHeader;

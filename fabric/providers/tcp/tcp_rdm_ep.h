@@ -35,8 +35,8 @@
 // source. A connection that breaks fails its own outstanding operations
 // (FI_ECONNRESET) and the next transmit to that peer connects again.
 //
-// Each peer costs one socket (one fd) and, while messages arrive, a 64 KiB
-// staging buffer. The first tcp endpoint raises the soft RLIMIT_NOFILE to
+// Each peer costs one socket (one fd) and a 64 KiB staging buffer, of which
+// only the pages messages touch are resident. The first tcp endpoint raises the soft RLIMIT_NOFILE to
 // the hard limit; past it a connect fails with -FI_EMFILE and an incoming
 // connection is refused (tcp_fd_limit.h).
 #ifndef FABRIC_PROVIDERS_TCP_TCP_RDM_EP_H_
