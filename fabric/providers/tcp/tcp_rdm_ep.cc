@@ -39,11 +39,26 @@ int Fail(const TcpRdmEp& ep, const absl::Status& status) {
   return ToFiErrno(status);
 }
 
+// A pass polls the sockets with poll(2) while there are at most this many
+// (cheaper than epoll_wait), with the epoll set beyond.
+constexpr size_t kPollLimit = 8;
+
+// Registers, changes (EPOLLIN/EPOLLOUT, which poll(2) spells alike) or
+// drops what a pass asks about `fd`.
 void Watch(TcpRdmEp* ep, int op, int fd, uint32_t events) {
   epoll_event event = {};
   event.events = events;
   event.data.fd = fd;
   epoll_ctl(ep->epoll_fd, op, fd, &event);
+  auto it = std::find_if(ep->watched.begin(), ep->watched.end(),
+                         [fd](const pollfd& p) { return p.fd == fd; });
+  if (op == EPOLL_CTL_DEL) {
+    if (it != ep->watched.end()) ep->watched.erase(it);
+  } else if (it != ep->watched.end()) {
+    it->events = static_cast<short>(events);
+  } else {
+    ep->watched.push_back(pollfd{fd, static_cast<short>(events), 0});
+  }
 }
 
 TcpLink* AddLink(TcpRdmEp* ep, int fd, fi_addr_t peer, uint32_t events) {
@@ -398,30 +413,49 @@ void TcpRdmEpEvents::ReceivePosted() {
   }
 }
 
+namespace {
+
+// Advances what `fd`, reported ready, belongs to.
+void Dispatch(TcpRdmEp* ep, int fd) {
+  if (fd == ep->listen_fd) {
+    AcceptConnections(ep);
+    return;
+  }
+  auto link = ep->link_by_fd.find(fd);
+  if (link == ep->link_by_fd.end()) {
+    ProgressHandshake(ep, fd);
+    return;
+  }
+  auto handshake = ep->handshakes.find(link->second);
+  if (handshake != ep->handshakes.end()) {
+    ProgressOutgoing(ep, link->second, handshake->second);
+  } else {
+    link->second->connection.Progress();
+  }
+}
+
+}  // namespace
+
 void TcpRdmEpEvents::Progress() {
   TcpRdmEp* ep = ep_;
   std::lock_guard<OptionalMutex> lock(ep->base.util.mutex);
   ep->closed.clear();
+  if (ep->watched.size() <= kPollLimit) {
+    // A copy: dispatching may change what is watched.
+    pollfd fds[kPollLimit];
+    size_t count = ep->watched.size();
+    std::copy(ep->watched.begin(), ep->watched.end(), fds);
+    int ready = poll(fds, count, 0);
+    for (size_t i = 0; ready > 0 && i < count; ++i) {
+      if (fds[i].revents == 0) continue;
+      --ready;
+      Dispatch(ep, fds[i].fd);
+    }
+    return;
+  }
   epoll_event events[kMaxEvents];
   int n = epoll_wait(ep->epoll_fd, events, kMaxEvents, 0);
-  for (int i = 0; i < n; ++i) {
-    int fd = events[i].data.fd;
-    if (fd == ep->listen_fd) {
-      AcceptConnections(ep);
-      continue;
-    }
-    auto link = ep->link_by_fd.find(fd);
-    if (link == ep->link_by_fd.end()) {
-      ProgressHandshake(ep, fd);
-      continue;
-    }
-    auto handshake = ep->handshakes.find(link->second);
-    if (handshake != ep->handshakes.end()) {
-      ProgressOutgoing(ep, link->second, handshake->second);
-    } else {
-      link->second->connection.Progress();
-    }
-  }
+  for (int i = 0; i < n; ++i) Dispatch(ep, events[i].data.fd);
 }
 
 int TcpRdmEpEvents::progress_fd() const { return ep_->epoll_fd; }

@@ -42,6 +42,7 @@
 #ifndef FABRIC_PROVIDERS_TCP_TCP_RDM_EP_H_
 #define FABRIC_PROVIDERS_TCP_TCP_RDM_EP_H_
 
+#include <poll.h>
 #include <rdma/fabric.h>
 
 #include <list>
@@ -69,6 +70,8 @@ class TcpRdmEpEvents : public TcpEpOwner, public ProgressSource {
   void Progress() override;
   int progress_fd() const override;
   bool auto_progress() const override;
+  // Each pass asks poll(2) or epoll about the endpoint's own sockets.
+  bool poll_directly() const override { return true; }
 
  private:
   TcpRdmEp* ep_;
@@ -100,6 +103,8 @@ class TcpRdmEp {
   TcpRdmEpEvents events;
   int listen_fd = -1;
   int epoll_fd = -1;  // the listening socket, handshakes and links
+  // The same sockets and events, for poll(2) while they are few.
+  std::vector<pollfd> watched;
   IpAddress listen_address;  // from fi_enable on: what hellos carry
   bool registered = false;  // with the domain's progress engine
   std::list<RdmIncoming> incoming;

@@ -50,12 +50,14 @@ ProgressEngine::~ProgressEngine() {
 
 void ProgressEngine::Add(ProgressSource* source) {
   Control(epoll_fd_, EPOLL_CTL_ADD, source, EPOLLIN);
-  if (source->poll_directly()) {
-    std::lock_guard<std::mutex> lock(direct_mutex_);
-    direct_.push_back(source);
-    direct_version_.fetch_add(1);
-  } else {
-    epoll_count_.fetch_add(1);
+  {
+    std::lock_guard<std::mutex> lock(registry_mutex_);
+    if (source->poll_directly()) {
+      direct_.push_back(source);
+    } else {
+      polled_.push_back(Entry{source, {source->progress_fd(), POLLIN, 0}});
+    }
+    registry_version_.fetch_add(1);
   }
   source_count_.fetch_add(1);
   if (!source->auto_progress()) return;
@@ -71,17 +73,30 @@ void ProgressEngine::Add(ProgressSource* source) {
 void ProgressEngine::Remove(ProgressSource* source) {
   std::lock_guard<std::mutex> lock(run_mutex_);
   Control(epoll_fd_, EPOLL_CTL_DEL, source, 0);
-  if (source->poll_directly()) {
-    std::lock_guard<std::mutex> direct_lock(direct_mutex_);
-    direct_.erase(std::find(direct_.begin(), direct_.end(), source));
-    direct_version_.fetch_add(1);
-  } else {
-    epoll_count_.fetch_sub(1);
+  {
+    std::lock_guard<std::mutex> registry_lock(registry_mutex_);
+    direct_.erase(std::remove(direct_.begin(), direct_.end(), source),
+                  direct_.end());
+    polled_.erase(std::remove_if(polled_.begin(), polled_.end(),
+                                 [source](const Entry& entry) {
+                                   return entry.source == source;
+                                 }),
+                  polled_.end());
+    registry_version_.fetch_add(1);
   }
   if (source->auto_progress()) {
     Control(auto_epoll_fd_, EPOLL_CTL_DEL, source, 0);
   }
   source_count_.fetch_sub(1);
+}
+
+void ProgressEngine::SetPollEvents(ProgressSource* source, int fd,
+                                   short events) {
+  std::lock_guard<std::mutex> lock(registry_mutex_);
+  for (Entry& entry : polled_) {
+    if (entry.source == source) entry.poll = {fd, events, 0};
+  }
+  registry_version_.fetch_add(1);
 }
 
 void ProgressEngine::WantWrite(ProgressSource* source, bool want) {
@@ -90,6 +105,8 @@ void ProgressEngine::WantWrite(ProgressSource* source, bool want) {
   if (source->auto_progress()) {
     Control(auto_epoll_fd_, EPOLL_CTL_MOD, source, EPOLLIN | EPOLLET | out);
   }
+  SetPollEvents(source, source->progress_fd(),
+                static_cast<short>(POLLIN | (want ? POLLOUT : 0)));
 }
 
 void ProgressEngine::Disarm(ProgressSource* source) {
@@ -97,28 +114,37 @@ void ProgressEngine::Disarm(ProgressSource* source) {
   if (source->auto_progress()) {
     Control(auto_epoll_fd_, EPOLL_CTL_MOD, source, 0);
   }
+  SetPollEvents(source, -1, 0);  // poll(2) reports hangups unasked
+}
+
+void ProgressEngine::Refresh() {
+  if (registry_version_.load() == snapshot_version_) return;
+  std::lock_guard<std::mutex> lock(registry_mutex_);
+  direct_snapshot_ = direct_;
+  poll_snapshot_.clear();
+  polled_snapshot_.clear();
+  for (const Entry& entry : polled_) {
+    poll_snapshot_.push_back(entry.poll);
+    polled_snapshot_.push_back(entry.source);
+  }
+  snapshot_version_ = registry_version_.load();
 }
 
 void ProgressEngine::RunReady(int epoll_fd) {
   epoll_event events[kMaxEvents];
   int n = epoll_wait(epoll_fd, events, kMaxEvents, 0);
   for (int i = 0; i < n; ++i) {
-    auto* source = static_cast<ProgressSource*>(events[i].data.ptr);
-    // Sources polled directly had their turn (the auto thread's pass
-    // advances them from here).
-    if (epoll_fd == epoll_fd_ && source->poll_directly()) continue;
-    source->Progress();
+    static_cast<ProgressSource*>(events[i].data.ptr)->Progress();
   }
 }
 
-void ProgressEngine::RunDirect() {
-  uint64_t version = direct_version_.load();
-  if (version != snapshot_version_) {
-    std::lock_guard<std::mutex> lock(direct_mutex_);
-    direct_snapshot_ = direct_;
-    snapshot_version_ = direct_version_.load();
+void ProgressEngine::RunPolled() {
+  int ready = poll(poll_snapshot_.data(), poll_snapshot_.size(), 0);
+  for (size_t i = 0; ready > 0 && i < poll_snapshot_.size(); ++i) {
+    if (poll_snapshot_[i].revents == 0) continue;
+    --ready;
+    polled_snapshot_[i]->Progress();
   }
-  for (ProgressSource* source : direct_snapshot_) source->Progress();
 }
 
 void ProgressEngine::Run() {
@@ -128,8 +154,14 @@ void ProgressEngine::Run() {
   }
   std::unique_lock<std::mutex> lock(run_mutex_, std::try_to_lock);
   if (!lock.owns_lock()) return;
-  RunDirect();
-  if (epoll_count_.load(std::memory_order_relaxed) > 0) RunReady(epoll_fd_);
+  Refresh();
+  // Many sources: one epoll_wait finds the ready ones, whatever their kind.
+  if (direct_snapshot_.size() + poll_snapshot_.size() > kPollLimit) {
+    RunReady(epoll_fd_);
+    return;
+  }
+  for (ProgressSource* source : direct_snapshot_) source->Progress();
+  if (!poll_snapshot_.empty()) RunPolled();
 }
 
 void ProgressEngine::WaitAndRun(int timeout_ms) {

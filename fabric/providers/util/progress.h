@@ -13,6 +13,11 @@
 // the application itself is polling: it only steps in after the
 // application has not called Run() for kAutoIdleMicros.
 //
+// While the engine has at most kPollLimit sources, a pass advances those
+// that poll directly and asks poll(2) about the others (cheaper per pass
+// than epoll_wait, which measurably adds latency to a polling loop); with
+// more, one epoll_wait finds the ready ones of every kind.
+//
 // Sources are advanced one thread at a time; Run() returns at once when
 // another thread is already running them. Lock order: the engine's run
 // lock, then a source's own lock. So Add may be called with a source's lock
@@ -20,6 +25,8 @@
 // neither may be called from inside Progress().
 #ifndef FABRIC_PROVIDERS_UTIL_PROGRESS_H_
 #define FABRIC_PROVIDERS_UTIL_PROGRESS_H_
+
+#include <poll.h>
 
 #include <atomic>
 #include <cstdint>
@@ -38,9 +45,10 @@ class ProgressSource {
   virtual int progress_fd() const = 0;
   // Whether the engine's thread advances it (FI_PROGRESS_AUTO).
   virtual bool auto_progress() const = 0;
-  // Whether each pass calls Progress() without asking epoll first: for
-  // sockets whose non-blocking read is as cheap as epoll_wait and takes no
-  // lock that arriving packets need (UDP; not TCP streams).
+  // Whether a pass over few sources calls Progress() without asking
+  // whether its fd is ready: for sources whose own check is as cheap (a UDP
+  // socket's non-blocking read, which takes no lock that arriving packets
+  // need; an endpoint that polls its own sockets).
   virtual bool poll_directly() const { return false; }
 };
 
@@ -81,22 +89,39 @@ class ProgressEngine {
   static bool InAutoThread();
 
  private:
+  static constexpr size_t kPollLimit = 8;
+
+  // A registered source and what a pass asks poll(2) about it (fd -1 once
+  // disarmed); sources polled directly are not asked about.
+  struct Entry {
+    ProgressSource* source;
+    pollfd poll;
+  };
+
+  // Copies the registry into the pass's snapshot if it changed; run_mutex_
+  // is held.
+  void Refresh();
+  // What poll(2) is asked about `source` from the next pass on.
+  void SetPollEvents(ProgressSource* source, int fd, short events);
   // Advances the sources `epoll_fd` reports ready; run_mutex_ is held.
   void RunReady(int epoll_fd);
-  // Advances the sources that poll directly; run_mutex_ is held.
-  void RunDirect();
+  // Advances the sources poll(2) reports ready; run_mutex_ is held.
+  void RunPolled();
   void AutoLoop();
 
   int epoll_fd_;       // every source, level-triggered
   int auto_epoll_fd_;  // auto-progress sources, edge-triggered
   std::mutex run_mutex_;  // held while sources are advanced, and by Remove
   std::atomic<int> source_count_{0};
-  std::atomic<int> epoll_count_{0};  // sources that are not polled directly
-  std::mutex direct_mutex_;          // guards direct_
+  std::mutex registry_mutex_;  // guards direct_ and polled_; a leaf lock
   std::vector<ProgressSource*> direct_;
-  std::atomic<uint64_t> direct_version_{0};  // bumped when direct_ changes
-  uint64_t snapshot_version_ = 0;             // run_mutex_ guards these
+  std::vector<Entry> polled_;
+  std::atomic<uint64_t> registry_version_{0};  // bumped when they change
+  // The pass's copies; run_mutex_ guards them.
+  uint64_t snapshot_version_ = 0;
   std::vector<ProgressSource*> direct_snapshot_;
+  std::vector<pollfd> poll_snapshot_;
+  std::vector<ProgressSource*> polled_snapshot_;  // parallel to poll_snapshot_
   std::atomic<bool> auto_started_{false};  // only then is the time kept
   std::atomic<int64_t> last_app_run_micros_{0};
   std::atomic<bool> stopping_{false};
