@@ -7,7 +7,8 @@ set -euo pipefail
 # GoogleTest, Google Benchmark, rdma-core and OpenMPI as system libraries;
 # Debian's libfabric 1.17 as the ABI reference and benchmark baseline; iproute2
 # for the network namespaces of the integration tests; pkgconf for the
-# install test, which builds a program against the installed libfabric.pc.
+# install test, which builds a program against the installed libfabric.pc;
+# gnuplot for the benchmark's plot.
 packages=(
   bazel-bootstrap
   bazel-rules-java
@@ -21,6 +22,7 @@ packages=(
   libfabric-dev libfabric-bin
   iproute2
   pkgconf
+  gnuplot-nox
 )
 
 missing=()

@@ -1,0 +1,274 @@
+#!/usr/bin/env bash
+# bench:compare: our libfabric.so.1 against Debian's libfabric 1.17, each
+# driven by the same prebuilt programs: Debian's /usr/bin/fi_pingpong
+# (package libfabric-bin) and our apps/pingpong (built to load whichever
+# libfabric.so.1 comes first on LD_LIBRARY_PATH).
+#
+#   bazel run -c opt //bench:compare -- [OPTIONS]
+#
+# For every provider and endpoint type both libraries have (tcp msg, tcp
+# rdm, udp dgram) and every message size (64 B, 4 KiB, 64 KiB, 1 MiB; udp up
+# to its 65507-byte datagrams), each program runs a server and a client on
+# 127.0.0.1, once over each library, alternating ours, libfabric, ours, ...
+# in every round so that a change in the machine's load hits both alike. It
+# prints, per case and program, the medians of latency (usec/xfer) and
+# bandwidth (MB/sec) and the ratios ours/libfabric, the project's goals with
+# PASS or MISS, every round's values, and writes a plot of the ratios (PNG,
+# with gnuplot) when --plot names a file. A run that fails (exit status,
+# timeout, no result line) is reported with its first error line; the other
+# runs go on.
+#
+# Options:
+#   --rounds N        rounds (default 5)
+#   --sizes A,B,...   message sizes in bytes (default 64,4096,65536,1048576)
+#   --cases A,B,...   provider-endpoint cases (default tcp-msg,tcp-rdm,udp-dgram)
+#   --programs A,B    fi_pingpong and/or pingpong (default: both)
+#   --plot FILE.png   also plot the ratios into FILE.png
+#   --timeout S       limit for each process in seconds (default 60)
+#
+# The numbers are only comparable on a quiet machine: the CPU count and load
+# average are printed at the start and at the end. Build with -c opt.
+set -uo pipefail
+
+rounds=5
+sizes=64,4096,65536,1048576
+only_cases=tcp-msg,tcp-rdm,udp-dgram
+programs=fi_pingpong,pingpong
+plot=
+timeout_s=60
+
+usage() {
+  sed -n '/^# Options:/,/^#   --timeout/p' "$0" | sed 's/^# \{0,1\}//' >&2
+  exit 2
+}
+
+while [ $# -gt 0 ]; do
+  [ $# -ge 2 ] || usage
+  case "$1" in
+    --rounds) rounds=$2 ;;
+    --sizes) sizes=$2 ;;
+    --cases) only_cases=$2 ;;
+    --programs) programs=$2 ;;
+    --plot) plot=$2 ;;
+    --timeout) timeout_s=$2 ;;
+    *) usage ;;
+  esac
+  shift 2
+done
+for number in "$rounds" "$timeout_s" ${sizes//,/ }; do
+  [[ "$number" =~ ^[1-9][0-9]*$ ]] || { echo "not a positive number: $number" >&2; exit 2; }
+done
+for case_name in ${only_cases//,/ }; do
+  [[ " tcp-msg tcp-rdm udp-dgram " == *" $case_name "* ]] ||
+    { echo "unknown case: $case_name (tcp-msg, tcp-rdm, udp-dgram)" >&2; exit 2; }
+done
+for program in ${programs//,/ }; do
+  [[ " fi_pingpong pingpong " == *" $program "* ]] ||
+    { echo "unknown program: $program (fi_pingpong, pingpong)" >&2; exit 2; }
+done
+# bazel run changes to the workspace's runfiles; a relative --plot means the
+# directory bazel was started from.
+if [ -n "$plot" ] && [[ "$plot" != /* ]]; then
+  plot="${BUILD_WORKING_DIRECTORY:-$PWD}/$plot"
+fi
+
+# The project's goals: case size metric ratio. A latency goal is met at or
+# below the ratio ours/libfabric, a bandwidth goal at or above it.
+goals=(
+  "tcp-msg 64 latency 0.9"
+  "tcp-msg 1048576 bandwidth 1.1"
+  "tcp-rdm 64 latency 0.6"
+  "tcp-rdm 1048576 bandwidth 1.1"
+  "udp-dgram 64 latency 1.0"
+)
+readonly udp_max=65507
+
+runfiles="${RUNFILES_DIR:-$0.runfiles}/fabric"
+[ -d "$runfiles" ] || runfiles="$PWD"
+pingpong_once="$runfiles/bench/pingpong_once.sh"
+ours_so=$(realpath "$runfiles/fabric/libfabric.so.1")
+theirs_so=$(realpath /usr/lib/x86_64-linux-gnu/libfabric.so.1)
+declare -A program_path=(
+  [fi_pingpong]=/usr/bin/fi_pingpong
+  [pingpong]="$runfiles/apps/pingpong/pingpong_shared"
+)
+for file in "$pingpong_once" "$ours_so" "$theirs_so"; do
+  [ -e "$file" ] || { echo "missing: $file" >&2; exit 1; }
+done
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/bench_compare.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+libs=(ours libfabric)
+mkdir "$work/ours" "$work/libfabric"
+ln -s "$ours_so" "$work/ours/libfabric.so.1"
+ln -s "$theirs_so" "$work/libfabric/libfabric.so.1"
+
+# Refuse to measure with a program that would not load the library we name.
+for program in ${programs//,/ }; do
+  path=${program_path[$program]}
+  [ -x "$path" ] || { echo "missing: $path ($program)" >&2; exit 1; }
+  for lib in "${libs[@]}"; do
+    loaded=$(LD_LIBRARY_PATH="$work/$lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
+      ldd "$path" | awk '$1 == "libfabric.so.1" { print $3 }')
+    if [ "$(realpath "$loaded" 2>/dev/null)" != "$(realpath "$work/$lib/libfabric.so.1")" ]; then
+      echo "$path would load '$loaded' for $lib, not $work/$lib/libfabric.so.1" >&2
+      exit 1
+    fi
+  done
+done
+
+# Iterations per size: about a second of ping-pong each on loopback.
+iterations_for() {
+  if [ "$1" -le 4096 ]; then echo 10000
+  elif [ "$1" -le 65536 ]; then echo 2000
+  else echo 500
+  fi
+}
+
+machine_state() {
+  echo "machine at $1: $(nproc) CPUs, load average" \
+    "$(cut -d' ' -f1-3 /proc/loadavg) (1, 5, 15 min)"
+}
+
+echo "bench:compare: $rounds rounds, ours and libfabric alternating"
+echo "  ours:      $ours_so"
+echo "  libfabric: $theirs_so"
+for program in ${programs//,/ }; do echo "  $program: ${program_path[$program]}"; done
+machine_state start
+
+# One line per run: program case size lib round ok|failed usec mbps|message.
+results="$work/results.tsv"
+: >"$results"
+for round in $(seq "$rounds"); do
+  start=$SECONDS
+  for program in ${programs//,/ }; do
+    for case_name in ${only_cases//,/ }; do
+      provider=${case_name%-*}
+      ep_type=${case_name#*-}
+      for size in ${sizes//,/ }; do
+        [ "$provider" = udp ] && [ "$size" -gt "$udp_max" ] && continue
+        for lib in "${libs[@]}"; do
+          if out=$(FI_PINGPONG=${program_path[$program]} "$pingpong_once" \
+            "$work/$lib" "$provider" "$ep_type" "$size" \
+            "$(iterations_for "$size")" "$timeout_s"); then
+            read -r usec mbps <<<"$out"
+            printf '%s\t%s\t%s\t%s\t%s\tok\t%s\t%s\n' "$program" "$case_name" \
+              "$size" "$lib" "$round" "$usec" "$mbps" >>"$results"
+          else
+            printf '%s\t%s\t%s\t%s\t%s\tfailed\t%s\n' "$program" "$case_name" \
+              "$size" "$lib" "$round" "$out" >>"$results"
+          fi
+        done
+      done
+    done
+  done
+  echo "round $round/$rounds done in $((SECONDS - start))s" >&2
+done
+machine_state end
+
+# median PROGRAM CASE SIZE LIB COLUMN (7: usec, 8: MB/sec) of the ok runs.
+median() {
+  awk -F'\t' -v p="$1" -v c="$2" -v s="$3" -v l="$4" -v col="$5" \
+    '$1 == p && $2 == c && $3 == s && $4 == l && $6 == "ok" { print $col }' \
+    "$results" | sort -g | awk '{ v[NR] = $1 }
+      END { if (NR % 2) printf "%.2f", v[(NR + 1) / 2]
+            else if (NR) printf "%.2f", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+}
+ratio() {
+  [ -n "$1" ] && [ -n "$2" ] || { echo n/a; return; }
+  awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", a / b }'
+}
+# goal_of CASE SIZE METRIC: the goal's ratio, or nothing.
+goal_of() {
+  local entry
+  for entry in "${goals[@]}"; do
+    read -r g_case g_size g_metric g_ratio <<<"$entry"
+    [ "$g_case" = "$1" ] && [ "$g_size" = "$2" ] && [ "$g_metric" = "$3" ] &&
+      echo "$g_ratio"
+  done
+}
+verdict() {  # RATIO GOAL METRIC
+  [ -n "$2" ] || return 0
+  [ "$1" = n/a ] && { echo "goal ${2}x: MISS"; return; }
+  awk -v r="$1" -v g="$2" -v m="$3" 'BEGIN {
+    ok = (m == "latency") ? r <= g : r >= g
+    printf "goal %s%sx: %s", (m == "latency") ? "<=" : ">=", g, ok ? "PASS" : "MISS" }'
+}
+
+# The table; also the plot's data: program-case-size ratio_lat ratio_bw.
+plot_data="$work/plot.dat"
+: >"$plot_data"
+echo
+row='%-12s %-10s %8s  %9s %9s %7s  %9s %9s %7s  %s\n'
+# shellcheck disable=SC2059  # row is the format
+printf "$row" program case bytes "us ours" "us lf" ratio "MB/s ours" "MB/s lf" ratio goals
+for program in ${programs//,/ }; do
+  for case_name in ${only_cases//,/ }; do
+    for size in ${sizes//,/ }; do
+      [[ "$case_name" == udp-* ]] && [ "$size" -gt "$udp_max" ] && continue
+      lat_ours=$(median "$program" "$case_name" "$size" ours 7)
+      lat_lf=$(median "$program" "$case_name" "$size" libfabric 7)
+      bw_ours=$(median "$program" "$case_name" "$size" ours 8)
+      bw_lf=$(median "$program" "$case_name" "$size" libfabric 8)
+      lat_ratio=$(ratio "$lat_ours" "$lat_lf")
+      bw_ratio=$(ratio "$bw_ours" "$bw_lf")
+      notes=
+      if [ "$program" = fi_pingpong ]; then
+        notes="$(verdict "$lat_ratio" "$(goal_of "$case_name" "$size" latency)" latency)"
+        notes+="$(verdict "$bw_ratio" "$(goal_of "$case_name" "$size" bandwidth)" bandwidth)"
+      fi
+      # shellcheck disable=SC2059
+      printf "$row" "$program" "$case_name" "$size" "${lat_ours:-failed}" \
+        "${lat_lf:-failed}" "$lat_ratio" "${bw_ours:-failed}" "${bw_lf:-failed}" \
+        "$bw_ratio" "$notes"
+      printf '%s/%s/%s %s %s\n' "$program" "$case_name" "$size" \
+        "${lat_ratio/n\/a/NaN}" "${bw_ratio/n\/a/NaN}" >>"$plot_data"
+    done
+  done
+done
+echo "us: latency usec/xfer (ours/libfabric < 1: ours faster); MB/s: bandwidth (> 1: ours faster)."
+
+echo
+echo "Per round (usec/xfer; x = failed):"
+awk -F'\t' '{ key = $1 " " $2 " " $3 " " $4
+              if (!(key in line)) order[++n] = key
+              line[key] = line[key] " " (($6 == "ok") ? $7 : "x") }
+  END { for (i = 1; i <= n; ++i) printf "  %-40s%s\n", order[i], line[order[i]] }' \
+  "$results"
+
+if grep -q $'\tfailed\t' "$results"; then
+  echo
+  echo "Failures (first error line of each; rounds failed):"
+  awk -F'\t' '$6 == "failed" { key = $1 " " $2 " " $3 " " $4; ++count[key]
+                               if (!(key in first)) first[key] = $7 }
+    END { for (key in first) printf "  %s (%d): %s\n", key, count[key], first[key] }' \
+    "$results"
+fi
+
+if [ -n "$plot" ]; then
+  if ! command -v gnuplot >/dev/null; then
+    echo "no plot: gnuplot is not installed (./setup.sh installs gnuplot-nox)" >&2
+  else
+    # A log scale around 1 that shows the smallest and the largest bar whole.
+    read -r low high < <(awk '{ for (i = 2; i <= 3; ++i) if ($i != "NaN") {
+        if (lo == "" || $i < lo) lo = $i; if (hi == "" || $i > hi) hi = $i } }
+      END { lo = (lo == "" || lo > 1) ? 1 : lo; hi = (hi == "" || hi < 1) ? 1 : hi
+            print lo / 1.5, hi * 1.5 }' "$plot_data")
+    gnuplot <<EOF
+set terminal png size 1200,600 noenhanced
+set output "$plot"
+set title "ours / libfabric 1.17, medians (latency below 1 and bandwidth above 1: ours faster)"
+set style data histograms
+set style histogram clustered gap 1
+set style fill solid 0.8 border -1
+set xtics rotate by -45 font ",8"
+set logscale y 2
+set yrange [$low:$high]
+set grid ytics
+set arrow from graph 0, first 1 to graph 1, first 1 nohead lw 2
+plot "$plot_data" using 2:xtic(1) title "latency ratio", \
+     "" using 3 title "bandwidth ratio"
+EOF
+    echo "plot: $plot"
+  fi
+fi
