@@ -10,12 +10,6 @@
 namespace fabric {
 namespace {
 
-int64_t NowMicros() {
-  return std::chrono::duration_cast<std::chrono::microseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
-
 // How long the auto-progress thread sleeps in one wait at most (so that it
 // notices the engine closing).
 constexpr int kAutoWaitMillis = 10;
@@ -64,7 +58,6 @@ void ProgressEngine::Add(ProgressSource* source) {
   Control(auto_epoll_fd_, EPOLL_CTL_ADD, source, EPOLLIN | EPOLLET);
   std::lock_guard<std::mutex> lock(thread_mutex_);
   if (!auto_thread_.joinable()) {
-    last_app_run_micros_.store(NowMicros());
     auto_started_.store(true);
     auto_thread_ = std::thread([this] { AutoLoop(); });
   }
@@ -150,7 +143,7 @@ void ProgressEngine::RunPolled() {
 void ProgressEngine::Run() {
   if (source_count_.load(std::memory_order_relaxed) == 0) return;
   if (auto_started_.load(std::memory_order_relaxed)) {
-    last_app_run_micros_.store(NowMicros(), std::memory_order_relaxed);
+    app_runs_.fetch_add(1, std::memory_order_relaxed);
   }
   std::unique_lock<std::mutex> lock(run_mutex_, std::try_to_lock);
   if (!lock.owns_lock()) return;
@@ -178,14 +171,15 @@ bool ProgressEngine::InAutoThread() { return in_auto_thread; }
 
 void ProgressEngine::AutoLoop() {
   in_auto_thread = true;
+  uint64_t runs_seen = app_runs_.load(std::memory_order_relaxed);
   while (!stopping_.load()) {
     // An application that polls is making progress itself: sleep instead of
-    // waking for each message it will take anyway.
-    int64_t idle =
-        NowMicros() - last_app_run_micros_.load(std::memory_order_relaxed);
-    if (idle < kAutoIdleMicros) {
-      std::this_thread::sleep_for(
-          std::chrono::microseconds(kAutoIdleMicros - idle));
+    // waking for each message it will take anyway. (A count, not a clock:
+    // reading the time on every pass costs the polling loop more.)
+    uint64_t runs = app_runs_.load(std::memory_order_relaxed);
+    if (runs != runs_seen) {
+      runs_seen = runs;
+      std::this_thread::sleep_for(std::chrono::microseconds(kAutoIdleMicros));
       continue;
     }
     // Wait without taking the events, so that a source removed meanwhile

@@ -11,7 +11,7 @@
 // also advanced by the engine's own thread, so its work completes while the
 // application does something else. That thread stays out of the way while
 // the application itself is polling: it only steps in after the
-// application has not called Run() for kAutoIdleMicros.
+// application has not called Run() for about kAutoIdleMicros (1 to 2 ms).
 //
 // While the engine has at most kPollLimit sources, a pass advances those
 // that poll directly and asks poll(2) about the others (cheaper per pass
@@ -122,8 +122,8 @@ class ProgressEngine {
   std::vector<ProgressSource*> direct_snapshot_;
   std::vector<pollfd> poll_snapshot_;
   std::vector<ProgressSource*> polled_snapshot_;  // parallel to poll_snapshot_
-  std::atomic<bool> auto_started_{false};  // only then is the time kept
-  std::atomic<int64_t> last_app_run_micros_{0};
+  std::atomic<bool> auto_started_{false};  // only then are passes counted
+  std::atomic<uint64_t> app_runs_{0};  // passes the application ran
   std::atomic<bool> stopping_{false};
   std::mutex thread_mutex_;  // guards auto_thread_
   std::thread auto_thread_;  // started by the first auto-progress source
