@@ -52,7 +52,7 @@ int GetInfo(const Options& options, const EndpointName* server,
     hints->dest_addr = std::malloc(server->bytes.size());
     std::memcpy(hints->dest_addr, server->bytes.data(), server->bytes.size());
   }
-  int ret = fi_getinfo(FI_VERSION(1, 18), nullptr, nullptr, 0, hints, info);
+  int ret = fi_getinfo(kApiVersion, nullptr, nullptr, 0, hints, info);
   fi_freeinfo(hints);
   return ret ? Report("fi_getinfo", ret) : 0;
 }

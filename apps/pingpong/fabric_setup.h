@@ -16,6 +16,11 @@
 
 namespace pingpong {
 
+// The API version pingpong asks fi_getinfo for. 1.17, not this library's
+// 1.18: the program uses nothing newer, and so the same binary also runs on
+// Debian's libfabric 1.17 (//bench:compare runs it over both).
+constexpr uint32_t kApiVersion = FI_VERSION(1, 17);
+
 // Everything one side opens, in the order it is opened. Close() releases it
 // in the reverse order.
 struct FabricObjects {

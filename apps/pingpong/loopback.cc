@@ -50,7 +50,7 @@ std::vector<Case> FindCases(const Options& options) {
     hints->fabric_attr->prov_name = strdup(options.provider.c_str());
   }
   fi_info* infos = nullptr;
-  int ret = fi_getinfo(FI_VERSION(1, 18), nullptr, nullptr, 0, hints, &infos);
+  int ret = fi_getinfo(kApiVersion, nullptr, nullptr, 0, hints, &infos);
   fi_freeinfo(hints);
   if (ret) {
     Report("fi_getinfo", ret);
