@@ -12,20 +12,13 @@ rows=$3
 shift 3
 
 work=$(mktemp -d "${TEST_TMPDIR:-/tmp}/pingpong.XXXXXX")
-trap 'kill "$server" 2>/dev/null; rm -rf "$work"' EXIT
-port=$((20000 + ($$ * 7 + RANDOM) % 40000))
-
-timeout 120 "$server_program" "$@" -B "$port" >"$work/server.out" 2>&1 &
-server=$!
+trap 'rm -rf "$work"' EXIT
+# shellcheck source=tools/testing/pingpong_pair_run.sh
+source tools/testing/pingpong_pair_run.sh
+server() { timeout 120 "$server_program" "$@"; }
+client() { timeout 120 "$client_program" "$@"; }
 # Our client retries a refused connection; fi_pingpong's does not.
-for _ in $(seq 50); do
-  if ss -ltn "sport = :$port" | grep -q LISTEN; then break; fi
-  sleep 0.1
-done
-timeout 120 "$client_program" "$@" -P "$port" 127.0.0.1 >"$work/client.out" 2>&1
-client_rc=$?
-wait "$server"
-server_rc=$?
+run_pingpong_pair server client "$@"
 echo "--- client (exit $client_rc)"; cat "$work/client.out"
 echo "--- server (exit $server_rc)"; cat "$work/server.out"
 

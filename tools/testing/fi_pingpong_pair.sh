@@ -25,27 +25,18 @@ fi
 source tools/testing/sanitizer_runtime.sh  # bazel runs tests in the runfiles root
 
 work=$(mktemp -d "${TEST_TMPDIR:-/tmp}/fi_pingpong.XXXXXX")
-trap 'kill "$server" 2>/dev/null; rm -rf "$work"' EXIT
+trap 'rm -rf "$work"' EXIT
 mkdir "$work/lib"
 ln -s "$library" "$work/lib/libfabric.so.1"
 export LD_LIBRARY_PATH="$work/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 
-# A control port unlikely to be taken by a concurrent test.
-port=$((20000 + ($$ * 7 + RANDOM) % 40000))
 args=(-p "$provider" -e "$ep_type" -c "$@")
-run_uninstrumented "$library" timeout 120 "$pingpong" "${args[@]}" -B "$port" \
-  >"$work/server.out" 2>&1 &
-server=$!
-# The server listens within a second; the client retries its connect.
-for _ in $(seq 50); do
-  if ss -ltn "sport = :$port" | grep -q LISTEN; then break; fi
-  sleep 0.1
-done
-run_uninstrumented "$library" timeout 120 "$pingpong" "${args[@]}" \
-  -P "$port" 127.0.0.1 >"$work/client.out" 2>&1
-client_rc=$?
-wait "$server"
-server_rc=$?
+# shellcheck source=tools/testing/pingpong_pair_run.sh
+source tools/testing/pingpong_pair_run.sh
+fi_pingpong_on_library() {
+  run_uninstrumented "$library" timeout 120 "$pingpong" "$@"
+}
+run_pingpong_pair fi_pingpong_on_library fi_pingpong_on_library "${args[@]}"
 echo "--- client (exit $client_rc)"
 cat "$work/client.out"
 echo "--- server (exit $server_rc)"
