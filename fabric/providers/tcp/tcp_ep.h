@@ -108,7 +108,9 @@ class TcpLink : public ConnectionHandler {
   ~TcpLink() override;
 
   TcpEp* const ep;
-  const fi_addr_t peer;
+  // FI_ADDR_NOTAVAIL while the AV does not hold the peer's address
+  // (peer_name); looked up again at each message until it does.
+  fi_addr_t peer;
   Connection connection;
   // The peer's address in the endpoint's format, when known: what
   // FI_SOURCE_ERR reports for a peer the AV does not hold.

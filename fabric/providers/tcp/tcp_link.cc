@@ -5,7 +5,9 @@
 
 #include <algorithm>
 
+#include "fabric/api/core/address.h"
 #include "fabric/providers/tcp/tcp_ep.h"
+#include "fabric/providers/util/av.h"
 #include "fabric/providers/util/mr.h"
 
 namespace fabric {
@@ -282,6 +284,13 @@ TcpLink::~TcpLink() {
 
 RxTarget TcpLink::OnHeader(const Header& header,
                            const RmaDescriptor* descriptors) {
+  // A peer the AV did not hold when it connected: inserted since?
+  if (peer == FI_ADDR_NOTAVAIL && !peer_name.empty() &&
+      ep->util.av != nullptr) {
+    absl::StatusOr<IpAddress> address =
+        IpFromUser(FI_SOCKADDR, peer_name.data(), peer_name.size());
+    if (address.ok()) peer = AvFindIp(ep->util.av, *address);
+  }
   switch (static_cast<Op>(header.op)) {
     case Op::kMsg: {
       auto it = FindRecv(ep->recvs, ep->directed_recv, peer, false, 0);

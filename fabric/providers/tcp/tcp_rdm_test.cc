@@ -523,6 +523,50 @@ TEST_F(TcpRdmTest, UnknownSourcesAreReportedWithTheirAddress) {
   CloseEnd(&c);
 }
 
+// FI_SOURCE without FI_SOURCE_ERR: a message from a peer the AV does not
+// hold completes with FI_ADDR_NOTAVAIL; once fi_av_insert adds the peer's
+// address, its next messages on the same connection report the new entry
+// (the RDS example's flow: the client's hello carries its address).
+TEST_F(TcpRdmTest, SourcesInsertedLaterAreReported) {
+  fi_info* info = fi_dupinfo(info_);
+  info->caps &= ~FI_SOURCE_ERR;
+  RdmEnd c;
+  Open(&c);
+  sockaddr_in c_name = Name(c);
+  ASSERT_EQ(fi_av_remove(av_, &c.addr, 1, 0), 0);  // b no longer knows c
+  CloseEnd(&b_);
+  fi_info* saved = info_;
+  info_ = info;
+  Open(&b_);  // b, now without FI_SOURCE_ERR
+  info_ = saved;
+  char in[8] = {};
+  ASSERT_EQ(fi_recv(b_.ep, in, sizeof(in), nullptr, FI_ADDR_UNSPEC, nullptr),
+            0);
+  ASSERT_EQ(fi_inject(c.ep, "1", 2, b_.addr), 0);
+  fi_cq_tagged_entry entry;
+  fi_addr_t source = 0;
+  ASSERT_EQ(Wait(b_.rx_cq, &entry, &source), 1);
+  EXPECT_EQ(source, FI_ADDR_NOTAVAIL);
+  fi_addr_t c_addr = FI_ADDR_NOTAVAIL;
+  ASSERT_EQ(fi_av_insert(av_, &c_name, 1, &c_addr, 0, nullptr), 1);
+  ASSERT_EQ(fi_recv(b_.ep, in, sizeof(in), nullptr, FI_ADDR_UNSPEC, nullptr),
+            0);
+  ASSERT_EQ(fi_inject(c.ep, "2", 2, b_.addr), 0);
+  ASSERT_EQ(Wait(b_.rx_cq, &entry, &source), 1);
+  EXPECT_STREQ(in, "2");
+  EXPECT_EQ(source, c_addr);
+  // The answer reaches c.
+  char back[8] = {};
+  ASSERT_EQ(fi_recv(c.ep, back, sizeof(back), nullptr, FI_ADDR_UNSPEC,
+                    nullptr),
+            0);
+  ASSERT_EQ(fi_inject(b_.ep, "3", 2, c_addr), 0);
+  ASSERT_EQ(Wait(c.rx_cq, &entry), 1);
+  EXPECT_STREQ(back, "3");
+  CloseEnd(&c);
+  fi_freeinfo(info);
+}
+
 TEST_F(TcpRdmTest, BadAddressesAndStates) {
   EXPECT_EQ(fi_inject(a_.ep, "x", 2, 12345), -FI_EINVAL);  // not in the AV
   EXPECT_EQ(fi_inject(a_.ep, "x", 2, FI_ADDR_NOTAVAIL), -FI_EINVAL);
