@@ -53,27 +53,12 @@ fi_cq_err_entry WaitError(fid_cq* cq, const char* what) {
 }
 
 fi_eq_cm_entry WaitEvent(fid_eq* eq, uint32_t expected, const char* what,
-                         std::string* data, fid_cq* cq) {
+                         std::string* data) {
   // An event: the entry, then up to 256 bytes of connection data.
   std::vector<char> buf(sizeof(fi_eq_cm_entry) + 256);
   uint32_t event = 0;
-  ssize_t rc;
-  if (cq == nullptr) {
-    rc = fi_eq_sread(eq, &event, buf.data(), buf.size(), kWaitSeconds * 1000,
-                     0);
-  } else {
-    auto deadline = Clock::now() + std::chrono::seconds(kWaitSeconds);
-    while ((rc = fi_eq_read(eq, &event, buf.data(), buf.size(), 0)) ==
-               -FI_EAGAIN &&
-           Clock::now() < deadline) {
-      fi_cq_msg_entry entry;
-      ssize_t polled = fi_cq_read(cq, &entry, 1);
-      if (polled == 1 || polled == -FI_EAVAIL) {
-        Fail("%s: a completion instead of an event", what);
-      }
-      if (polled != -FI_EAGAIN) Check(polled, "fi_cq_read");
-    }
-  }
+  ssize_t rc = fi_eq_sread(eq, &event, buf.data(), buf.size(),
+                           kWaitSeconds * 1000, 0);
   if (rc == -FI_EAVAIL) {
     fi_eq_err_entry error = {};
     FI_CHECK(fi_eq_readerr(eq, &error, 0));

@@ -25,13 +25,11 @@ fi_cq_msg_entry WaitCompletion(fid_cq* cq, const char* what,
 // The next completion of `cq`, which must be an error (fi_cq_readerr).
 fi_cq_err_entry WaitError(fid_cq* cq, const char* what);
 
-// The next event of `eq`, which must be `expected` (FI_CONNREQ,
-// FI_CONNECTED, FI_SHUTDOWN); its connection data in *data when not null.
-// With `cq`, the wait alternates fi_eq_read and fi_cq_read of `cq`, which
-// must stay empty: with FI_PROGRESS_MANUAL data progress, reading the CQ is
-// what lets the provider notice a connected peer's disconnect.
+// The next event of `eq` (fi_eq_sread), which must be `expected`
+// (FI_CONNREQ, FI_CONNECTED, FI_SHUTDOWN); its connection data in *data
+// when not null.
 fi_eq_cm_entry WaitEvent(fid_eq* eq, uint32_t expected, const char* what,
-                         std::string* data = nullptr, fid_cq* cq = nullptr);
+                         std::string* data = nullptr);
 
 }  // namespace apps
 

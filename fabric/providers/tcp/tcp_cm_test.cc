@@ -146,6 +146,22 @@ TEST_F(TcpCmTest, ShutdownReachesThePeerAndEndsItsOperations) {
   EXPECT_EQ(fi_shutdown(client_.ep, 0), 0);  // again: nothing to do
 }
 
+// Under manual progress an application that only waits on its EQ (no CQ
+// reads: a server waiting for the client to finish) still learns of the
+// peer's shutdown: EQ reads and waits advance the data path of the
+// endpoints bound to the EQ, where the connection's end shows.
+TEST_F(TcpCmTest, ShutdownReachesAPeerThatOnlyWaitsOnItsEq) {
+  Connect();
+  ASSERT_EQ(server_.info->domain_attr->data_progress, FI_PROGRESS_MANUAL);
+  ASSERT_EQ(fi_shutdown(client_.ep, 0), 0);
+  uint32_t event = 0;
+  fi_eq_cm_entry entry = {};
+  ASSERT_EQ(fi_eq_sread(server_.eq, &event, &entry, sizeof(entry), 5000, 0),
+            static_cast<ssize_t>(sizeof(entry)));
+  EXPECT_EQ(event, FI_SHUTDOWN);
+  EXPECT_EQ(entry.fid, &server_.ep->fid);
+}
+
 // A client process (peer_client) killed while its 256 MiB message is on
 // the way: the server's receive ends with an error and the server gets
 // FI_SHUTDOWN. The server reuses one 64 MiB buffer four times over.

@@ -58,7 +58,8 @@ struct UtilDomain {
   // the domain's CQs, counters and poll sets run it, so under
   // FI_THREAD_DOMAIN no call on another domain (or on a fabric-level EQ)
   // touches this domain's endpoints.
-  std::unique_ptr<ProgressEngine> progress = std::make_unique<ProgressEngine>();
+  // Shared: an EQ that endpoints of the domain are bound to runs it too.
+  std::shared_ptr<ProgressEngine> progress = std::make_shared<ProgressEngine>();
 };
 
 // fi_ops_fabric::domain2 (and ::domain, with flags 0) of UtilFabric.

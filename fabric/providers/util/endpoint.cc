@@ -131,7 +131,12 @@ absl::Status InitUtilEndpoint(UtilEndpoint* ep, UtilDomain* domain,
 }
 
 void ReleaseUtilEndpoint(UtilEndpoint* ep) {
-  if (ep->eq != nullptr) ep->eq->open_children.fetch_sub(1);
+  if (ep->eq != nullptr) {
+    if (ep->mutex.needed()) {
+      ep->eq->wait->RemoveEngine(ep->domain->progress.get());
+    }
+    ep->eq->open_children.fetch_sub(1);
+  }
   if (ep->av != nullptr) ep->av->open_children.fetch_sub(1);
   if (ep->tx_cq != nullptr) ep->tx_cq->open_children.fetch_sub(1);
   if (ep->rx_cq != nullptr) ep->rx_cq->open_children.fetch_sub(1);
@@ -166,6 +171,11 @@ int BindUtilEndpoint(UtilEndpoint* ep, fid* bound, uint64_t flags) {
     }
     ep->eq = eq;
     eq->open_children.fetch_add(1);
+    // Reads and waits on the EQ advance the endpoint's data path too: that
+    // is where a peer's shutdown shows. Not where the application
+    // serializes each domain's calls itself and the endpoints drop their
+    // locks (Lockless): there only the domain's own calls may touch them.
+    if (ep->mutex.needed()) eq->wait->AddEngine(ep->domain->progress);
     return 0;
   }
   if (UtilAv* av = AsUtilAv(bound); av != nullptr) {

@@ -44,6 +44,7 @@ enum CntrKind {
 class OptionalMutex {
  public:
   void set_needed(bool needed) { needed_ = needed; }
+  bool needed() const { return needed_; }
   void lock() {
     if (needed_) mutex_.lock();
   }

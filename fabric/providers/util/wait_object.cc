@@ -10,7 +10,9 @@
 
 #include <algorithm>
 #include <chrono>
+#include <thread>
 
+#include "absl/container/inlined_vector.h"
 #include "absl/strings/str_cat.h"
 #include "fabric/api/core/status.h"
 
@@ -128,9 +130,42 @@ void WaitObject::Clear() {
   (void)!read(fd_, &count, sizeof(count));  // EAGAIN when already clear
 }
 
+void WaitObject::AddEngine(std::shared_ptr<ProgressEngine> engine) {
+  std::lock_guard<std::mutex> lock(extra_mutex_);
+  auto& entry = extra_[engine.get()];
+  if (entry.second++ > 0) return;
+  if (poll_fd_ >= 0) {
+    epoll_event event = {};
+    event.events = EPOLLIN;
+    event.data.fd = engine->fd();
+    epoll_ctl(poll_fd_, EPOLL_CTL_ADD, engine->fd(), &event);
+  }
+  entry.first = std::move(engine);
+  extra_count_.fetch_add(1);
+}
+
+void WaitObject::RemoveEngine(ProgressEngine* engine) {
+  std::lock_guard<std::mutex> lock(extra_mutex_);
+  auto it = extra_.find(engine);
+  if (it == extra_.end() || --it->second.second > 0) return;
+  if (poll_fd_ >= 0) epoll_ctl(poll_fd_, EPOLL_CTL_DEL, engine->fd(), nullptr);
+  extra_.erase(it);
+  extra_count_.fetch_sub(1);
+}
+
+void WaitObject::RunExtraEngines() {
+  absl::InlinedVector<std::shared_ptr<ProgressEngine>, 4> engines;
+  {
+    std::lock_guard<std::mutex> lock(extra_mutex_);
+    for (const auto& [engine, entry] : extra_) engines.push_back(entry.first);
+  }
+  for (const auto& engine : engines) engine->Run();
+}
+
 bool WaitObject::Wait(std::unique_lock<std::mutex>& lock, int timeout_ms,
                       const std::function<bool()>& ready) {
-  if (engine_ != nullptr && engine_->has_sources()) {
+  if ((engine_ != nullptr && engine_->has_sources()) ||
+      extra_count_.load(std::memory_order_relaxed) > 0) {
     return WaitWithProgress(lock, timeout_ms, ready);
   }
   if (timeout_ms < 0) {
@@ -154,7 +189,12 @@ bool WaitObject::WaitWithProgress(std::unique_lock<std::mutex>& lock,
       slice = std::min<int>(slice, static_cast<int>(left.count()));
     }
     lock.unlock();
-    engine_->WaitAndRun(slice);
+    if (engine_ != nullptr) {
+      engine_->WaitAndRun(slice);
+    } else {
+      std::this_thread::sleep_for(std::chrono::milliseconds(slice));
+    }
+    if (extra_count_.load(std::memory_order_relaxed) > 0) RunExtraEngines();
     lock.lock();
   }
   return true;

@@ -14,6 +14,13 @@
 // waits. The fd FI_GETWAIT hands out is then an epoll fd that is also
 // readable when one of the engine's sockets is: an application blocked in
 // poll/epoll wakes for input that only its next read will process.
+//
+// An EQ also advances the engines of the domains whose endpoints are bound
+// to it (AddEngine): a connection's end (FI_SHUTDOWN) is noticed by its
+// domain's engine, and an application that only waits on the EQ for it
+// must see it under FI_PROGRESS_MANUAL too. (Not for domains whose
+// endpoints drop their locks because the application serializes each
+// domain's calls: see UtilDomain::progress.)
 #ifndef FABRIC_PROVIDERS_UTIL_WAIT_OBJECT_H_
 #define FABRIC_PROVIDERS_UTIL_WAIT_OBJECT_H_
 
@@ -61,10 +68,16 @@ class WaitObject {
   // called with it held.
   std::mutex& mutex() { return mutex_; }
 
-  // Advances the fabric's sources (manual progress); call without mutex().
+  // Advances the owner's sources (manual progress); call without mutex().
   void Progress() {
     if (engine_ != nullptr) engine_->Run();
+    if (extra_count_.load(std::memory_order_relaxed) > 0) RunExtraEngines();
   }
+
+  // Also advance `engine` in reads and waits, and wake for its sockets;
+  // counted: RemoveEngine as often as AddEngine. Not with mutex() held.
+  void AddEngine(std::shared_ptr<ProgressEngine> engine);
+  void RemoveEngine(ProgressEngine* engine);
 
   void Signal();  // entries became available
   void Clear();   // no entry is available any more
@@ -85,6 +98,7 @@ class WaitObject {
       int kind, WaitSetState* set);
   bool WaitWithProgress(std::unique_lock<std::mutex>& lock, int timeout_ms,
                         const std::function<bool()>& ready);
+  void RunExtraEngines();
 
   const fi_wait_obj kind_;
   WaitSetState* set_ = nullptr;  // for FI_WAIT_SET
@@ -93,6 +107,13 @@ class WaitObject {
   ProgressEngine* engine_ = nullptr;
   int fd_ = -1;       // eventfd, for FI_WAIT_FD
   int poll_fd_ = -1;  // epoll of fd_ and the engine's fd: what GETWAIT gives
+  // AddEngine's engines, with their counts. A leaf lock: the engines run
+  // outside it (they take their sources' locks), on shared copies, so that
+  // a domain closing meanwhile does not free one that is running.
+  std::mutex extra_mutex_;
+  std::map<ProgressEngine*, std::pair<std::shared_ptr<ProgressEngine>, int>>
+      extra_;
+  std::atomic<int> extra_count_{0};
 };
 
 }  // namespace fabric
