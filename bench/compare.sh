@@ -262,6 +262,8 @@ set style data histograms
 set style histogram clustered gap 1
 set style fill solid 0.8 border -1
 set xtics rotate by -45 font ",8"
+set rmargin 10
+set bmargin 9
 set logscale y 2
 set yrange [$low:$high]
 set grid ytics
