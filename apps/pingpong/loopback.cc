@@ -134,7 +134,9 @@ bool RunCase(const Options& options, const Case& c) {
   std::vector<std::string> server = common;
   server.insert(server.end(), {"-B", std::to_string(port)});
   std::vector<std::string> client = common;
-  client.insert(client.end(), {"-P", std::to_string(port), "127.0.0.1"});
+  // -6: the client names the server by the IPv6 loopback address.
+  const char* host = options.ipv6 ? "::1" : "127.0.0.1";
+  client.insert(client.end(), {"-P", std::to_string(port), host});
 
   pid_t server_pid = Spawn(server, /*quiet=*/true);
   if (server_pid < 0) return false;

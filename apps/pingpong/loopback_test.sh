@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # --loopback runs every provider x endpoint type and prints one table each.
+# Usage: loopback_test.sh PINGPONG [EXTRA_ARGS...] (e.g. -6: over ::1)
 set -uo pipefail
 pingpong=$1
-out=$(timeout 120 "$pingpong" --loopback -S 1024 -I 20 -c 2>&1)
+shift
+out=$(timeout 120 "$pingpong" --loopback -S 1024 -I 20 -c "$@" 2>&1)
 rc=$?
 echo "$out"
 [ "$rc" -eq 0 ] || { echo "FAIL: exit $rc" >&2; exit 1; }
