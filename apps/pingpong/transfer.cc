@@ -18,7 +18,9 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-constexpr uint64_t kTag = 0x1234;
+// fi_pingpong's tag for -m tagged (1234, seen in its messages on the wire),
+// so that either side can be Debian's fi_pingpong.
+constexpr uint64_t kTag = 1234;
 // A receive that sees nothing for this long fails the run: a lost datagram
 // (or a dead peer) ends it instead of hanging it.
 constexpr int kReceiveTimeoutS = 5;
