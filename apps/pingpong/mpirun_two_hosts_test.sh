@@ -52,14 +52,15 @@ echo "$veth_b in $ns_b: received $rx bytes, sent $tx bytes"
 
 headers=$(grep -c '^bytes   #sent   #ack     total       time     MB/sec    usec/xfer   Mxfers/sec$' <<<"$out")
 [ "$headers" -eq 2 ] || { echo "FAIL: $headers tables, expected 2" >&2; exit 1; }
-# Rank 0's endpoint is on A and its peer on B; rank 1's the other way.
-for pair in "$addr_a $addr_b" "$addr_b $addr_a"; do
-  set -- $pair
+# expect_names OWN PEER: a rank's endpoint is on OWN, its peer on PEER.
+expect_names() {
   if ! grep -q "^endpoint fi_sockaddr_in://$1:[0-9]*, peer fi_sockaddr_in://$2:[0-9]*$" <<<"$out"; then
     echo "FAIL: no endpoint on $1 with its peer on $2" >&2
     exit 1
   fi
-done
+}
+expect_names "$addr_a" "$addr_b"  # rank 0
+expect_names "$addr_b" "$addr_a"  # rank 1
 moved=$((size * iterations))
 if [ "$rx" -lt "$moved" ] || [ "$tx" -lt "$moved" ]; then
   echo "FAIL: $veth_b carried less than the $moved bytes pingpong moved each way" >&2

@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Two "hosts" on one machine: network namespaces A and B joined by a veth
 # pair, each with its own network stack, so that traffic between them really
 # crosses a link. Sourced by tests (run as root, tagged no-sandbox).
