@@ -157,6 +157,18 @@ int InsertPeer(FabricObjects& objects, const EndpointName& peer) {
   return 0;
 }
 
+// -v: both ends' addresses, e.g. to see which hosts the traffic runs between
+// (mpirun_two_hosts_test checks them).
+void PrintNames(fid_av* av, const EndpointName& own, const EndpointName& peer) {
+  char own_text[128] = "?";  // kept if straddr fails
+  char peer_text[128] = "?";
+  size_t own_length = sizeof(own_text);
+  size_t peer_length = sizeof(peer_text);
+  fi_av_straddr(av, own.bytes.data(), own_text, &own_length);
+  fi_av_straddr(av, peer.bytes.data(), peer_text, &peer_length);
+  std::fprintf(stderr, "endpoint %s, peer %s\n", own_text, peer_text);
+}
+
 int OpenFabricAndDomain(FabricObjects& objects, bool with_eq) {
   int ret = fi_fabric(objects.info->fabric_attr, &objects.fabric, nullptr);
   if (ret) return Report("fi_fabric", ret);
@@ -187,10 +199,12 @@ int SetUpConnectionless(const Options& options, bool is_client,
   if (!ret) ret = GetName(&objects.ep->fid, objects.info->addr_format, own_name);
   if (!ret) ret = SendName(channel, own_name);
   if (ret) return ret;
-  if (is_client) return InsertPeer(objects, server_name);
   EndpointName client_name;
-  ret = RecvName(channel, client_name);
-  return ret ? ret : InsertPeer(objects, client_name);
+  if (!is_client) ret = RecvName(channel, client_name);
+  const EndpointName& peer_name = is_client ? server_name : client_name;
+  if (!ret) ret = InsertPeer(objects, peer_name);
+  if (!ret && options.verbose) PrintNames(objects.av, own_name, peer_name);
+  return ret;
 }
 
 // MSG server: listen on a passive endpoint, send its name, accept the

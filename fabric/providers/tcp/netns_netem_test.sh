@@ -24,42 +24,21 @@ fi
 # shellcheck source=tools/testing/sanitizer_runtime.sh
 source tools/testing/sanitizer_runtime.sh
 
-# Unique per run: concurrent runs must not share names.
-tag="ff$$"
-ns_a="${tag}a"
-ns_b="${tag}b"
-veth_a="${tag}va"
-veth_b="${tag}vb"
-subnet="10.213.$(($$ % 250 + 1))"
-addr_a="$subnet.1"
-addr_b="$subnet.2"
+# shellcheck source=tools/testing/netns_pair.sh
+source tools/testing/netns_pair.sh
+
 server=""
 work=$(mktemp -d "${TEST_TMPDIR:-/tmp}/netns_netem.XXXXXX")
 
 cleanup() {
   [ -n "$server" ] && kill "$server" 2>/dev/null && wait "$server" 2>/dev/null
-  ip netns del "$ns_a" 2>/dev/null
-  ip netns del "$ns_b" 2>/dev/null
-  ip link del "$veth_a" 2>/dev/null  # only if it never moved into ns_a
+  netns_pair_down
   rm -rf "$work"
 }
 trap cleanup EXIT
 
-if ! ip netns add "$ns_a" 2>"$work/netns.err"; then
-  echo "SKIPPED: cannot create network namespaces: $(cat "$work/netns.err")"
-  exit 0
-fi
-set -e
-ip netns add "$ns_b"
-ip link add "$veth_a" type veth peer name "$veth_b"
-ip link set "$veth_a" netns "$ns_a"
-ip link set "$veth_b" netns "$ns_b"
-ip -n "$ns_a" addr add "$addr_a/24" dev "$veth_a"
-ip -n "$ns_b" addr add "$addr_b/24" dev "$veth_b"
-for ns in "$ns_a" "$ns_b"; do ip -n "$ns" link set lo up; done
-ip -n "$ns_a" link set "$veth_a" up
-ip -n "$ns_b" link set "$veth_b" up
-set +e
+# Namespace and interface names unique per run (the PID).
+netns_pair_up "ff$$" "10.213.$(($$ % 250 + 1))"
 
 # htb_impair NS DEV: without netem. A classic-BPF filter draws a random
 # number per packet: 2% go to a class whose queue holds nothing (loss), 10%
