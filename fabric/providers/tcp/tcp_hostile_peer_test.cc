@@ -19,6 +19,7 @@
 #include <cstring>
 #include <vector>
 
+#include "fabric/providers/tcp/loopback_testing.h"
 #include "fabric/providers/tcp/tcp_cm.h"
 #include "fabric/providers/tcp/tcp_wire.h"
 #include "gtest/gtest.h"
@@ -32,19 +33,18 @@ constexpr auto kPatience = std::chrono::seconds(10);
 class TcpHostilePeerTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    fi_info* hints = fi_allocinfo();
-    hints->fabric_attr->prov_name = strdup("tcp");
-    hints->ep_attr->type = FI_EP_MSG;
-    hints->caps = FI_MSG | FI_RMA | FI_ATOMIC;
-    hints->domain_attr->mr_mode = FI_MR_VIRT_ADDR | FI_MR_PROV_KEY;
-    hints->domain_attr->data_progress = FI_PROGRESS_MANUAL;
-    hints->addr_format = FI_SOCKADDR_IN;
-    ASSERT_EQ(fi_getinfo(FI_VERSION(1, 18), "127.0.0.1", "0", FI_SOURCE,
-                         hints, &info_),
+    ASSERT_EQ(OpenLoopbackDomain(
+                  FI_EP_MSG, FI_MSG | FI_RMA | FI_ATOMIC,
+                  [](fi_info* hints) {
+                    hints->domain_attr->mr_mode =
+                        FI_MR_VIRT_ADDR | FI_MR_PROV_KEY;
+                    hints->domain_attr->data_progress = FI_PROGRESS_MANUAL;
+                  },
+                  &loopback_),
               0);
-    fi_freeinfo(hints);
-    ASSERT_EQ(fi_fabric(info_->fabric_attr, &fabric_, nullptr), 0);
-    ASSERT_EQ(fi_domain(fabric_, info_, &domain_, nullptr), 0);
+    info_ = loopback_.info;
+    fabric_ = loopback_.fabric;
+    domain_ = loopback_.domain;
     fi_eq_attr eq_attr = {};
     eq_attr.wait_obj = FI_WAIT_UNSPEC;
     ASSERT_EQ(fi_eq_open(fabric_, &eq_attr, &eq_, nullptr), 0);
@@ -68,9 +68,7 @@ class TcpHostilePeerTest : public ::testing::Test {
     if (pep_ != nullptr) EXPECT_EQ(fi_close(&pep_->fid), 0);
     if (cq_ != nullptr) EXPECT_EQ(fi_close(&cq_->fid), 0);
     if (eq_ != nullptr) EXPECT_EQ(fi_close(&eq_->fid), 0);
-    if (domain_ != nullptr) EXPECT_EQ(fi_close(&domain_->fid), 0);
-    if (fabric_ != nullptr) EXPECT_EQ(fi_close(&fabric_->fid), 0);
-    fi_freeinfo(info_);
+    EXPECT_EQ(CloseLoopbackDomain(&loopback_), 0);
   }
 
   // The next EQ event (waiting up to 5 s); its entry in *entry.
@@ -173,7 +171,8 @@ class TcpHostilePeerTest : public ::testing::Test {
     return false;
   }
 
-  fi_info* info_ = nullptr;
+  LoopbackDomain loopback_;
+  fi_info* info_ = nullptr;  // loopback_'s, like fabric_ and domain_
   fid_fabric* fabric_ = nullptr;
   fid_domain* domain_ = nullptr;
   fid_eq* eq_ = nullptr;

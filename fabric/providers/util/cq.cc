@@ -11,12 +11,13 @@
 #include "fabric/api/core/status.h"
 #include "fabric/providers/util/error_entry.h"
 #include "fabric/providers/util/fid_ops.h"
+#include "fabric/providers/util/peer_cq.h"
 #include "fabric/providers/util/wait_set.h"
 
 namespace fabric {
 namespace {
 
-constexpr uint64_t kCqOpenFlags = FI_AFFINITY;
+constexpr uint64_t kCqOpenFlags = FI_AFFINITY | FI_PEER;
 
 UtilCq* ToUtilCq(fid_cq* cq) { return reinterpret_cast<UtilCq*>(cq); }
 
@@ -233,10 +234,19 @@ int OpenUtilCq(fid_domain* domain_fid, fi_cq_attr* attr, fid_cq** cq_out,
             std::string(wait.status().message()).c_str());
     return ToFiErrno(wait.status());
   }
+  absl::StatusOr<fid_peer_cq*> peer =
+      (attr->flags & FI_PEER) != 0 ? ImportedPeerCq(context) : nullptr;
+  if (!peer.ok()) {
+    FI_WARN(log, FI_LOG_CQ, "%s\n",
+            std::string(peer.status().message()).c_str());
+    return ToFiErrno(peer.status());
+  }
   UtilCq* cq = new UtilCq;
   cq->cq_fid = {};
   InitFid(&cq->cq_fid.fid, FI_CLASS_CQ, context, &kCqFidOps);
-  cq->cq_fid.ops = &kCqOps;
+  cq->peer = *peer;
+  cq->cq_fid.ops = cq->peer != nullptr ? &kPeerCqOps : &kCqOps;
+  InitOwnerFid(cq);
   cq->domain = domain;
   cq->format = attr->format == FI_CQ_FORMAT_UNSPEC ? FI_CQ_FORMAT_CONTEXT
                                                    : attr->format;
@@ -252,6 +262,7 @@ int OpenUtilCq(fid_domain* domain_fid, fi_cq_attr* attr, fid_cq** cq_out,
 }
 
 int CqReserve(UtilCq* cq) {
+  if (cq->peer != nullptr) return 0;  // overflow is the owner's to handle
   std::lock_guard<std::mutex> lock(cq->wait->mutex());
   if (cq->entries.size() + cq->reserved >= cq->capacity) return -FI_EAGAIN;
   ++cq->reserved;
@@ -259,12 +270,18 @@ int CqReserve(UtilCq* cq) {
 }
 
 void CqUnreserve(UtilCq* cq) {
+  if (cq->peer != nullptr) return;
   std::lock_guard<std::mutex> lock(cq->wait->mutex());
   --cq->reserved;
 }
 
 int CqWrite(UtilCq* cq, const fi_cq_tagged_entry& completion,
             fi_addr_t source, bool reserved) {
+  if (cq->peer != nullptr) {
+    return static_cast<int>(cq->peer->owner_ops->write(
+        cq->peer, completion.op_context, completion.flags, completion.len,
+        completion.buf, completion.data, completion.tag, source));
+  }
   CqEntry entry;
   entry.completion = completion;
   entry.source = source;
@@ -272,6 +289,9 @@ int CqWrite(UtilCq* cq, const fi_cq_tagged_entry& completion,
 }
 
 int CqWriteError(UtilCq* cq, const fi_cq_err_entry& error, bool reserved) {
+  if (cq->peer != nullptr) {
+    return static_cast<int>(cq->peer->owner_ops->writeerr(cq->peer, &error));
+  }
   CqEntry entry;
   entry.is_error = true;
   entry.error = error;

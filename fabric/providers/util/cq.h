@@ -6,13 +6,15 @@
 // wait_object.h. Entries keep their order; an error entry at the head makes
 // fi_cq_read return -FI_EAVAIL until fi_cq_readerr takes it. Providers post
 // completions with CqWrite/CqWriteError; a full CQ refuses them
-// (-FI_EAGAIN), so nothing is overwritten.
+// (-FI_EAGAIN), so nothing is overwritten. A CQ opened with FI_PEER passes
+// them to its owner instead (peer_cq.h).
 #ifndef FABRIC_PROVIDERS_UTIL_CQ_H_
 #define FABRIC_PROVIDERS_UTIL_CQ_H_
 
 #include <rdma/fabric.h>
 #include <rdma/fi_domain.h>
 #include <rdma/fi_eq.h>
+#include <rdma/fi_ext.h>
 #include <sys/types.h>
 
 #include <atomic>
@@ -48,6 +50,10 @@ struct UtilCq {
   size_t reserved = 0;  // room promised to posted operations, likewise
   std::vector<char> last_err_data;  // what readerr last pointed the app at
   std::atomic<int> open_children{0};
+  // FI_PEER: the owner's CQ, which takes every completion of this one.
+  fid_peer_cq* peer = nullptr;
+  // What a peer provider imports to write into this CQ (peer_cq.h).
+  fid_peer_cq owner_fid;
 };
 
 // The UtilCq behind `object`, or null when it is not one of our CQs.

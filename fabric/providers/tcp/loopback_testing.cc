@@ -1,0 +1,39 @@
+#include "fabric/providers/tcp/loopback_testing.h"
+
+#include <string.h>
+
+namespace fabric {
+namespace tcp {
+
+int OpenLoopbackDomain(fi_ep_type type, uint64_t caps,
+                       const std::function<void(fi_info*)>& adjust,
+                       LoopbackDomain* out) {
+  fi_info* hints = fi_allocinfo();
+  if (hints == nullptr) return -FI_ENOMEM;
+  hints->fabric_attr->prov_name = strdup("tcp");
+  hints->ep_attr->type = type;
+  hints->caps = caps;
+  hints->addr_format = FI_SOCKADDR_IN;
+  if (adjust) adjust(hints);
+  int rc = fi_getinfo(FI_VERSION(1, 18), "127.0.0.1", "0", FI_SOURCE, hints,
+                      &out->info);
+  fi_freeinfo(hints);
+  if (rc == 0) rc = fi_fabric(out->info->fabric_attr, &out->fabric, nullptr);
+  if (rc == 0) rc = fi_domain(out->fabric, out->info, &out->domain, nullptr);
+  return rc;
+}
+
+int CloseLoopbackDomain(LoopbackDomain* domain) {
+  int rc = 0;
+  if (domain->domain != nullptr) rc = fi_close(&domain->domain->fid);
+  if (domain->fabric != nullptr) {
+    int closed = fi_close(&domain->fabric->fid);
+    if (rc == 0) rc = closed;
+  }
+  fi_freeinfo(domain->info);
+  *domain = {};
+  return rc;
+}
+
+}  // namespace tcp
+}  // namespace fabric

@@ -1,0 +1,36 @@
+// File: fabric/providers/tcp/loopback_testing.h
+//
+// What the tcp tests share: fi_getinfo for the tcp provider on 127.0.0.1
+// (FI_SOCKADDR_IN, FI_SOURCE, any port), then its fabric and domain.
+#ifndef FABRIC_PROVIDERS_TCP_LOOPBACK_TESTING_H_
+#define FABRIC_PROVIDERS_TCP_LOOPBACK_TESTING_H_
+
+#include <rdma/fabric.h>
+#include <rdma/fi_domain.h>
+
+#include <functional>
+
+namespace fabric {
+namespace tcp {
+
+struct LoopbackDomain {
+  fi_info* info = nullptr;
+  fid_fabric* fabric = nullptr;
+  fid_domain* domain = nullptr;
+};
+
+// Fills `out` for endpoint `type` with `caps`; `adjust` edits the other
+// hints first. 0 or the first failing call's negative fi_errno (what is
+// open stays in `out` for CloseLoopbackDomain).
+int OpenLoopbackDomain(fi_ep_type type, uint64_t caps,
+                       const std::function<void(fi_info*)>& adjust,
+                       LoopbackDomain* out);
+
+// Closes the domain and fabric (their children must be closed) and frees
+// the info; 0 or the first failing fi_close's result.
+int CloseLoopbackDomain(LoopbackDomain* domain);
+
+}  // namespace tcp
+}  // namespace fabric
+
+#endif  // FABRIC_PROVIDERS_TCP_LOOPBACK_TESTING_H_

@@ -1,0 +1,228 @@
+// Peer CQs (fi_peer(3)) with real tcp RDM endpoints: a CQ opened with
+// FI_PEER hands every completion of the endpoint bound to it to the owner's
+// fid_peer_cq, and only fi_cq_read(cq, NULL, 0) (progress) works on it.
+// The owner is first a foreign provider (this test's callbacks), then one
+// of our CQs (UtilCqOwnerFid).
+#include <rdma/fabric.h>
+#include <rdma/fi_cm.h>
+#include <rdma/fi_domain.h>
+#include <rdma/fi_endpoint.h>
+#include <rdma/fi_eq.h>
+#include <rdma/fi_errno.h>
+#include <rdma/fi_ext.h>
+#include <string.h>
+
+#include <chrono>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "fabric/providers/tcp/loopback_testing.h"
+#include "fabric/providers/util/cq.h"
+#include "fabric/providers/util/peer_cq.h"
+#include "gtest/gtest.h"
+
+namespace {
+
+// A foreign owner: what its write/writeerr were given.
+struct TestOwner {
+  fid_peer_cq fid = {};
+  fi_ops_cq_owner ops = {};
+  std::vector<fi_cq_tagged_entry> entries;
+  std::vector<fi_addr_t> sources;
+  std::vector<fi_cq_err_entry> errors;
+};
+
+TestOwner* OwnerOf(fid_peer_cq* cq) {
+  return reinterpret_cast<TestOwner*>(cq);  // fid is TestOwner's first member
+}
+
+ssize_t RecordWrite(fid_peer_cq* cq, void* context, uint64_t flags,
+                    size_t len, void* buf, uint64_t data, uint64_t tag,
+                    fi_addr_t src) {
+  OwnerOf(cq)->entries.push_back({context, flags, len, buf, data, tag});
+  OwnerOf(cq)->sources.push_back(src);
+  return 0;
+}
+
+ssize_t RecordWriteErr(fid_peer_cq* cq, const fi_cq_err_entry* error) {
+  OwnerOf(cq)->errors.push_back(*error);
+  return 0;
+}
+
+class TcpPeerCqTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    owner_.fid.fid.fclass = FI_CLASS_PEER_CQ;
+    owner_.ops = {sizeof(fi_ops_cq_owner), RecordWrite, RecordWriteErr};
+    owner_.fid.owner_ops = &owner_.ops;
+    ASSERT_EQ(fabric::tcp::OpenLoopbackDomain(
+                  FI_EP_RDM, FI_MSG | FI_SOURCE,
+                  [](fi_info* hints) {
+                    hints->domain_attr->data_progress = FI_PROGRESS_MANUAL;
+                  },
+                  &loopback_),
+              0);
+    info_ = loopback_.info;
+    domain_ = loopback_.domain;
+    fi_av_attr av_attr = {};
+    av_attr.type = FI_AV_TABLE;
+    ASSERT_EQ(fi_av_open(domain_, &av_attr, &av_, nullptr), 0);
+    fi_cq_attr cq_attr = {};
+    cq_attr.format = FI_CQ_FORMAT_TAGGED;
+    ASSERT_EQ(fi_cq_open(domain_, &cq_attr, &plain_cq_, nullptr), 0);
+  }
+
+  void TearDown() override {
+    // Children first; each fid_* starts with its struct fid.
+    for (void* object : {static_cast<void*>(peer_ep_),
+                         static_cast<void*>(plain_ep_),
+                         static_cast<void*>(peer_cq_),
+                         static_cast<void*>(plain_cq_),
+                         static_cast<void*>(av_)}) {
+      if (object != nullptr) EXPECT_EQ(fi_close(static_cast<fid*>(object)), 0);
+    }
+    EXPECT_EQ(fabric::tcp::CloseLoopbackDomain(&loopback_), 0);
+  }
+
+  // Opens peer_cq_ importing `owner`, and the two endpoints: peer_ep_ on
+  // it, plain_ep_ on plain_cq_; each in the AV of the other.
+  void OpenEndpoints(fid_peer_cq* owner) {
+    peer_context_ = {sizeof(fi_peer_cq_context), owner};
+    fi_cq_attr attr = {};
+    attr.format = FI_CQ_FORMAT_TAGGED;
+    attr.flags = FI_PEER;
+    ASSERT_EQ(fi_cq_open(domain_, &attr, &peer_cq_, &peer_context_), 0);
+    for (auto [ep, cq] : {std::pair{&peer_ep_, peer_cq_},
+                          std::pair{&plain_ep_, plain_cq_}}) {
+      ASSERT_EQ(fi_endpoint(domain_, info_, ep, nullptr), 0);
+      ASSERT_EQ(fi_ep_bind(*ep, &av_->fid, 0), 0);
+      ASSERT_EQ(fi_ep_bind(*ep, &cq->fid, FI_TRANSMIT | FI_RECV), 0);
+      ASSERT_EQ(fi_enable(*ep), 0);
+    }
+    for (auto [ep, addr] : {std::pair{peer_ep_, &peer_addr_},
+                            std::pair{plain_ep_, &plain_addr_}}) {
+      char name[64];
+      size_t len = sizeof(name);
+      ASSERT_EQ(fi_getname(&ep->fid, name, &len), 0);
+      ASSERT_EQ(fi_av_insert(av_, name, 1, addr, 0, nullptr), 1);
+    }
+  }
+
+  // Drives both endpoints (the peer CQ by fi_cq_read(cq, NULL, 0), as an
+  // owner does) until `done` or 5 s.
+  bool ProgressUntil(const std::function<bool()>& done) {
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+    for (;;) {
+      if (done()) return true;  // once: `done` may consume what it finds
+      if (std::chrono::steady_clock::now() >= deadline) return false;
+      EXPECT_EQ(fi_cq_read(peer_cq_, nullptr, 0), 0);
+      fi_cq_tagged_entry entry;
+      fi_cq_read(plain_cq_, &entry, 1);
+    }
+  }
+
+  TestOwner owner_;
+  fi_peer_cq_context peer_context_ = {};
+  fabric::tcp::LoopbackDomain loopback_;
+  fi_info* info_ = nullptr;      // loopback_'s
+  fid_domain* domain_ = nullptr;  // loopback_'s
+  fid_av* av_ = nullptr;
+  fid_cq* plain_cq_ = nullptr;
+  fid_cq* peer_cq_ = nullptr;
+  fid_ep* peer_ep_ = nullptr;
+  fid_ep* plain_ep_ = nullptr;
+  fi_addr_t peer_addr_ = FI_ADDR_NOTAVAIL;
+  fi_addr_t plain_addr_ = FI_ADDR_NOTAVAIL;
+};
+
+TEST_F(TcpPeerCqTest, CompletionsAndErrorsGoToTheOwner) {
+  OpenEndpoints(&owner_.fid);
+  char in[16] = {};
+  int recv_context, send_context, cancelled_context;
+  ASSERT_EQ(fi_recv(peer_ep_, in, sizeof(in), nullptr, 0, &recv_context), 0);
+  ASSERT_EQ(fi_send(plain_ep_, "hello", 6, nullptr, peer_addr_, nullptr), 0);
+  ASSERT_TRUE(ProgressUntil([&] { return owner_.entries.size() == 1; }));
+  EXPECT_EQ(owner_.entries[0].op_context, &recv_context);
+  EXPECT_EQ(owner_.entries[0].flags, FI_RECV | FI_MSG);
+  EXPECT_EQ(owner_.entries[0].len, 6u);
+  EXPECT_EQ(owner_.sources[0], plain_addr_);  // FI_SOURCE, in the peer's AV
+  EXPECT_STREQ(in, "hello");
+
+  ASSERT_EQ(fi_send(peer_ep_, "back", 5, nullptr, plain_addr_, &send_context),
+            0);
+  ASSERT_TRUE(ProgressUntil([&] { return owner_.entries.size() == 2; }));
+  EXPECT_EQ(owner_.entries[1].op_context, &send_context);
+  EXPECT_EQ(owner_.entries[1].flags, FI_SEND | FI_MSG);
+
+  ASSERT_EQ(fi_recv(peer_ep_, in, sizeof(in), nullptr, 0, &cancelled_context),
+            0);
+  ASSERT_EQ(fi_cancel(&peer_ep_->fid, &cancelled_context), 0);
+  ASSERT_TRUE(ProgressUntil([&] { return owner_.errors.size() == 1; }));
+  EXPECT_EQ(owner_.errors[0].op_context, &cancelled_context);
+  EXPECT_EQ(owner_.errors[0].err, FI_ECANCELED);
+}
+
+// fi_peer(3): "The peer provider should set other functions that attempt
+// to read the peer's CQ (i.e. fi_cq_readerr, fi_cq_sread, etc.) to return
+// -FI_ENOSYS."
+TEST_F(TcpPeerCqTest, ReadsOfThePeerCqAreNotImplemented) {
+  OpenEndpoints(&owner_.fid);
+  fi_cq_tagged_entry entry;
+  fi_addr_t source;
+  fi_cq_err_entry error = {};
+  EXPECT_EQ(fi_cq_read(peer_cq_, &entry, 1), -FI_ENOSYS);
+  EXPECT_EQ(fi_cq_readfrom(peer_cq_, &entry, 1, &source), -FI_ENOSYS);
+  EXPECT_EQ(fi_cq_readerr(peer_cq_, &error, 0), -FI_ENOSYS);
+  EXPECT_EQ(fi_cq_sread(peer_cq_, &entry, 1, nullptr, 0), -FI_ENOSYS);
+  EXPECT_EQ(fi_cq_signal(peer_cq_), -FI_ENOSYS);
+  EXPECT_EQ(fi_cq_read(peer_cq_, nullptr, 0), 0);  // progress
+}
+
+TEST_F(TcpPeerCqTest, MalformedPeerContextsAreRefused) {
+  fi_cq_attr attr = {};
+  attr.format = FI_CQ_FORMAT_TAGGED;
+  attr.flags = FI_PEER;
+  fid_cq* cq = nullptr;
+  EXPECT_EQ(fi_cq_open(domain_, &attr, &cq, nullptr), -FI_EINVAL);
+  fi_peer_cq_context context = {0, &owner_.fid};  // size 0
+  EXPECT_EQ(fi_cq_open(domain_, &attr, &cq, &context), -FI_EINVAL);
+  context = {sizeof(context), nullptr};  // no owner
+  EXPECT_EQ(fi_cq_open(domain_, &attr, &cq, &context), -FI_EINVAL);
+  fid_peer_cq no_ops = {};
+  context = {sizeof(context), &no_ops};
+  EXPECT_EQ(fi_cq_open(domain_, &attr, &cq, &context), -FI_EINVAL);
+  EXPECT_EQ(cq, nullptr);
+}
+
+// One of our CQs as the owner: the peer's completions are read from it.
+TEST_F(TcpPeerCqTest, OneOfOurCqsOwnsAPeerCq) {
+  fi_cq_attr attr = {};
+  attr.format = FI_CQ_FORMAT_TAGGED;
+  fid_cq* owner_cq = nullptr;
+  ASSERT_EQ(fi_cq_open(domain_, &attr, &owner_cq, nullptr), 0);
+  fid_peer_cq* owner =
+      fabric::UtilCqOwnerFid(reinterpret_cast<fabric::UtilCq*>(owner_cq));
+  EXPECT_EQ(owner->fid.fclass, FI_CLASS_PEER_CQ);
+  OpenEndpoints(owner);
+  char in[16] = {};
+  int recv_context;
+  ASSERT_EQ(fi_recv(peer_ep_, in, sizeof(in), nullptr, 0, &recv_context), 0);
+  ASSERT_EQ(fi_send(plain_ep_, "owned", 6, nullptr, peer_addr_, nullptr), 0);
+  fi_cq_tagged_entry entry = {};
+  fi_addr_t source = FI_ADDR_UNSPEC;
+  ASSERT_TRUE(ProgressUntil(
+      [&] { return fi_cq_readfrom(owner_cq, &entry, 1, &source) == 1; }));
+  EXPECT_EQ(entry.op_context, &recv_context);
+  EXPECT_EQ(entry.flags, FI_RECV | FI_MSG);
+  EXPECT_EQ(source, plain_addr_);
+  EXPECT_STREQ(in, "owned");
+  // The peer CQ must close before its owner (fi_peer(3)).
+  EXPECT_EQ(fi_close(&peer_ep_->fid), 0);
+  peer_ep_ = nullptr;
+  EXPECT_EQ(fi_close(&peer_cq_->fid), 0);
+  peer_cq_ = nullptr;
+  EXPECT_EQ(fi_close(&owner_cq->fid), 0);
+}
+
+}  // namespace
