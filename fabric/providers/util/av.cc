@@ -12,6 +12,7 @@
 #include "fabric/providers/util/av_set.h"
 #include "fabric/providers/util/fid_ops.h"
 #include "fabric/providers/util/ip_socket.h"
+#include "fabric/providers/util/peer_av.h"
 
 namespace fabric {
 namespace {
@@ -454,6 +455,7 @@ int OpenUtilAv(fid_domain* domain_fid, fi_av_attr* attr, fid_av** av_out,
   av->type = attr->type != FI_AV_UNSPEC ? attr->type : FI_AV_TABLE;
   av->addr_format = domain->info->addr_format;
   av->flags = attr->flags;
+  InitAvOwnerFid(av);
   if (shared != nullptr) {
     if (attr->map_addr == nullptr) attr->map_addr = shared->base();
     av->shared = std::move(shared);

@@ -31,6 +31,7 @@
 
 #include <rdma/fabric.h>
 #include <rdma/fi_domain.h>
+#include <rdma/fi_ext.h>
 
 #include <atomic>
 #include <map>
@@ -65,6 +66,7 @@ struct UtilAv {
   std::map<std::string, fi_addr_t> index;       // address key -> fi_addr_t
   std::unique_ptr<SharedAvTable> shared;        // named AVs only
   std::atomic<int> open_children{0};            // endpoints and AV sets
+  fid_peer_av owner_fid;  // what a peer provider imports (peer_av.h)
 };
 
 // Logs `status` as a warning of `av` and returns its negative fi_errno.

@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "fabric/api/core/status.h"
 #include "fabric/providers/util/fid_ops.h"
+#include "fabric/providers/util/peer_av.h"
 
 namespace fabric {
 namespace {
@@ -216,6 +217,7 @@ int OpenUtilAvSet(fid_av* av_fid, fi_av_set_attr* attr, fid_av_set** set_out,
   set->set_fid.ops = &kAvSetOps;
   set->av = &av;
   set->members = std::move(*members);
+  InitAvSetOwnerFid(set);
   av.open_children.fetch_add(1);
   *set_out = &set->set_fid;
   return 0;

@@ -20,6 +20,7 @@
 #include <rdma/fabric.h>
 #include <rdma/fi_collective.h>
 #include <rdma/fi_domain.h>
+#include <rdma/fi_ext.h>
 
 #include <mutex>
 #include <vector>
@@ -33,6 +34,7 @@ struct UtilAvSet {
   UtilAv* av;
   std::mutex mutex;                // guards members
   std::vector<fi_addr_t> members;  // in set order, no duplicates
+  fid_peer_av_set owner_fid;  // what a peer provider imports (peer_av.h)
 };
 
 // fi_ops_av::av_set of UtilAv.

@@ -1,8 +1,9 @@
-// Peer CQs (fi_peer(3)) with real tcp RDM endpoints: a CQ opened with
-// FI_PEER hands every completion of the endpoint bound to it to the owner's
-// fid_peer_cq, and only fi_cq_read(cq, NULL, 0) (progress) works on it.
-// The owner is first a foreign provider (this test's callbacks), then one
-// of our CQs (UtilCqOwnerFid).
+// The peer API (fi_peer(3)) with real tcp RDM endpoints.
+// Peer CQ: a CQ opened with FI_PEER hands every completion of the endpoint
+// bound to it to the owner's fid_peer_cq, and only fi_cq_read(cq, NULL, 0)
+// (progress) works on it. The owner is first a foreign provider (this
+// test's callbacks), then one of our CQs (UtilCqOwnerFid).
+// Peer AV and AV set: ours as owners, queried as a peer provider would.
 #include <rdma/fabric.h>
 #include <rdma/fi_cm.h>
 #include <rdma/fi_domain.h>
@@ -18,7 +19,10 @@
 #include <vector>
 
 #include "fabric/providers/tcp/loopback_testing.h"
+#include "fabric/providers/util/av.h"
+#include "fabric/providers/util/av_set.h"
 #include "fabric/providers/util/cq.h"
+#include "fabric/providers/util/peer_av.h"
 #include "fabric/providers/util/peer_cq.h"
 #include "gtest/gtest.h"
 
@@ -50,7 +54,7 @@ ssize_t RecordWriteErr(fid_peer_cq* cq, const fi_cq_err_entry* error) {
   return 0;
 }
 
-class TcpPeerCqTest : public ::testing::Test {
+class TcpPeerTest : public ::testing::Test {
  protected:
   void SetUp() override {
     owner_.fid.fid.fclass = FI_CLASS_PEER_CQ;
@@ -136,7 +140,7 @@ class TcpPeerCqTest : public ::testing::Test {
   fi_addr_t plain_addr_ = FI_ADDR_NOTAVAIL;
 };
 
-TEST_F(TcpPeerCqTest, CompletionsAndErrorsGoToTheOwner) {
+TEST_F(TcpPeerTest, CompletionsAndErrorsGoToTheOwner) {
   OpenEndpoints(&owner_.fid);
   char in[16] = {};
   int recv_context, send_context, cancelled_context;
@@ -166,7 +170,7 @@ TEST_F(TcpPeerCqTest, CompletionsAndErrorsGoToTheOwner) {
 // fi_peer(3): "The peer provider should set other functions that attempt
 // to read the peer's CQ (i.e. fi_cq_readerr, fi_cq_sread, etc.) to return
 // -FI_ENOSYS."
-TEST_F(TcpPeerCqTest, ReadsOfThePeerCqAreNotImplemented) {
+TEST_F(TcpPeerTest, ReadsOfThePeerCqAreNotImplemented) {
   OpenEndpoints(&owner_.fid);
   fi_cq_tagged_entry entry;
   fi_addr_t source;
@@ -179,7 +183,7 @@ TEST_F(TcpPeerCqTest, ReadsOfThePeerCqAreNotImplemented) {
   EXPECT_EQ(fi_cq_read(peer_cq_, nullptr, 0), 0);  // progress
 }
 
-TEST_F(TcpPeerCqTest, MalformedPeerContextsAreRefused) {
+TEST_F(TcpPeerTest, MalformedPeerContextsAreRefused) {
   fi_cq_attr attr = {};
   attr.format = FI_CQ_FORMAT_TAGGED;
   attr.flags = FI_PEER;
@@ -196,7 +200,7 @@ TEST_F(TcpPeerCqTest, MalformedPeerContextsAreRefused) {
 }
 
 // One of our CQs as the owner: the peer's completions are read from it.
-TEST_F(TcpPeerCqTest, OneOfOurCqsOwnsAPeerCq) {
+TEST_F(TcpPeerTest, OneOfOurCqsOwnsAPeerCq) {
   fi_cq_attr attr = {};
   attr.format = FI_CQ_FORMAT_TAGGED;
   fid_cq* owner_cq = nullptr;
@@ -223,6 +227,57 @@ TEST_F(TcpPeerCqTest, OneOfOurCqsOwnsAPeerCq) {
   EXPECT_EQ(fi_close(&peer_cq_->fid), 0);
   peer_cq_ = nullptr;
   EXPECT_EQ(fi_close(&owner_cq->fid), 0);
+}
+
+// The owner's fid_peer_av: query() reports the AV, ep_addr() finds a local
+// endpoint's address in it (FI_ADDR_NOTAVAIL once removed).
+TEST_F(TcpPeerTest, OurAvAnswersAPeerProvider) {
+  OpenEndpoints(&owner_.fid);
+  fid_peer_av* peer_av = fabric::UtilAvOwnerFid(fabric::AsUtilAv(&av_->fid));
+  ASSERT_EQ(peer_av->fid.fclass, FI_CLASS_PEER_AV);
+  const fi_ops_av_owner& ops = *peer_av->owner_ops;
+  EXPECT_EQ(ops.size, sizeof(fi_ops_av_owner));
+  fi_av_attr attr = {};
+  ASSERT_EQ(ops.query(peer_av, &attr), 0);
+  EXPECT_EQ(attr.type, FI_AV_TABLE);
+  EXPECT_EQ(attr.count, 2u);
+  EXPECT_EQ(ops.query(peer_av, nullptr), -FI_EINVAL);
+  EXPECT_EQ(ops.ep_addr(peer_av, peer_ep_), peer_addr_);
+  EXPECT_EQ(ops.ep_addr(peer_av, plain_ep_), plain_addr_);
+  EXPECT_EQ(ops.ep_addr(peer_av, nullptr), FI_ADDR_NOTAVAIL);
+  ASSERT_EQ(fi_av_remove(av_, &plain_addr_, 1, 0), 0);
+  EXPECT_EQ(ops.ep_addr(peer_av, plain_ep_), FI_ADDR_NOTAVAIL);
+  ASSERT_EQ(ops.query(peer_av, &attr), 0);
+  EXPECT_EQ(attr.count, 1u);
+}
+
+// The owner's fid_peer_av_set: members() in set order, -FI_ETOOSMALL with
+// the count needed when the array is short.
+TEST_F(TcpPeerTest, OurAvSetListsItsMembersToAPeerProvider) {
+  OpenEndpoints(&owner_.fid);
+  fi_av_set_attr attr = {};
+  attr.count = 2;
+  attr.start_addr = FI_ADDR_NOTAVAIL;
+  attr.end_addr = FI_ADDR_NOTAVAIL;
+  fid_av_set* set = nullptr;
+  ASSERT_EQ(fi_av_set(av_, &attr, &set, nullptr), 0);
+  ASSERT_EQ(fi_av_set_insert(set, plain_addr_), 0);
+  ASSERT_EQ(fi_av_set_insert(set, peer_addr_), 0);
+  fid_peer_av_set* peer_set =
+      fabric::UtilAvSetOwnerFid(fabric::AsUtilAvSet(set));
+  ASSERT_EQ(peer_set->fid.fclass, FI_CLASS_PEER_AV_SET);
+  fi_addr_t members[2] = {FI_ADDR_NOTAVAIL, FI_ADDR_NOTAVAIL};
+  size_t count = 1;
+  EXPECT_EQ(peer_set->owner_ops->members(peer_set, members, &count),
+            -FI_ETOOSMALL);
+  EXPECT_EQ(count, 2u);
+  ASSERT_EQ(peer_set->owner_ops->members(peer_set, members, &count), 0);
+  EXPECT_EQ(count, 2u);
+  EXPECT_EQ(members[0], plain_addr_);
+  EXPECT_EQ(members[1], peer_addr_);
+  EXPECT_EQ(peer_set->owner_ops->members(peer_set, members, nullptr),
+            -FI_EINVAL);
+  EXPECT_EQ(fi_close(&set->fid), 0);
 }
 
 }  // namespace
