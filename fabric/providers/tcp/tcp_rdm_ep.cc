@@ -194,7 +194,25 @@ void FailHandshake(TcpRdmEp* ep, TcpLink* link, const absl::Status& why) {
       return;
     }
   }
-  link->connection.Close(-FI_ECONNREFUSED);
+  link->connection.Close(ToFiErrno(why) == -FI_ETIMEDOUT ? -FI_ETIMEDOUT
+                                                          : -FI_ECONNREFUSED);
+}
+
+// Fails the outgoing connections whose TCP connect is overdue.
+void ExpireHandshakes(TcpRdmEp* ep) {
+  auto now = std::chrono::steady_clock::now();
+  std::vector<TcpLink*> overdue;
+  for (const auto& [link, handshake] : ep->handshakes) {
+    if (!handshake.hello_sent && now >= handshake.deadline) {
+      overdue.push_back(link);
+    }
+  }
+  for (TcpLink* link : overdue) {
+    FailHandshake(ep, link,
+                  FiError(FI_ETIMEDOUT,
+                          absl::StrCat("connect not finished within ",
+                                       kConnectTimeoutMs, " ms")));
+  }
 }
 
 // The peer accepted `link`: what queued on it goes now.
@@ -370,7 +388,10 @@ TcpLink* TcpRdmEpEvents::LinkFor(fi_addr_t dest, int* error) {
   }
   TcpLink* link = AddLink(ep, *fd, dest, EPOLLOUT);
   link->connection.Hold();
-  ep->handshakes.emplace(link, RdmHandshake());
+  RdmHandshake handshake;
+  handshake.deadline = std::chrono::steady_clock::now() +
+                       std::chrono::milliseconds(kConnectTimeoutMs);
+  ep->handshakes.emplace(link, std::move(handshake));
   ep->link_to[dest] = link;
   return link;
 }
@@ -440,6 +461,7 @@ void TcpRdmEpEvents::Progress() {
   TcpRdmEp* ep = ep_;
   std::lock_guard<OptionalMutex> lock(ep->base.util.mutex);
   ep->closed.clear();
+  if (!ep->handshakes.empty()) ExpireHandshakes(ep);
   if (ep->watched.size() <= kPollLimit) {
     // A copy: dispatching may change what is watched.
     pollfd fds[kPollLimit];

@@ -14,7 +14,11 @@
 // they go in order. When the connect or the handshake fails, they complete
 // with FI_ECONNREFUSED error entries and the next transmit connects again
 // (a connect the kernel refuses at once fails the call itself with
-// -FI_ECONNREFUSED). The kernel's connect timeout applies.
+// -FI_ECONNREFUSED). A TCP connect not finished within kConnectTimeoutMs (a
+// peer host that drops the SYN) fails its transmits with FI_ETIMEDOUT,
+// checked by the endpoint's progress. The hello's answer has no limit: a
+// peer under manual progress answers when its application next polls, and
+// a peer that dies closes the connection.
 //
 // A connection accepted from a peer is also used for transmits to it, so
 // two endpoints that talk share one connection. When both connect at the
@@ -46,6 +50,7 @@
 #include <poll.h>
 #include <rdma/fabric.h>
 
+#include <chrono>
 #include <list>
 #include <memory>
 #include <unordered_map>
@@ -86,7 +91,12 @@ struct RdmIncoming {
 
 // An outgoing connection before the peer's answer. Its link's connection
 // is held: transmits queue on it unwritten.
+constexpr int kConnectTimeoutMs = 5000;
+
 struct RdmHandshake {
+  // When the connect fails unless finished (kConnectTimeoutMs after it
+  // started).
+  std::chrono::steady_clock::time_point deadline;
   bool hello_sent = false;  // the connect finished and the hello went out
   CmReader answer;
   // The same peer's hello, left unanswered because this connection wins

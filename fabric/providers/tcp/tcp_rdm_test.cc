@@ -248,6 +248,24 @@ class TcpRdmTest : public ::testing::Test {
 
   // The next entry of `tx_cq` is transmit `context` failing with
   // FI_ECONNREFUSED.
+  // A plain TCP socket listening on 127.0.0.1 (its address in *name) with
+  // `backlog`, or -1.
+  static int LoopbackListener(int backlog, sockaddr_in* name) {
+    int listener = socket(AF_INET, SOCK_STREAM, 0);
+    *name = {};
+    name->sin_family = AF_INET;
+    name->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof(*name);
+    if (listener < 0 ||
+        bind(listener, reinterpret_cast<sockaddr*>(name), len) != 0 ||
+        getsockname(listener, reinterpret_cast<sockaddr*>(name), &len) != 0 ||
+        listen(listener, backlog) != 0) {
+      if (listener >= 0) close(listener);
+      return -1;
+    }
+    return listener;
+  }
+
   void ExpectRefused(fid_cq* tx_cq, void* context) {
     fi_cq_tagged_entry entry;
     ASSERT_EQ(Wait(tx_cq, &entry), -FI_EAVAIL);
@@ -327,15 +345,9 @@ TEST_F(TcpRdmTest, SimultaneousFirstSendsShareOneConnection) {
 TEST_F(TcpRdmTest, AFailedConnectFailsItsSendsAndALaterSendConnects) {
   // A socket that listens but is no endpoint: the connect succeeds, the
   // handshake does not.
-  int listener = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in name;
+  int listener = LoopbackListener(1, &name);
   ASSERT_GE(listener, 0);
-  sockaddr_in name = {};
-  name.sin_family = AF_INET;
-  name.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof(name);
-  ASSERT_EQ(bind(listener, reinterpret_cast<sockaddr*>(&name), len), 0);
-  ASSERT_EQ(getsockname(listener, reinterpret_cast<sockaddr*>(&name), &len), 0);
-  ASSERT_EQ(listen(listener, 1), 0);
   fi_addr_t addr;
   ASSERT_EQ(fi_av_insert(av_, &name, 1, &addr, 0, nullptr), 1);
   int first, second, third;
@@ -360,6 +372,40 @@ TEST_F(TcpRdmTest, AFailedConnectFailsItsSendsAndALaterSendConnects) {
   Open(&c, &name);
   ExpectDelivered(a_, addr, c, "4");
   CloseEnd(&c);
+}
+
+// A peer host that drops the SYN: here a listener whose accept queue is
+// full (backlog 0, one connection waiting), which the kernel answers by
+// dropping further SYNs. The queued send fails with FI_ETIMEDOUT once the
+// provider's connect timeout passes, instead of waiting for the kernel's
+// SYN retries (minutes).
+TEST_F(TcpRdmTest, AConnectThatNeverFinishesTimesOut) {
+  sockaddr_in name;
+  int listener = LoopbackListener(0, &name);
+  ASSERT_GE(listener, 0);
+  int filler = socket(AF_INET, SOCK_STREAM, 0);
+  ASSERT_EQ(connect(filler, reinterpret_cast<sockaddr*>(&name), sizeof(name)),
+            0);
+  fi_addr_t addr;
+  ASSERT_EQ(fi_av_insert(av_, &name, 1, &addr, 0, nullptr), 1);
+  int context;
+  auto start = std::chrono::steady_clock::now();
+  ASSERT_EQ(fi_send(a_.ep, "1", 2, nullptr, addr, &context), 0);
+  fi_cq_tagged_entry entry;
+  ssize_t rc = -FI_EAGAIN;
+  while (rc == -FI_EAGAIN && std::chrono::steady_clock::now() - start <
+                                 std::chrono::seconds(15)) {
+    rc = fi_cq_read(a_.tx_cq, &entry, 1);
+  }
+  ASSERT_EQ(rc, -FI_EAVAIL);
+  fi_cq_err_entry error = {};
+  ASSERT_EQ(fi_cq_readerr(a_.tx_cq, &error, 0), 1);
+  EXPECT_EQ(error.err, FI_ETIMEDOUT);
+  EXPECT_EQ(error.op_context, &context);
+  // Not before the provider's connect timeout (5 s, tcp_rdm_ep.h).
+  EXPECT_GE(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
+  close(filler);
+  close(listener);
 }
 
 // A peer with another authorization key refuses the hello: the sends
