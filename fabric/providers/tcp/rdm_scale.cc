@@ -48,28 +48,23 @@ bool IsScaleMessage(const ScaleMessage& message, uint32_t index,
 }
 
 int ScaleDomain::Open(fi_wait_obj wait) {
-  fi_info* hints = fi_allocinfo();
-  hints->fabric_attr->prov_name = strdup("tcp");
-  hints->ep_attr->type = FI_EP_RDM;
-  hints->caps = FI_MSG | FI_SOURCE;
-  hints->addr_format = FI_SOCKADDR_IN;
-  hints->domain_attr->av_type = FI_AV_TABLE;
-  hints->domain_attr->data_progress = FI_PROGRESS_MANUAL;
-  int rc = fi_getinfo(FI_VERSION(1, 18), "127.0.0.1", "0", FI_SOURCE, hints,
-                      &info_);
-  fi_freeinfo(hints);
-  if (rc != 0) return Report("fi_getinfo", rc);
+  int rc = OpenLoopbackDomain(FI_EP_RDM, FI_MSG | FI_SOURCE,
+                              [](fi_info* hints) {
+                                hints->domain_attr->av_type = FI_AV_TABLE;
+                                hints->domain_attr->data_progress =
+                                    FI_PROGRESS_MANUAL;
+                              },
+                              &loopback_);
+  if (rc != 0) return Report("opening the fabric and domain", rc);
   fi_av_attr av_attr = {};
   av_attr.type = FI_AV_TABLE;
   fi_cq_attr cq_attr = {};
   cq_attr.format = FI_CQ_FORMAT_MSG;
   cq_attr.size = kCqSize;
   cq_attr.wait_obj = wait;
-  if ((rc = fi_fabric(info_->fabric_attr, &fabric_, nullptr)) != 0 ||
-      (rc = fi_domain(fabric_, info_, &domain_, nullptr)) != 0 ||
-      (rc = fi_av_open(domain_, &av_attr, &av_, nullptr)) != 0 ||
-      (rc = fi_cq_open(domain_, &cq_attr, &cq_, nullptr)) != 0) {
-    return Report("opening fabric, domain, AV and CQ", rc);
+  if ((rc = fi_av_open(loopback_.domain, &av_attr, &av_, nullptr)) != 0 ||
+      (rc = fi_cq_open(loopback_.domain, &cq_attr, &cq_, nullptr)) != 0) {
+    return Report("opening the AV and CQ", rc);
   }
   return 0;
 }
@@ -77,7 +72,8 @@ int ScaleDomain::Open(fi_wait_obj wait) {
 int ScaleDomain::OpenEndpoint(fid_ep** ep, sockaddr_in* name) {
   size_t len = sizeof(*name);
   int rc;
-  if ((rc = fi_endpoint(domain_, info_, ep, nullptr)) != 0 ||
+  if ((rc = fi_endpoint(loopback_.domain, loopback_.info, ep, nullptr)) !=
+          0 ||
       (rc = fi_ep_bind(*ep, &av_->fid, 0)) != 0 ||
       (rc = fi_ep_bind(*ep, &cq_->fid, FI_TRANSMIT | FI_RECV)) != 0 ||
       (rc = fi_enable(*ep)) != 0 ||
@@ -89,20 +85,15 @@ int ScaleDomain::OpenEndpoint(fid_ep** ep, sockaddr_in* name) {
 
 int ScaleDomain::Close() {
   int rc = 0;
-  for (fid* object : {cq_ ? &cq_->fid : nullptr, av_ ? &av_->fid : nullptr,
-                      domain_ ? &domain_->fid : nullptr,
-                      fabric_ ? &fabric_->fid : nullptr}) {
+  for (fid* object : {cq_ ? &cq_->fid : nullptr, av_ ? &av_->fid : nullptr}) {
     if (object == nullptr) continue;
     int closed = Report("fi_close", fi_close(object));
     if (rc == 0) rc = closed;
   }
   cq_ = nullptr;
   av_ = nullptr;
-  domain_ = nullptr;
-  fabric_ = nullptr;
-  fi_freeinfo(info_);
-  info_ = nullptr;
-  return rc;
+  int closed = Report("fi_close", CloseLoopbackDomain(&loopback_));
+  return rc != 0 ? rc : closed;
 }
 
 int PostWithRetry(const std::function<ssize_t()>& post,

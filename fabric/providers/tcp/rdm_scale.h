@@ -16,6 +16,8 @@
 #include <functional>
 #include <string>
 
+#include "fabric/providers/tcp/loopback_testing.h"
+
 namespace fabric {
 namespace tcp {
 
@@ -53,9 +55,7 @@ class ScaleDomain {
   fid_cq* cq() const { return cq_; }
 
  private:
-  fi_info* info_ = nullptr;
-  fid_fabric* fabric_ = nullptr;
-  fid_domain* domain_ = nullptr;
+  LoopbackDomain loopback_;  // info, fabric and domain
   fid_av* av_ = nullptr;
   fid_cq* cq_ = nullptr;
 };

@@ -23,6 +23,7 @@
 #include <string>
 #include <vector>
 
+#include "fabric/providers/tcp/loopback_testing.h"
 #include "gtest/gtest.h"
 
 namespace fabric {
@@ -70,21 +71,20 @@ struct RdmEnd {
 class TcpRdmTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    fi_info* hints = fi_allocinfo();
-    hints->fabric_attr->prov_name = strdup("tcp");
-    hints->ep_attr->type = FI_EP_RDM;
-    hints->caps = FI_MSG | FI_TAGGED | FI_RMA | FI_ATOMIC | FI_SOURCE |
-                  FI_SOURCE_ERR | FI_DIRECTED_RECV;
-    hints->addr_format = FI_SOCKADDR_IN;
-    hints->domain_attr->mr_mode = FI_MR_VIRT_ADDR | FI_MR_PROV_KEY;
-    hints->domain_attr->av_type = FI_AV_TABLE;
-    hints->domain_attr->data_progress = data_progress_;
-    ASSERT_EQ(fi_getinfo(FI_VERSION(1, 18), "127.0.0.1", "0", FI_SOURCE,
-                         hints, &info_),
+    ASSERT_EQ(tcp::OpenLoopbackDomain(
+                  FI_EP_RDM,
+                  FI_MSG | FI_TAGGED | FI_RMA | FI_ATOMIC | FI_SOURCE |
+                      FI_SOURCE_ERR | FI_DIRECTED_RECV,
+                  [this](fi_info* hints) {
+                    hints->domain_attr->mr_mode =
+                        FI_MR_VIRT_ADDR | FI_MR_PROV_KEY;
+                    hints->domain_attr->av_type = FI_AV_TABLE;
+                    hints->domain_attr->data_progress = data_progress_;
+                  },
+                  &loopback_),
               0);
-    fi_freeinfo(hints);
-    ASSERT_EQ(fi_fabric(info_->fabric_attr, &fabric_, nullptr), 0);
-    ASSERT_EQ(fi_domain(fabric_, info_, &domain_, nullptr), 0);
+    info_ = loopback_.info;
+    domain_ = loopback_.domain;
     fi_av_attr av_attr = {};
     av_attr.type = FI_AV_TABLE;
     ASSERT_EQ(fi_av_open(domain_, &av_attr, &av_, nullptr), 0);
@@ -133,9 +133,7 @@ class TcpRdmTest : public ::testing::Test {
     CloseEnd(&a_);
     CloseEnd(&b_);
     if (av_ != nullptr) EXPECT_EQ(fi_close(&av_->fid), 0);
-    if (domain_ != nullptr) EXPECT_EQ(fi_close(&domain_->fid), 0);
-    if (fabric_ != nullptr) EXPECT_EQ(fi_close(&fabric_->fid), 0);
-    fi_freeinfo(info_);
+    EXPECT_EQ(tcp::CloseLoopbackDomain(&loopback_), 0);
   }
 
   // Advances both endpoints (their domain) until `cq` has an entry or an
@@ -289,9 +287,9 @@ class TcpRdmTest : public ::testing::Test {
   }
 
   fi_progress data_progress_ = FI_PROGRESS_UNSPEC;  // the provider's default
-  fi_info* info_ = nullptr;
-  fid_fabric* fabric_ = nullptr;
-  fid_domain* domain_ = nullptr;
+  tcp::LoopbackDomain loopback_;
+  fi_info* info_ = nullptr;      // loopback_'s
+  fid_domain* domain_ = nullptr;  // loopback_'s
   fid_av* av_ = nullptr;
   RdmEnd a_, b_;
 };
