@@ -18,9 +18,10 @@ namespace {
 
 // Datagrams one Progress() call takes at most, so that a flooded endpoint
 // does not hold the engine from the others. The application's passes call
-// Progress() every time (the socket is polled directly), so one datagram
-// per call does, and no read is spent finding the socket empty after it;
-// the auto-progress thread, woken by new data only, drains.
+// Progress() every time (the socket is polled directly while the engine has
+// few sources, else whenever epoll finds it readable), so one datagram per
+// call does, and no read is spent finding the socket empty after it; the
+// auto-progress thread, woken by new data only, drains.
 constexpr int kDatagramsPerProgress = 64;
 
 fi_addr_t SourceOf(UdpEndpoint& ep, const sockaddr_storage& from,
