@@ -3,8 +3,6 @@
 #include <errno.h>
 #include <rdma/fi_errno.h>
 #include <string.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
 #include <algorithm>
 
@@ -39,14 +37,14 @@ void SliceIov(const iovec* iov, size_t count, size_t offset, size_t limit,
 
 }  // namespace
 
-Connection::Connection(int fd, ConnectionHandler* handler,
-                       const HmemCopier* copier)
-    : fd_(fd),
+Connection::Connection(std::unique_ptr<ByteStream> stream,
+                       ConnectionHandler* handler, const HmemCopier* copier)
+    : stream_(std::move(stream)),
       handler_(handler),
       copier_(copier),
       staging_(new char[kStagingSize]) {}
 
-Connection::~Connection() { close(fd_); }
+Connection::~Connection() = default;
 
 void Connection::Send(std::unique_ptr<TxEntry> entry) {
   queue_.push_back(std::move(entry));
@@ -68,7 +66,7 @@ void Connection::Progress() {
 void Connection::Close(int error) {
   if (closed_) return;
   closed_ = true;
-  shutdown(fd_, SHUT_RDWR);
+  stream_->Shutdown();
   handler_->OnClosed(error);
 }
 
@@ -91,19 +89,16 @@ void Connection::Flush() {
     }
     SliceIov(entry.payload.data(), entry.payload.size(), payload_offset,
              SIZE_MAX, &iov);
-    msghdr msg = {};
-    msg.msg_iov = iov.data();
-    msg.msg_iovlen = iov.size();
-    ssize_t n = sendmsg(fd_, &msg, MSG_NOSIGNAL | MSG_DONTWAIT);
+    ssize_t n = stream_->Write(iov.data(), iov.size());
     if (n < 0) {
-      if (errno == EAGAIN || errno == EINTR) {
+      if (n == -EAGAIN) {
         if (!backlogged_) {
           backlogged_ = true;
           handler_->OnBacklog(true);
         }
         return;
       }
-      Close(-ErrnoToFi(errno));
+      Close(-ErrnoToFi(static_cast<int>(-n)));
       return;
     }
     entry.sent += n;
@@ -128,7 +123,8 @@ bool Connection::RecvIntoStaging() {
     begin_ = 0;
   }
   size_t room = kStagingSize - end_;
-  ssize_t n = recv(fd_, staging_.get() + end_, room, MSG_DONTWAIT);
+  iovec into = {staging_.get() + end_, room};
+  ssize_t n = stream_->Read(&into, 1);
   if (!GotBytes(n)) return false;
   end_ += n;
   drained_ = static_cast<size_t>(n) < room;
@@ -139,8 +135,8 @@ bool Connection::GotBytes(ssize_t n) {
   if (n > 0) return true;
   if (n == 0) {
     Close(0);
-  } else if (errno != EAGAIN && errno != EINTR) {
-    Close(-ErrnoToFi(errno));
+  } else if (n != -EAGAIN) {
+    Close(-ErrnoToFi(static_cast<int>(-n)));
   } else {
     drained_ = true;
   }
@@ -168,7 +164,7 @@ bool Connection::ReadDirect() {
   SliceIov(target_.iov, target_.iov_count, placed_, remaining_, &iov);
   size_t want = 0;
   for (const iovec& piece : iov) want += piece.iov_len;
-  ssize_t n = readv(fd_, iov.data(), iov.size());
+  ssize_t n = stream_->Read(iov.data(), iov.size());
   if (!GotBytes(n)) return false;
   placed_ += n;
   remaining_ -= n;

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "fabric/hmem/hmem_copy.h"
+#include "fabric/providers/tcp/tcp_stream.h"
 #include "fabric/providers/tcp/tcp_wire.h"
 
 namespace fabric {
@@ -84,20 +85,22 @@ class ConnectionHandler {
   virtual void OnSent(std::unique_ptr<TxEntry> entry) = 0;
   // The connection broke: -fi_errno, or 0 when the peer closed it.
   virtual void OnClosed(int error) = 0;
-  // The socket's send buffer is full (wait for writability) or not.
+  // The stream takes no more bytes for now (wait for writability) or does
+  // again.
   virtual void OnBacklog(bool backlogged) = 0;
 };
 
 class Connection {
  public:
-  // Takes `fd` (connected, non-blocking). `copier` moves every byte from
-  // and to the application's buffers.
-  Connection(int fd, ConnectionHandler* handler, const HmemCopier* copier);
+  // `copier` moves every byte from and to the application's buffers.
+  Connection(std::unique_ptr<ByteStream> stream, ConnectionHandler* handler,
+             const HmemCopier* copier);
   ~Connection();
   Connection(const Connection&) = delete;
   Connection& operator=(const Connection&) = delete;
 
-  int fd() const { return fd_; }
+  // The stream's fd, or -1 when Progress must be called to find bytes.
+  int fd() const { return stream_->fd(); }
   bool closed() const { return closed_; }
   // The handler last answered kStall: the message waits (perhaps already
   // read from the socket, so no readiness will announce it again).
@@ -113,7 +116,7 @@ class Connection {
   void Release();
   // Writes what is queued, then reads and dispatches what has arrived.
   void Progress();
-  // Stops the connection (shutdown(2); the fd stays open until
+  // Stops the connection (the stream shuts down and stays open until
   // destruction) and reports OnClosed(error) once.
   void Close(int error);
   // The messages not yet fully written (after Close: to fail them).
@@ -129,20 +132,20 @@ class Connection {
   // False when the socket has nothing (or the connection closed).
   bool RecvIntoStaging();
   bool ReadDirect();
-  // What a read returned: true for bytes; false for nothing yet or the end
-  // of the connection (which it closes).
+  // What a read returned (bytes or -errno): true for bytes; false for
+  // nothing yet or the end of the connection (which it closes).
   bool GotBytes(ssize_t n);
   void Place(const char* data, size_t len);
   bool CanReadDirect() const;
 
-  const int fd_;
+  const std::unique_ptr<ByteStream> stream_;
   ConnectionHandler* const handler_;
   const HmemCopier* const copier_;
   bool closed_ = false;
   bool backlogged_ = false;
   bool stalled_ = false;
   bool held_ = false;
-  // A read in this Progress() call got less than it asked for: the socket
+  // A read in this Progress() call got less than it asked for: the stream
   // is empty, and asking again would only cost a system call. Readiness
   // brings the next call.
   bool drained_ = false;

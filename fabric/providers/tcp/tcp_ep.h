@@ -103,8 +103,8 @@ inline TcpEp* ToTcpEp(fid_ep* ep) { return reinterpret_cast<TcpEp*>(ep); }
 
 class TcpLink : public ConnectionHandler {
  public:
-  // Takes `fd`, connected; `peer` is what FI_SOURCE reports for it.
-  TcpLink(TcpEp* ep, int fd, fi_addr_t peer);
+  // `peer` is what FI_SOURCE reports for the stream's other end.
+  TcpLink(TcpEp* ep, std::unique_ptr<ByteStream> stream, fi_addr_t peer);
   ~TcpLink() override;
 
   TcpEp* const ep;

@@ -270,8 +270,11 @@ void RemoteAccessDone(TcpLink* link, const Header& header, uint64_t kind,
   }
 }
 
-TcpLink::TcpLink(TcpEp* ep, int fd, fi_addr_t peer)
-    : ep(ep), peer(peer), connection(fd, this, &ep->util.domain->copier) {}
+TcpLink::TcpLink(TcpEp* ep, std::unique_ptr<ByteStream> stream,
+                 fi_addr_t peer)
+    : ep(ep),
+      peer(peer),
+      connection(std::move(stream), this, &ep->util.domain->copier) {}
 
 TcpLink::~TcpLink() {
   for (UnexpectedMsg& message : ep->unexpected) {

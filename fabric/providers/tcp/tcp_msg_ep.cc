@@ -61,7 +61,8 @@ void PostCmError(TcpMsgEp* ep, int err, const std::vector<char>& data) {
 // The handshake is done: the data phase starts on the socket, advanced by
 // the domain's engine.
 void StartConnection(TcpMsgEp* ep) {
-  ep->link = std::make_unique<TcpLink>(&ep->base, ep->fd, FI_ADDR_NOTAVAIL);
+  ep->link = std::make_unique<TcpLink>(
+      &ep->base, std::make_unique<SocketStream>(ep->fd), FI_ADDR_NOTAVAIL);
   if (ep->setup_registered) ep->setup_engine()->Disarm(&ep->setup);
   ep->events_registered = true;
   ep->engine()->Add(&ep->events);

@@ -62,7 +62,8 @@ void Watch(TcpRdmEp* ep, int op, int fd, uint32_t events) {
 }
 
 TcpLink* AddLink(TcpRdmEp* ep, int fd, fi_addr_t peer, uint32_t events) {
-  ep->links.push_back(std::make_unique<TcpLink>(&ep->base, fd, peer));
+  ep->links.push_back(std::make_unique<TcpLink>(
+      &ep->base, std::make_unique<SocketStream>(fd), peer));
   TcpLink* link = ep->links.back().get();
   ep->link_by_fd[fd] = link;
   Watch(ep, EPOLL_CTL_ADD, fd, events);

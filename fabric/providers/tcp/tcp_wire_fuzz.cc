@@ -293,7 +293,8 @@ std::string StreamFailure(Rng& rng, const std::vector<std::string>& corpus,
   if (!Pair(fds)) return "socketpair failed";
   CheckingHandler handler(&rng, &p);
   {
-    Connection connection(fds[0], &handler, &copier);
+    Connection connection(std::make_unique<SocketStream>(fds[0]), &handler,
+                          &copier);
     auto read = [&] {
       connection.Progress();
       return !connection.closed();

@@ -1,0 +1,36 @@
+#include "fabric/providers/tcp/tcp_stream.h"
+
+#include <errno.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+namespace fabric {
+namespace tcp {
+
+SocketStream::~SocketStream() { close(fd_); }
+
+ssize_t SocketStream::Write(const iovec* iov, size_t count) {
+  msghdr msg = {};
+  msg.msg_iov = const_cast<iovec*>(iov);
+  msg.msg_iovlen = count;
+  // MSG_NOSIGNAL: a peer gone away is an EPIPE error, not a SIGPIPE.
+  ssize_t n = sendmsg(fd_, &msg, MSG_NOSIGNAL | MSG_DONTWAIT);
+  if (n < 0) return errno == EINTR ? -EAGAIN : -errno;
+  return n;
+}
+
+ssize_t SocketStream::Read(const iovec* iov, size_t count) {
+  ssize_t n;
+  if (count == 1) {
+    n = recv(fd_, iov[0].iov_base, iov[0].iov_len, MSG_DONTWAIT);
+  } else {
+    n = readv(fd_, iov, static_cast<int>(count));
+  }
+  if (n < 0) return errno == EINTR || errno == EWOULDBLOCK ? -EAGAIN : -errno;
+  return n;
+}
+
+void SocketStream::Shutdown() { shutdown(fd_, SHUT_RDWR); }
+
+}  // namespace tcp
+}  // namespace fabric

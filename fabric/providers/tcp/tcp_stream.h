@@ -1,0 +1,50 @@
+// File: fabric/providers/tcp/tcp_stream.h
+//
+// The byte stream under a Connection: a connected TCP socket here, a pair
+// of shared-memory rings in the shm provider. Non-blocking: calls move what
+// they can now and never wait.
+#ifndef FABRIC_PROVIDERS_TCP_TCP_STREAM_H_
+#define FABRIC_PROVIDERS_TCP_TCP_STREAM_H_
+
+#include <sys/types.h>
+#include <sys/uio.h>
+
+namespace fabric {
+namespace tcp {
+
+class ByteStream {
+ public:
+  virtual ~ByteStream() = default;
+  // Bytes written (> 0), or -errno: -EAGAIN when nothing fits now.
+  virtual ssize_t Write(const iovec* iov, size_t count) = 0;
+  // Bytes read (> 0), 0 at the peer's orderly end, or -errno: -EAGAIN when
+  // nothing has arrived.
+  virtual ssize_t Read(const iovec* iov, size_t count) = 0;
+  // Ends both directions; the peer then reads the end.
+  virtual void Shutdown() = 0;
+  // The fd whose readability announces bytes, or -1 when the stream is
+  // polled by calling Read.
+  virtual int fd() const = 0;
+};
+
+// A connected, non-blocking socket; closed on destruction.
+class SocketStream : public ByteStream {
+ public:
+  explicit SocketStream(int fd) : fd_(fd) {}
+  ~SocketStream() override;
+  SocketStream(const SocketStream&) = delete;
+  SocketStream& operator=(const SocketStream&) = delete;
+
+  ssize_t Write(const iovec* iov, size_t count) override;
+  ssize_t Read(const iovec* iov, size_t count) override;
+  void Shutdown() override;
+  int fd() const override { return fd_; }
+
+ private:
+  const int fd_;
+};
+
+}  // namespace tcp
+}  // namespace fabric
+
+#endif  // FABRIC_PROVIDERS_TCP_TCP_STREAM_H_
