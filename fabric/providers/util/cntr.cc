@@ -168,6 +168,7 @@ int CntrTryWait(fid* object) {
   UtilCntr* cntr = AsUtilCntr(object);
   if (cntr == nullptr) return -FI_EINVAL;
   cntr->wait->Progress();
+  if (!cntr->wait->PrepareToSleep()) return -FI_EAGAIN;
   std::lock_guard<std::mutex> lock(cntr->wait->mutex());
   cntr->wait->Clear();
   return 0;

@@ -39,8 +39,9 @@ int OpenUtilCntr(fid_domain* domain, fi_cntr_attr* attr, fid_cntr** cntr,
 void CntrAdd(UtilCntr* cntr, uint64_t value);
 void CntrAddError(UtilCntr* cntr, uint64_t value);
 
-// fi_trywait for a counter: clears its wait object's signal; 0, or -FI_EINVAL
-// when `object` is not one of our counters.
+// fi_trywait for a counter: clears its wait object's signal; 0, -FI_EAGAIN
+// when input in shared memory would not wake its fd, or -FI_EINVAL when
+// `object` is not one of our counters.
 int CntrTryWait(fid* object);
 
 }  // namespace fabric

@@ -310,6 +310,7 @@ int CqTryWait(fid* object) {
   UtilCq* cq = AsUtilCq(object);
   if (cq == nullptr) return -FI_EINVAL;
   cq->wait->Progress();
+  if (!cq->wait->PrepareToSleep()) return -FI_EAGAIN;
   std::lock_guard<std::mutex> lock(cq->wait->mutex());
   return cq->entries.empty() ? 0 : -FI_EAGAIN;
 }

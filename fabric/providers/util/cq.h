@@ -81,7 +81,8 @@ int CqWriteError(UtilCq* cq, const fi_cq_err_entry& error,
                  bool reserved = false);
 
 // fi_trywait for one object: -FI_EAGAIN when `object` is one of our CQs
-// with entries waiting, 0 when it has none, -FI_EINVAL when it is not ours.
+// with entries waiting (or input in shared memory that would not wake its
+// fd), 0 when it has none, -FI_EINVAL when it is not ours.
 int CqTryWait(fid* object);
 
 }  // namespace fabric

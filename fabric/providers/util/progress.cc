@@ -46,10 +46,14 @@ void ProgressEngine::Add(ProgressSource* source) {
   Control(epoll_fd_, EPOLL_CTL_ADD, source, EPOLLIN);
   {
     std::lock_guard<std::mutex> lock(registry_mutex_);
-    if (source->poll_directly()) {
+    if (source->poll_directly() || source->always_run()) {
       direct_.push_back(source);
     } else {
       polled_.push_back(Entry{source, {source->progress_fd(), POLLIN, 0}});
+    }
+    if (source->always_run()) {
+      always_.push_back(source);
+      always_count_.fetch_add(1);
     }
     registry_version_.fetch_add(1);
   }
@@ -70,6 +74,11 @@ void ProgressEngine::Remove(ProgressSource* source) {
     std::lock_guard<std::mutex> registry_lock(registry_mutex_);
     direct_.erase(std::remove(direct_.begin(), direct_.end(), source),
                   direct_.end());
+    auto always = std::find(always_.begin(), always_.end(), source);
+    if (always != always_.end()) {
+      always_.erase(always);
+      always_count_.fetch_sub(1);
+    }
     polled_.erase(std::remove_if(polled_.begin(), polled_.end(),
                                  [source](const Entry& entry) {
                                    return entry.source == source;
@@ -114,6 +123,7 @@ void ProgressEngine::Refresh() {
   if (registry_version_.load() == snapshot_version_) return;
   std::lock_guard<std::mutex> lock(registry_mutex_);
   direct_snapshot_ = direct_;
+  always_snapshot_ = always_;
   poll_snapshot_.clear();
   polled_snapshot_.clear();
   for (const Entry& entry : polled_) {
@@ -151,6 +161,7 @@ void ProgressEngine::Run() {
   // Many sources: one epoll_wait finds the ready ones, whatever their kind.
   if (direct_snapshot_.size() + poll_snapshot_.size() > kPollLimit) {
     RunReady(epoll_fd_);
+    for (ProgressSource* source : always_snapshot_) source->Progress();
     return;
   }
   for (ProgressSource* source : direct_snapshot_) source->Progress();
@@ -158,9 +169,23 @@ void ProgressEngine::Run() {
 }
 
 void ProgressEngine::WaitAndRun(int timeout_ms) {
-  pollfd ready = {epoll_fd_, POLLIN, 0};
-  poll(&ready, 1, timeout_ms);
+  if (timeout_ms == 0 || PrepareToSleep()) {
+    pollfd ready = {epoll_fd_, POLLIN, 0};
+    poll(&ready, 1, timeout_ms);
+  }
   Run();
+}
+
+bool ProgressEngine::PrepareToSleep(bool auto_only) {
+  if (always_count_.load() == 0) return true;
+  std::lock_guard<std::mutex> lock(run_mutex_);
+  Refresh();
+  bool sleep = true;
+  for (ProgressSource* source : always_snapshot_) {
+    if (auto_only && !source->auto_progress()) continue;
+    if (!source->PrepareToSleep()) sleep = false;
+  }
+  return sleep;
 }
 
 namespace {
@@ -185,9 +210,15 @@ void ProgressEngine::AutoLoop() {
     // Wait without taking the events, so that a source removed meanwhile
     // never comes back from epoll_wait.
     pollfd ready = {auto_epoll_fd_, POLLIN, 0};
-    if (poll(&ready, 1, kAutoWaitMillis) <= 0) continue;
+    bool input_waiting = !PrepareToSleep(/*auto_only=*/true);
+    if (!input_waiting && poll(&ready, 1, kAutoWaitMillis) <= 0) continue;
     std::lock_guard<std::mutex> lock(run_mutex_);
     RunReady(auto_epoll_fd_);
+    if (!input_waiting) continue;
+    Refresh();
+    for (ProgressSource* source : always_snapshot_) {
+      if (source->auto_progress()) source->Progress();
+    }
   }
 }
 

@@ -16,7 +16,9 @@
 // While the engine has at most kPollLimit sources, a pass advances those
 // that poll directly and asks poll(2) about the others (cheaper per pass
 // than epoll_wait, which measurably adds latency to a polling loop); with
-// more, one epoll_wait finds the ready ones of every kind.
+// more, one epoll_wait finds the ready ones of every kind. Sources that
+// always_run() are advanced on every pass either way; before any blocking
+// wait the engine calls their PrepareToSleep().
 //
 // Sources are advanced one thread at a time; Run() returns at once when
 // another thread is already running them. Lock order: the engine's run
@@ -50,6 +52,14 @@ class ProgressSource {
   // socket's non-blocking read, which takes no lock that arriving packets
   // need; an endpoint that polls its own sockets).
   virtual bool poll_directly() const { return false; }
+  // Whether Progress() runs on every pass whatever the number of sources
+  // and the fd says: a source whose input arrives in shared memory, which
+  // rings its fd only for a reader that said it sleeps (PrepareToSleep).
+  virtual bool always_run() const { return false; }
+  // Called before the engine blocks waiting for fds: a source whose input
+  // does not always ring its fd asks its writers to ring it from now on.
+  // False when input is already waiting, so the engine runs instead.
+  virtual bool PrepareToSleep() { return true; }
 };
 
 class ProgressEngine {
@@ -77,6 +87,10 @@ class ProgressEngine {
   void Run();
   // Waits up to `timeout_ms` for a source's fd to be ready, then Run().
   void WaitAndRun(int timeout_ms);
+  // PrepareToSleep() of every always_run() source (of the auto-progress
+  // ones only when `auto_only`); false when one has input waiting. What
+  // fi_trywait asks before an application blocks on a wait fd.
+  bool PrepareToSleep(bool auto_only = false);
 
   // An epoll fd, readable while a source's fd is: what the FD wait objects
   // of CQs, EQs and counters include so that applications blocking in
@@ -115,11 +129,14 @@ class ProgressEngine {
   std::atomic<int> source_count_{0};
   std::mutex registry_mutex_;  // guards direct_ and polled_; a leaf lock
   std::vector<ProgressSource*> direct_;
+  std::vector<ProgressSource*> always_;  // also in direct_ or polled_
+  std::atomic<int> always_count_{0};
   std::vector<Entry> polled_;
   std::atomic<uint64_t> registry_version_{0};  // bumped when they change
   // The pass's copies; run_mutex_ guards them.
   uint64_t snapshot_version_ = 0;
   std::vector<ProgressSource*> direct_snapshot_;
+  std::vector<ProgressSource*> always_snapshot_;
   std::vector<pollfd> poll_snapshot_;
   std::vector<ProgressSource*> polled_snapshot_;  // parallel to poll_snapshot_
   std::atomic<bool> auto_started_{false};  // only then are passes counted

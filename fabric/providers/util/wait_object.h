@@ -79,6 +79,13 @@ class WaitObject {
   void AddEngine(std::shared_ptr<ProgressEngine> engine);
   void RemoveEngine(ProgressEngine* engine);
 
+  // Before the application blocks on the wait fd (fi_trywait): false when
+  // a source of the owner's engine already has input that would not wake
+  // the fd (ProgressSource::PrepareToSleep). Not with mutex() held.
+  bool PrepareToSleep() {
+    return engine_ == nullptr || engine_->PrepareToSleep();
+  }
+
   void Signal();  // entries became available
   void Clear();   // no entry is available any more
 
