@@ -1,0 +1,87 @@
+#include "fabric/providers/shm/shm_reclaim.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <rdma/fi_errno.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <optional>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "fabric/api/config/log.h"
+#include "fabric/api/core/status.h"
+#include "fabric/providers/shm/shm_process.h"
+#include "fabric/providers/shm/shm_segment.h"
+#include "fabric/providers/shm/shm_segment_header.h"
+
+namespace fabric {
+namespace shm {
+namespace {
+
+// What the header of the segment open at `fd` (`size` bytes) says, or why
+// it says nothing usable. Read with pread: a file cut short meanwhile then
+// reads short instead of faulting, as a mapping would.
+absl::StatusOr<SegmentInfo> ReadHeader(int fd, uint64_t size) {
+  alignas(SegmentHeader) char header[kSegmentPayloadOffset];
+  if (pread(fd, header, sizeof(header), 0) != sizeof(header)) {
+    return FiError(FI_EINVAL, "shorter than its header");
+  }
+  return CheckSegmentHeader(header, size);
+}
+
+// Whether segment `name` (its name giving `name_pid`) is ours and was left
+// by a dead process; why, in *why.
+bool IsStale(const std::string& name, pid_t name_pid, std::string* why) {
+  int fd = shm_open(name.c_str(), O_RDONLY | O_CLOEXEC, 0);
+  if (fd < 0) return false;
+  struct stat st;
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid()) {
+    close(fd);
+    return false;
+  }
+  absl::StatusOr<SegmentInfo> creator =
+      ReadHeader(fd, static_cast<uint64_t>(st.st_size));
+  close(fd);
+  if (creator.ok()) {
+    // Its pid means another process in our namespace, or none.
+    absl::StatusOr<uint64_t> own_ns = OwnPidNamespace();
+    if (!own_ns.ok() || creator->pid_ns != *own_ns) return false;
+    *why = absl::StrCat("creator pid ", creator->pid, " started at ",
+                        creator->start_time, " is gone");
+    return !IsAlive(creator->pid, creator->start_time);
+  }
+  *why = absl::StrCat("header unusable (", creator.status().message(),
+                      ") and pid ", name_pid, " of its name is gone");
+  return !IsPidAlive(name_pid);
+}
+
+}  // namespace
+
+absl::StatusOr<int> ReclaimStale(absl::string_view prefix) {
+  DIR* dir = opendir("/dev/shm");
+  if (dir == nullptr) {
+    return FiError(errno, absl::StrCat("opendir(/dev/shm): ", strerror(errno)));
+  }
+  int removed = 0;
+  while (struct dirent* entry = readdir(dir)) {
+    std::string name = absl::StrCat("/", entry->d_name);
+    std::optional<pid_t> name_pid = PidFromSegmentName(prefix, name);
+    std::string why;
+    if (!name_pid.has_value() || !IsStale(name, *name_pid, &why)) continue;
+    if (shm_unlink(name.c_str()) != 0) continue;  // another reclaimer won
+    FABRIC_LOG_INFO(nullptr, FI_LOG_DOMAIN,
+                    "removed stale shm segment %s: %s\n", name.c_str(),
+                    why.c_str());
+    ++removed;
+  }
+  closedir(dir);
+  return removed;
+}
+
+}  // namespace shm
+}  // namespace fabric

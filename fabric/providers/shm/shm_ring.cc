@@ -1,0 +1,178 @@
+#include "fabric/providers/shm/shm_ring.h"
+
+#include <rdma/fi_errno.h>
+#include <string.h>
+
+#include <algorithm>
+#include <new>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "fabric/api/config/log.h"
+#include "fabric/api/core/status.h"
+
+namespace fabric {
+namespace shm {
+namespace {
+
+bool IsPowerOfTwo(uint64_t n) { return n != 0 && (n & (n - 1)) == 0; }
+
+bool IsAligned(const void* mem) {
+  return reinterpret_cast<uintptr_t>(mem) % alignof(RingHeader) == 0;
+}
+
+absl::Status Misaligned(const void* mem) {
+  return FiError(FI_EINVAL, absl::StrFormat("ring memory at %p is not "
+                                            "%zu-byte aligned",
+                                            mem, alignof(RingHeader)));
+}
+
+}  // namespace
+
+size_t ByteRing::BytesNeeded(size_t capacity) {
+  return sizeof(RingHeader) + capacity;
+}
+
+absl::StatusOr<ByteRing> ByteRing::Init(void* mem, size_t capacity) {
+  if (mem == nullptr || !IsAligned(mem)) return Misaligned(mem);
+  if (!IsPowerOfTwo(capacity)) {
+    return FiError(FI_EINVAL, absl::StrCat("ring capacity ", capacity,
+                                           " is not a power of two"));
+  }
+  auto* header = new (mem) RingHeader{};
+  header->capacity.store(capacity, std::memory_order_relaxed);
+  return ByteRing(header, capacity);
+}
+
+absl::StatusOr<ByteRing> ByteRing::Attach(void* mem, size_t mem_size) {
+  if (mem == nullptr || !IsAligned(mem)) return Misaligned(mem);
+  if (mem_size < sizeof(RingHeader)) {
+    return FiError(FI_EINVAL, absl::StrCat("ring memory of ", mem_size,
+                                           " bytes holds no header"));
+  }
+  auto* header = static_cast<RingHeader*>(mem);
+  uint64_t capacity = header->capacity.load(std::memory_order_relaxed);
+  if (!IsPowerOfTwo(capacity) || capacity > mem_size - sizeof(RingHeader)) {
+    return FiError(FI_EINVAL, absl::StrCat("ring capacity ", capacity, " in ",
+                                           mem_size, " bytes"));
+  }
+  uint64_t head = header->head.load(std::memory_order_acquire);
+  uint64_t tail = header->tail.load(std::memory_order_acquire);
+  if (tail - head > capacity) {
+    return FiError(FI_EINVAL, absl::StrCat("ring indices head ", head, " tail ",
+                                           tail, " capacity ", capacity));
+  }
+  return ByteRing(header, capacity);
+}
+
+ByteRing::ByteRing(RingHeader* header, uint64_t capacity)
+    : header_(header),
+      data_(reinterpret_cast<char*>(header) + sizeof(RingHeader)),
+      capacity_(capacity) {}
+
+uint64_t ByteRing::Used(uint64_t head, uint64_t tail) const {
+  if (corrupt_) return 0;
+  uint64_t used = tail - head;  // unsigned: also catches head > tail
+  if (used <= capacity_) return used;
+  FABRIC_LOG_WARN(nullptr, FI_LOG_EP_DATA,
+                  "shm ring corrupt: head %lu tail %lu capacity %lu\n",
+                  static_cast<unsigned long>(head),
+                  static_cast<unsigned long>(tail),
+                  static_cast<unsigned long>(capacity_));
+  corrupt_ = true;
+  return 0;
+}
+
+void ByteRing::CopyIn(uint64_t index, const char* src, size_t n) {
+  size_t offset = index & (capacity_ - 1);
+  size_t first = std::min<size_t>(n, capacity_ - offset);
+  memcpy(data_ + offset, src, first);
+  memcpy(data_, src + first, n - first);
+}
+
+void ByteRing::CopyOut(uint64_t index, char* dst, size_t n) const {
+  size_t offset = index & (capacity_ - 1);
+  size_t first = std::min<size_t>(n, capacity_ - offset);
+  memcpy(dst, data_ + offset, first);
+  memcpy(dst + first, data_, n - first);
+}
+
+size_t ByteRing::Write(const iovec* iov, size_t count, size_t skip) {
+  uint64_t tail = header_->tail.load(std::memory_order_relaxed);  // ours
+  // Acquire: the consumer's copies out of the bytes it freed come before
+  // our overwriting them.
+  uint64_t head = header_->head.load(std::memory_order_acquire);
+  uint64_t room = capacity_ - Used(head, tail);
+  if (corrupt_) return 0;
+  uint64_t written = 0;
+  for (size_t i = 0; i < count && written < room; ++i) {
+    size_t len = iov[i].iov_len;
+    if (skip >= len) {
+      skip -= len;
+      continue;
+    }
+    size_t n = std::min<uint64_t>(len - skip, room - written);
+    CopyIn(tail + written, static_cast<const char*>(iov[i].iov_base) + skip, n);
+    skip = 0;
+    written += n;
+  }
+  // Release: the bytes are in place before the consumer can see them.
+  if (written != 0) {
+    header_->tail.store(tail + written, std::memory_order_release);
+  }
+  return written;
+}
+
+size_t ByteRing::Read(const iovec* iov, size_t count) {
+  uint64_t head = header_->head.load(std::memory_order_relaxed);  // ours
+  // Acquire: pairs with Write's release, so the bytes are there.
+  uint64_t tail = header_->tail.load(std::memory_order_acquire);
+  uint64_t available = Used(head, tail);
+  if (corrupt_) return 0;
+  uint64_t read = 0;
+  for (size_t i = 0; i < count && read < available; ++i) {
+    size_t n = std::min<uint64_t>(iov[i].iov_len, available - read);
+    if (n == 0) continue;  // an empty iovec may have no base
+    CopyOut(head + read, static_cast<char*>(iov[i].iov_base), n);
+    read += n;
+  }
+  // Release: our copies are done before the producer may reuse the space.
+  if (read != 0) header_->head.store(head + read, std::memory_order_release);
+  return read;
+}
+
+size_t ByteRing::Readable() const {
+  uint64_t tail = header_->tail.load(std::memory_order_acquire);
+  return Used(header_->head.load(std::memory_order_relaxed), tail);
+}
+
+size_t ByteRing::Writable() const {
+  uint64_t head = header_->head.load(std::memory_order_acquire);
+  uint64_t used = Used(head, header_->tail.load(std::memory_order_relaxed));
+  return corrupt_ ? 0 : capacity_ - used;
+}
+
+void ByteRing::CloseWriter() {
+  header_->writer_closed.store(1, std::memory_order_release);
+}
+
+void ByteRing::CloseReader() {
+  header_->reader_closed.store(1, std::memory_order_release);
+}
+
+bool ByteRing::writer_closed() const {
+  return header_->writer_closed.load(std::memory_order_acquire) != 0;
+}
+
+bool ByteRing::reader_closed() const {
+  return header_->reader_closed.load(std::memory_order_acquire) != 0;
+}
+
+bool ByteRing::AtEnd() const {
+  // The flag first: once it is seen, every byte written before it is
+  // visible to Readable.
+  return writer_closed() && Readable() == 0;
+}
+
+}  // namespace shm
+}  // namespace fabric

@@ -1,0 +1,108 @@
+// File: fabric/providers/shm/shm_ring.h
+//
+// A lock-free single-producer single-consumer byte ring that lives in shared
+// memory. The two sides may be two processes that map the memory at
+// different addresses, so the ring holds no pointers: a header of indices
+// followed by `capacity` bytes of data. The indices count bytes ever written
+// (tail) and read (head); `index & (capacity - 1)` is the position.
+//
+// The memory is shared with another process and so untrusted: Attach checks
+// the header, and every Read and Write re-checks the indices it loads. A
+// ring whose indices become impossible (tail - head > capacity: a broken or
+// hostile peer) is corrupt() from then on, and moves no more bytes.
+//
+//   void* mem = segment.payload();               // 64-byte aligned
+//   ByteRing producer = *ByteRing::Init(mem, 1 << 16);
+//   ByteRing consumer = *ByteRing::Attach(mem, ByteRing::BytesNeeded(1 << 16));
+//   iovec out = {data, len};
+//   size_t sent = producer.Write(&out, 1, /*skip=*/0);  // 0 when full
+//   iovec in = {buf, sizeof(buf)};
+//   size_t got = consumer.Read(&in, 1);                 // 0 when empty
+//   if (got == 0 && consumer.corrupt()) { /* drop the peer */ }
+//
+// Each side has its own ByteRing: the producer calls Write, Writable and
+// CloseWriter; the consumer Read, Readable and CloseReader.
+#ifndef FABRIC_PROVIDERS_SHM_SHM_RING_H_
+#define FABRIC_PROVIDERS_SHM_SHM_RING_H_
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/uio.h>
+
+#include <atomic>
+
+#include "absl/status/statusor.h"
+
+namespace fabric {
+namespace shm {
+
+// The ring's header in shared memory; the data follows it. The indices sit
+// on cache lines of their own so that the two sides do not share one.
+struct RingHeader {
+  std::atomic<uint64_t> capacity;          // a power of two, set by Init
+  std::atomic<uint32_t> writer_closed;     // 1 once the producer is done
+  std::atomic<uint32_t> reader_closed;     // 1 once the consumer is gone
+  alignas(64) std::atomic<uint64_t> tail;  // bytes ever written
+  alignas(64) std::atomic<uint64_t> head;  // bytes ever read
+};
+static_assert(std::atomic<uint64_t>::is_always_lock_free,
+              "indices are shared between processes");
+
+class ByteRing {
+ public:
+  // The bytes a ring of `capacity` data bytes takes: header and data.
+  static size_t BytesNeeded(size_t capacity);
+
+  // Lays out an empty ring at `mem` (BytesNeeded(capacity) bytes, aligned
+  // to alignof(RingHeader)). FI_EINVAL when capacity is not a power of two
+  // or mem is misaligned.
+  static absl::StatusOr<ByteRing> Init(void* mem, size_t capacity);
+
+  // Uses the ring another side laid out at `mem`, `mem_size` bytes. FI_EINVAL
+  // unless the header is sound: mem aligned, capacity a power of two that
+  // fits in mem_size, 0 <= tail - head <= capacity.
+  static absl::StatusOr<ByteRing> Attach(void* mem, size_t mem_size);
+
+  // Copies bytes of iov[0..count) into the ring, leaving out the first
+  // `skip` bytes of the list, as many as fit; publishes them to the
+  // consumer. Returns the bytes written: 0 when full or corrupt.
+  size_t Write(const iovec* iov, size_t count, size_t skip);
+
+  // Moves up to the iov total of readable bytes into iov[0..count) and
+  // frees their space. Returns the bytes read: 0 when empty or corrupt.
+  size_t Read(const iovec* iov, size_t count);
+
+  // Bytes a Read could take now (0 when corrupt).
+  size_t Readable() const;
+  // Bytes a Write could place now (0 when corrupt).
+  size_t Writable() const;
+
+  void CloseWriter();
+  void CloseReader();
+  bool writer_closed() const;
+  bool reader_closed() const;
+  // The writer closed and every byte it wrote has been read: an orderly end.
+  bool AtEnd() const;
+
+  // Whether impossible indices were seen; sticky.
+  bool corrupt() const { return corrupt_; }
+  size_t capacity() const { return capacity_; }
+
+ private:
+  ByteRing(RingHeader* header, uint64_t capacity);
+
+  // tail - head, or 0 with corrupt_ set when it exceeds the capacity.
+  uint64_t Used(uint64_t head, uint64_t tail) const;
+  void CopyIn(uint64_t index, const char* src, size_t n);
+  void CopyOut(uint64_t index, char* dst, size_t n) const;
+
+  RingHeader* header_;
+  char* data_;
+  uint64_t capacity_;  // read once at Init/Attach: the peer cannot change ours
+  mutable bool corrupt_ = false;
+};
+
+}  // namespace shm
+}  // namespace fabric
+
+#endif  // FABRIC_PROVIDERS_SHM_SHM_RING_H_
