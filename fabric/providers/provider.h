@@ -69,8 +69,9 @@ class Provider {
   virtual int OpenFabric(const fi_fabric_attr& attr, fid_fabric** fabric,
                          void* context) const = 0;
 
-  // fi_endpoint / fi_endpoint2 on one of this provider's domains, and
-  // fi_passive_ep on one of its fabrics. Arguments are not yet checked.
+  // fi_endpoint / fi_endpoint2 on one of this provider's domains (info,
+  // info->ep_attr and ep are not NULL; flags and the rest are unchecked),
+  // and fi_passive_ep on one of its fabrics (arguments unchecked).
   // -FI_ENOSYS unless the provider has such endpoints.
   virtual int OpenEndpoint(fid_domain* domain, fi_info* info, fid_ep** ep,
                            uint64_t flags, void* context) const;

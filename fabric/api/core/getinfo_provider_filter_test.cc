@@ -26,7 +26,7 @@ TEST(ProviderFilterTest, ExcludedProviderIsAbsent) {
   EXPECT_FALSE(names.empty());
   for (const std::string& name : names) EXPECT_NE(name, "udp");
   EXPECT_EQ(ProviderNames(FI_PROV_ATTR_ONLY),
-            (std::vector<std::string>{"verbs", "tcp"}));
+            (std::vector<std::string>{"verbs", "tcp", "shm"}));
 }
 
 }  // namespace

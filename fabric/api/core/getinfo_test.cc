@@ -482,7 +482,7 @@ TEST(GetInfoTest, ProvAttrOnlyGivesOnePerProvider) {
     names.push_back(Provider(info));
     EXPECT_NE(info->fabric_attr->prov_version, 0u);
   }
-  EXPECT_EQ(names, (std::vector<std::string>{"verbs", "tcp", "udp"}));
+  EXPECT_EQ(names, (std::vector<std::string>{"verbs", "tcp", "shm", "udp"}));
 }
 
 TEST(GetInfoTest, BogusInstancePointersAreEinval) {

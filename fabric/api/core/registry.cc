@@ -9,6 +9,7 @@
 #include "absl/strings/match.h"
 #include "fabric/api/config/settings.h"
 #include "fabric/providers/tcp/tcp_provider.h"
+#include "fabric/providers/shm/shm_provider.h"
 #include "fabric/providers/udp/udp_provider.h"
 #include "fabric/providers/verbs/verbs_provider.h"
 
@@ -20,6 +21,7 @@ std::vector<std::unique_ptr<Provider>> BuiltInProviders() {
   std::vector<std::unique_ptr<Provider>> providers;
   providers.push_back(MakeVerbsProvider());
   providers.push_back(MakeTcpProvider());
+  providers.push_back(MakeShmProvider());
   providers.push_back(MakeUdpProvider());
   return providers;
 }

@@ -12,6 +12,7 @@
 #include <optional>
 #include <string>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "fabric/api/config/log.h"
 #include "fabric/api/core/status.h"
@@ -34,9 +35,10 @@ absl::StatusOr<SegmentInfo> ReadHeader(int fd, uint64_t size) {
   return CheckSegmentHeader(header, size);
 }
 
-// Whether segment `name` (its name giving `name_pid`) is ours and was left
-// by a dead process; why, in *why.
-bool IsStale(const std::string& name, pid_t name_pid, std::string* why) {
+// Whether segment `name` is ours and was left by a process that is gone;
+// why, in *why.
+bool IsStale(const std::string& name, absl::string_view prefix,
+             std::string* why) {
   int fd = shm_open(name.c_str(), O_RDONLY | O_CLOEXEC, 0);
   if (fd < 0) return false;
   struct stat st;
@@ -47,17 +49,19 @@ bool IsStale(const std::string& name, pid_t name_pid, std::string* why) {
   absl::StatusOr<SegmentInfo> creator =
       ReadHeader(fd, static_cast<uint64_t>(st.st_size));
   close(fd);
+  // The creator locks the file before it writes the header.
+  if (IsSegmentInUse(name)) return false;
   if (creator.ok()) {
-    // Its pid means another process in our namespace, or none.
-    absl::StatusOr<uint64_t> own_ns = OwnPidNamespace();
-    if (!own_ns.ok() || creator->pid_ns != *own_ns) return false;
-    *why = absl::StrCat("creator pid ", creator->pid, " started at ",
-                        creator->start_time, " is gone");
-    return !IsAlive(creator->pid, creator->start_time);
+    *why = absl::StrCat("creator pid ", creator->pid, " no longer holds it");
+    return true;
   }
-  *why = absl::StrCat("header unusable (", creator.status().message(),
-                      ") and pid ", name_pid, " of its name is gone");
-  return !IsPidAlive(name_pid);
+  // Unlocked and unfinished: its creator died making it, or is between
+  // creating the file and locking it. A pid in the name tells which.
+  std::optional<pid_t> name_pid = PidFromSegmentName(prefix, name);
+  if (name_pid.has_value() && IsPidAlive(*name_pid)) return false;
+  *why = absl::StrCat("unlocked, header unusable (",
+                      creator.status().message(), ")");
+  return true;
 }
 
 }  // namespace
@@ -67,12 +71,14 @@ absl::StatusOr<int> ReclaimStale(absl::string_view prefix) {
   if (dir == nullptr) {
     return FiError(errno, absl::StrCat("opendir(/dev/shm): ", strerror(errno)));
   }
+  // "<prefix>-<uid>-": our user's segments of this kind.
+  std::string mine = absl::StrCat(prefix, "-", geteuid(), "-");
   int removed = 0;
   while (struct dirent* entry = readdir(dir)) {
     std::string name = absl::StrCat("/", entry->d_name);
-    std::optional<pid_t> name_pid = PidFromSegmentName(prefix, name);
+    if (!absl::StartsWith(name, mine)) continue;
     std::string why;
-    if (!name_pid.has_value() || !IsStale(name, *name_pid, &why)) continue;
+    if (!IsStale(name, prefix, &why)) continue;
     if (shm_unlink(name.c_str()) != 0) continue;  // another reclaimer won
     FABRIC_LOG_INFO(nullptr, FI_LOG_DOMAIN,
                     "removed stale shm segment %s: %s\n", name.c_str(),

@@ -14,13 +14,13 @@
 namespace fabric {
 namespace shm {
 
-// Unlinks each segment in /dev/shm named as SegmentName(prefix, n) names
-// them, owned by our uid, whose creator is dead: the header's pid no longer
-// runs, or runs a process with another start time. A creator in another
-// pid namespace (a container sharing /dev/shm) cannot be judged and its
-// segment is kept. A segment whose header is malformed or not ready is
-// removed only when the pid in its name is dead here. Segments of live
-// processes and of other users are never touched.
+// Unlinks each segment in /dev/shm named "<prefix>-<our uid>-...", owned by
+// our uid, whose creator is gone: it no longer holds the segment's lock
+// (IsSegmentInUse), which holds across pid namespaces (containers sharing
+// /dev/shm). A segment whose header is malformed or not ready, and not
+// locked, is removed unless its name has the form SegmentName gives and
+// the pid in it lives (its creator may be about to lock it). Segments of
+// live processes and of other users are never touched.
 // Logs each removal; returns how many were removed.
 absl::StatusOr<int> ReclaimStale(absl::string_view prefix);
 

@@ -57,13 +57,13 @@ TEST_F(ShmReclaimTest, RemovesWhatDeadCreatorsLeftAndNothingElse) {
 
   absl::StatusOr<Segment> live = Segment::Create(SegmentName(prefix_, 1), 4096);
   ASSERT_TRUE(live.ok()) << live.status();
-  // Our pid but another start time: a process that died before this one
-  // took its pid.
+  // Another start time in the header: the creator's lock, not its header,
+  // says that it lives, so the segment stays.
   absl::StatusOr<Segment> reused =
       Segment::Create(SegmentName(prefix_, 2), 4096);
   ASSERT_TRUE(reused.ok()) << reused.status();
   static_cast<SegmentHeader*>(reused->base())->creator_start_time += 1;
-  // Malformed headers: judged by the pid in the name.
+  // Malformed headers, unlocked: judged by the pid in the name.
   std::string garbage(100, 'g');
   std::string malformed_dead = NameWithPid(dead_pid, 3);
   ASSERT_TRUE(WriteShmFile(malformed_dead, garbage).ok());
@@ -73,7 +73,8 @@ TEST_F(ShmReclaimTest, RemovesWhatDeadCreatorsLeftAndNothingElse) {
   std::string not_ready = SegmentBytes(InfoInOurNamespace(4096, dead_pid, 1));
   not_ready[offsetof(SegmentHeader, ready)] = 0;
   ASSERT_TRUE(WriteShmFile(not_ready_live, not_ready).ok());
-  // A creator in another pid namespace: its pid means nothing here.
+  // A creator in another pid namespace, which holds no lock: gone, whatever
+  // its pid means here.
   std::string other_namespace = NameWithPid(dead_pid, 6);
   SegmentInfo foreign = InfoInOurNamespace(4096, dead_pid, 1);
   foreign.pid_ns += 1;
@@ -86,8 +87,8 @@ TEST_F(ShmReclaimTest, RemovesWhatDeadCreatorsLeftAndNothingElse) {
   ASSERT_TRUE(removed.ok()) << removed.status();
   EXPECT_EQ(*removed, 3);
   EXPECT_THAT(ShmNamesWithPrefix(prefix_),
-              UnorderedElementsAre(live->name(), malformed_live, not_ready_live,
-                                   other_namespace, other_form));
+              UnorderedElementsAre(live->name(), reused->name(),
+                                   malformed_live, not_ready_live, other_form));
   EXPECT_TRUE(Segment::Open(live->name()).ok());
   EXPECT_EQ(*ReclaimStale(prefix_), 0);
 }

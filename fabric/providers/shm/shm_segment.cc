@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <rdma/fi_errno.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
@@ -139,15 +140,21 @@ absl::StatusOr<Segment> Segment::Create(const std::string& name, size_t size) {
   int fd = shm_open(name.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC,
                     kSegmentMode);
   if (fd < 0) return Fail(name, ErrnoError(errno, "shm_open"));
-  absl::StatusOr<void*> base = SizeAndMap(fd, size);
-  close(fd);
+  // Held until the creator lets go or dies: what IsSegmentInUse tests,
+  // whatever pid namespace the tester is in.
+  absl::StatusOr<void*> base = flock(fd, LOCK_EX | LOCK_NB) == 0
+                                   ? SizeAndMap(fd, size)
+                                   : ErrnoError(errno, "flock");
   if (!base.ok()) {
+    close(fd);
     shm_unlink(name.c_str());
     return Fail(name, base.status());
   }
   SegmentInfo info{getpid(), *start_time, *pid_ns, size};
   WriteSegmentHeader(*base, info);
-  return Segment(name, *base, size, info, /*is_creator=*/true);
+  Segment segment(name, *base, size, info, /*is_creator=*/true);
+  segment.lock_fd_ = fd;
+  return segment;
 }
 
 absl::StatusOr<Segment> Segment::Open(const std::string& name) {
@@ -184,7 +191,8 @@ Segment::Segment(Segment&& other) noexcept
       base_(std::exchange(other.base_, nullptr)),
       mapped_size_(std::exchange(other.mapped_size_, 0)),
       info_(other.info_),
-      is_creator_(std::exchange(other.is_creator_, false)) {}
+      is_creator_(std::exchange(other.is_creator_, false)),
+      lock_fd_(std::exchange(other.lock_fd_, -1)) {}
 
 Segment& Segment::operator=(Segment&& other) noexcept {
   if (this != &other) {
@@ -194,6 +202,7 @@ Segment& Segment::operator=(Segment&& other) noexcept {
     mapped_size_ = std::exchange(other.mapped_size_, 0);
     info_ = other.info_;
     is_creator_ = std::exchange(other.is_creator_, false);
+    lock_fd_ = std::exchange(other.lock_fd_, -1);
   }
   return *this;
 }
@@ -207,6 +216,16 @@ void Segment::Release() {
   // parent's to remove.
   if (is_creator_ && getpid() == info_.pid) shm_unlink(name_.c_str());
   is_creator_ = false;
+  if (lock_fd_ >= 0) close(lock_fd_);
+  lock_fd_ = -1;
+}
+
+bool IsSegmentInUse(const std::string& name) {
+  int fd = shm_open(name.c_str(), O_RDONLY | O_CLOEXEC, 0);
+  if (fd < 0) return false;
+  bool held = flock(fd, LOCK_SH | LOCK_NB) != 0 && errno == EWOULDBLOCK;
+  close(fd);  // drops the shared lock when it was free
+  return held;
 }
 
 }  // namespace shm

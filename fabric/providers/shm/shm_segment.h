@@ -100,7 +100,14 @@ class Segment {
   size_t mapped_size_ = 0;
   SegmentInfo info_{};
   bool is_creator_ = false;
+  int lock_fd_ = -1;  // the creator's, holding the flock
 };
+
+// True while the creator of segment `name` holds it: it lives (or a child
+// it forked does) and has not destroyed its Segment. The creator's flock
+// on the file says so, which works across pid namespaces, where pids do
+// not. False when there is no such segment.
+bool IsSegmentInUse(const std::string& name);
 
 }  // namespace shm
 }  // namespace fabric

@@ -112,6 +112,30 @@ TEST_F(ShmSegmentTest, CreateOpenAndUnlinkOnDestruction) {
   EXPECT_EQ(ToFiErrno(Segment::Open(name).status()), -FI_ENOENT);
 }
 
+// The creator's lock says whether it lives: held by our Segment, free
+// once a creator dies without cleaning up, and no segment is not in use.
+TEST_F(ShmSegmentTest, TheCreatorsLockSaysWhetherItLives) {
+  absl::StatusOr<Segment> mine = Segment::Create(Name(1), 4096);
+  ASSERT_TRUE(mine.ok()) << mine.status();
+  EXPECT_TRUE(IsSegmentInUse(mine->name()));
+  absl::StatusOr<Segment> opened = Segment::Open(mine->name());
+  ASSERT_TRUE(opened.ok());
+  EXPECT_TRUE(IsSegmentInUse(mine->name()));  // testing takes no lock away
+  std::string orphan_name = absl::StrCat(prefix_, "-orphan");
+  pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    absl::StatusOr<Segment> orphan = Segment::Create(orphan_name, 4096);
+    _exit(orphan.ok() ? 0 : 1);  // no destructor: the name stays
+  }
+  int status;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  EXPECT_THAT(ShmNamesWithPrefix(prefix_), testing::Contains(orphan_name));
+  EXPECT_FALSE(IsSegmentInUse(orphan_name));
+  EXPECT_FALSE(IsSegmentInUse(Name(3)));
+}
+
 TEST_F(ShmSegmentTest, ModeIs0600WhateverTheUmask) {
   for (mode_t mask : {0000, 0077, 0277}) {
     mode_t old = umask(mask);

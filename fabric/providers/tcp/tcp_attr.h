@@ -1,6 +1,8 @@
 // File: fabric/providers/tcp/tcp_attr.h
 //
-// The attributes the tcp provider reports and the settings it accepts.
+// The attributes the tcp provider reports and the settings it accepts:
+// what the stream data path (tcp_ep.h) does. The shm provider starts from
+// the same and changes what differs.
 #ifndef FABRIC_PROVIDERS_TCP_TCP_ATTR_H_
 #define FABRIC_PROVIDERS_TCP_TCP_ATTR_H_
 

@@ -150,6 +150,31 @@ class TcpLink : public ConnectionHandler {
   std::deque<std::unique_ptr<TxEntry>> fenced;
 };
 
+// The links of a connectionless endpoint (tcp's and shm's RDM): one or two
+// per peer, and which one transmits to each AV address take.
+struct RdmLinks {
+  std::vector<std::unique_ptr<TcpLink>> all;
+  std::unordered_map<fi_addr_t, TcpLink*> to;
+  std::vector<std::unique_ptr<TcpLink>> closed;  // freed by FreeClosed
+
+  TcpLink* Add(std::unique_ptr<TcpLink> link);
+  // `link` closed (inside its own callback): no transmit takes it any
+  // more, and it is freed at the next FreeClosed.
+  void Retire(TcpLink* link);
+  void FreeClosed() { closed.clear(); }
+  // Takes back the CQ room of every link's operations and frees the links
+  // (the endpoint closes).
+  void Clear();
+  // Advances the links whose message waits for a receive (one was posted).
+  void ProgressStalled();
+};
+
+// fi_ep_bind of the endpoints on this data path.
+int BindTcpEp(fid* object, fid* bound, uint64_t flags);
+// Sets the data path's ops tables on `ep` (with `cm` as its fi_ops_cm) and
+// the capabilities they read from `info`.
+void InstallDataPathOps(TcpEp* ep, const fi_info& info, fi_ops_cm* cm);
+
 // Posts a transmit the endpoint built on `link`: limits, CQ reservation,
 // FI_FENCE. 0 or -fi_errno (nothing posted).
 ssize_t PostTx(TcpLink* link, std::unique_ptr<TxEntry> entry);

@@ -144,12 +144,6 @@ int CloseMsgEp(fid* object) {
   return 0;
 }
 
-int BindMsgEp(fid* object, fid* bound, uint64_t flags) {
-  TcpMsgEp* ep = ToTcpMsgEp(reinterpret_cast<fid_ep*>(object));
-  std::lock_guard<OptionalMutex> lock(ep->base.util.mutex);
-  return BindUtilEndpoint(&ep->base.util, bound, flags);
-}
-
 int Enable(TcpMsgEp* ep) {
   if (ep->base.util.enabled.load()) return 0;
   if (int rc = CheckEnable(ep->base.util); rc != 0) return rc;
@@ -283,7 +277,7 @@ int Shutdown(fid_ep* ep_fid, uint64_t flags) {
 }
 
 fi_ops kMsgEpFidOps = MakeFidOps(
-    {.close = CloseMsgEp, .bind = BindMsgEp, .control = ControlMsgEp});
+    {.close = CloseMsgEp, .bind = BindTcpEp, .control = ControlMsgEp});
 
 fi_ops_cm kMsgEpCmOps = {
     sizeof(fi_ops_cm), SetName, GetName,  GetPeer,  Connect,
@@ -380,14 +374,8 @@ int OpenTcpMsgEp(fid_domain* domain_fid, fi_info* info, fid_ep** ep_out,
     FI_WARN(log, FI_LOG_EP_CTRL, "%s\n", std::string(status.message()).c_str());
     return ToFiErrno(status);
   }
-  ep->base.util.ep_fid.ops = &kTcpEpOps;
+  InstallDataPathOps(&ep->base, *info, &kMsgEpCmOps);
   ep->base.cm_data_size = kMaxCmData;
-  ep->base.util.ep_fid.cm = &kMsgEpCmOps;
-  ep->base.util.ep_fid.msg = &kTcpMsgOps;
-  ep->base.util.ep_fid.tagged = &kTcpTaggedOps;
-  ep->base.util.ep_fid.rma = &kTcpRmaOps;
-  ep->base.util.ep_fid.atomic = &kTcpAtomicOps;
-  ep->base.util.ep_fid.collective = &kNoCollectiveOps;
   if (from_request) {
     ep->fd = TakeTcpConnReq(info->handle);
     if (ep->fd < 0) {

@@ -478,5 +478,24 @@ fi_ops_rma kTcpRmaOps = {
     Writev,             Writemsg,    InjectWrite, Writedata,    InjectWritedata,
 };
 
+int BindTcpEp(fid* object, fid* bound, uint64_t flags) {
+  TcpEp* ep = reinterpret_cast<TcpEp*>(object);
+  std::lock_guard<OptionalMutex> lock(ep->util.mutex);
+  return BindUtilEndpoint(&ep->util, bound, flags);
+}
+
+void InstallDataPathOps(TcpEp* ep, const fi_info& info, fi_ops_cm* cm) {
+  fid_ep& ep_fid = ep->util.ep_fid;
+  ep_fid.ops = &kTcpEpOps;
+  ep_fid.cm = cm;
+  ep_fid.msg = &kTcpMsgOps;
+  ep_fid.tagged = &kTcpTaggedOps;
+  ep_fid.rma = &kTcpRmaOps;
+  ep_fid.atomic = &kTcpAtomicOps;
+  ep_fid.collective = &kNoCollectiveOps;
+  ep->directed_recv = (info.caps & FI_DIRECTED_RECV) != 0;
+  ep->source_err = (info.caps & FI_SOURCE_ERR) != 0;
+}
+
 }  // namespace tcp
 }  // namespace fabric

@@ -37,12 +37,6 @@ class TcpProvider : public IpProvider {
 
   int OpenEndpoint(fid_domain* domain, fi_info* info, fid_ep** ep,
                    uint64_t flags, void* context) const override {
-    if (domain == nullptr || info == nullptr || ep == nullptr ||
-        info->ep_attr == nullptr) {
-      FI_WARN(c_provider(), FI_LOG_EP_CTRL,
-              "fi_endpoint: domain, info, info->ep_attr and ep needed\n");
-      return -FI_EINVAL;
-    }
     if (flags != 0) {
       FI_WARN(c_provider(), FI_LOG_EP_CTRL, "fi_endpoint2: flags must be 0\n");
       return -FI_EBADFLAGS;

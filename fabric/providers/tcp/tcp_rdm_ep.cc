@@ -62,9 +62,8 @@ void Watch(TcpRdmEp* ep, int op, int fd, uint32_t events) {
 }
 
 TcpLink* AddLink(TcpRdmEp* ep, int fd, fi_addr_t peer, uint32_t events) {
-  ep->links.push_back(std::make_unique<TcpLink>(
+  TcpLink* link = ep->links.Add(std::make_unique<TcpLink>(
       &ep->base, std::make_unique<SocketStream>(fd), peer));
-  TcpLink* link = ep->links.back().get();
   ep->link_by_fd[fd] = link;
   Watch(ep, EPOLL_CTL_ADD, fd, events);
   return link;
@@ -107,8 +106,8 @@ TcpLink* AcceptPeer(TcpRdmEp* ep, int fd, const IpAddress& address,
   if (CopyAddressOut(address, format, link->peer_name.data(), &len) != 0) {
     link->peer_name.clear();
   }
-  if (peer != FI_ADDR_NOTAVAIL && ep->link_to.count(peer) == 0) {
-    ep->link_to[peer] = link;
+  if (peer != FI_ADDR_NOTAVAIL && ep->links.to.count(peer) == 0) {
+    ep->links.to[peer] = link;
   }
   return link;
 }
@@ -118,7 +117,7 @@ TcpLink* AcceptPeer(TcpRdmEp* ep, int fd, const IpAddress& address,
 void ReplaceLink(TcpRdmEp* ep, TcpLink* loser, TcpLink* winner) {
   MoveQueuedTx(loser, winner);
   loser->connection.Close(0);  // nothing of its own left to fail
-  ep->link_to[winner->peer] = winner;
+  ep->links.to[winner->peer] = winner;
 }
 
 // Byte-wise order of two listening addresses: the tie-break of
@@ -150,8 +149,8 @@ void ResolveCollision(TcpRdmEp* ep, int fd, const IpAddress& address,
 
 // Our unanswered connection to `peer`, or null.
 TcpLink* UnansweredLinkTo(TcpRdmEp* ep, fi_addr_t peer) {
-  auto known = ep->link_to.find(peer);
-  if (known == ep->link_to.end()) return nullptr;
+  auto known = ep->links.to.find(peer);
+  if (known == ep->links.to.end()) return nullptr;
   return ep->handshakes.count(known->second) != 0 ? known->second : nullptr;
 }
 
@@ -285,9 +284,7 @@ int CloseRdmEp(fid* object) {
   TcpRdmEp* ep = ToTcpRdmEp(object);
   if (ep->registered) ep->engine()->Remove(&ep->events);
   UnreserveReceives(&ep->base);
-  for (const auto& link : ep->links) link->Unreserve();
-  ep->links.clear();  // closes their sockets
-  ep->closed.clear();
+  ep->links.Clear();  // closes their sockets
   for (RdmIncoming& in : ep->incoming) close(in.fd);
   for (auto& [link, handshake] : ep->handshakes) {
     if (handshake.rival_fd >= 0) close(handshake.rival_fd);
@@ -297,12 +294,6 @@ int CloseRdmEp(fid* object) {
   ReleaseUtilEndpoint(&ep->base.util);
   delete ep;
   return 0;
-}
-
-int BindRdmEp(fid* object, fid* bound, uint64_t flags) {
-  TcpRdmEp* ep = ToTcpRdmEp(object);
-  std::lock_guard<OptionalMutex> lock(ep->base.util.mutex);
-  return BindUtilEndpoint(&ep->base.util, bound, flags);
 }
 
 int Enable(TcpRdmEp* ep) {
@@ -357,7 +348,7 @@ int SetName(fid* object, void* addr, size_t addrlen) {
 }
 
 fi_ops kRdmEpFidOps = MakeFidOps(
-    {.close = CloseRdmEp, .bind = BindRdmEp, .control = ControlRdmEp});
+    {.close = CloseRdmEp, .bind = BindTcpEp, .control = ControlRdmEp});
 fi_ops_cm kRdmCmOps = ConnectionlessCmOps(SetName, GetName);
 
 // Where the endpoint listens: info->src_addr, else any address of the
@@ -376,8 +367,8 @@ absl::StatusOr<IpAddress> ListenAddress(const fi_info& info) {
 
 TcpLink* TcpRdmEpEvents::LinkFor(fi_addr_t dest, int* error) {
   TcpRdmEp* ep = ep_;
-  auto known = ep->link_to.find(dest);
-  if (known != ep->link_to.end()) return known->second;
+  auto known = ep->links.to.find(dest);
+  if (known != ep->links.to.end()) return known->second;
   absl::StatusOr<IpAddress> peer = AvLookupIp(ep->base.util.av, dest);
   absl::StatusOr<int> fd =
       peer.ok() ? StartConnect(*peer, std::nullopt,
@@ -393,7 +384,7 @@ TcpLink* TcpRdmEpEvents::LinkFor(fi_addr_t dest, int* error) {
   handshake.deadline = std::chrono::steady_clock::now() +
                        std::chrono::milliseconds(kConnectTimeoutMs);
   ep->handshakes.emplace(link, std::move(handshake));
-  ep->link_to[dest] = link;
+  ep->links.to[dest] = link;
   return link;
 }
 
@@ -403,9 +394,6 @@ void TcpRdmEpEvents::LinkClosed(TcpLink* link, int error) {
     FI_WARN(ep->log(), FI_LOG_EP_DATA, "connection to peer %llu lost: %s\n",
             static_cast<unsigned long long>(link->peer), fi_strerror(-error));
   }
-  for (auto it = ep->link_to.begin(); it != ep->link_to.end();) {
-    it = it->second == link ? ep->link_to.erase(it) : std::next(it);
-  }
   auto handshake = ep->handshakes.find(link);
   if (handshake != ep->handshakes.end()) {
     if (handshake->second.rival_fd >= 0) close(handshake->second.rival_fd);
@@ -414,12 +402,7 @@ void TcpRdmEpEvents::LinkClosed(TcpLink* link, int error) {
   int fd = link->connection.fd();
   Watch(ep, EPOLL_CTL_DEL, fd, 0);
   ep->link_by_fd.erase(fd);
-  // The link is inside its own callback: it is freed at the next progress.
-  auto owned = std::find_if(
-      ep->links.begin(), ep->links.end(),
-      [link](const std::unique_ptr<TcpLink>& l) { return l.get() == link; });
-  ep->closed.push_back(std::move(*owned));
-  ep->links.erase(owned);
+  ep->links.Retire(link);
 }
 
 void TcpRdmEpEvents::LinkBacklog(TcpLink* link, bool backlogged) {
@@ -427,13 +410,7 @@ void TcpRdmEpEvents::LinkBacklog(TcpLink* link, bool backlogged) {
         EPOLLIN | (backlogged ? static_cast<uint32_t>(EPOLLOUT) : 0u));
 }
 
-void TcpRdmEpEvents::ReceivePosted() {
-  // Index loop: a link may close (and leave `links`) while it progresses.
-  for (size_t i = 0; i < ep_->links.size(); ++i) {
-    TcpLink* link = ep_->links[i].get();
-    if (link->connection.stalled()) link->connection.Progress();
-  }
-}
+void TcpRdmEpEvents::ReceivePosted() { ep_->links.ProgressStalled(); }
 
 namespace {
 
@@ -461,7 +438,7 @@ void Dispatch(TcpRdmEp* ep, int fd) {
 void TcpRdmEpEvents::Progress() {
   TcpRdmEp* ep = ep_;
   std::lock_guard<OptionalMutex> lock(ep->base.util.mutex);
-  ep->closed.clear();
+  ep->links.FreeClosed();
   if (!ep->handshakes.empty()) ExpireHandshakes(ep);
   if (ep->watched.size() <= kPollLimit) {
     // A copy: dispatching may change what is watched.
@@ -517,16 +494,7 @@ int OpenTcpRdmEp(fid_domain* domain_fid, fi_info* info, fid_ep** ep_out,
     return ToFiErrno(status);
   }
   Watch(ep.get(), EPOLL_CTL_ADD, ep->listen_fd, EPOLLIN);
-  fid_ep& ep_fid = ep->base.util.ep_fid;
-  ep_fid.ops = &kTcpEpOps;
-  ep_fid.cm = &kRdmCmOps;
-  ep_fid.msg = &kTcpMsgOps;
-  ep_fid.tagged = &kTcpTaggedOps;
-  ep_fid.rma = &kTcpRmaOps;
-  ep_fid.atomic = &kTcpAtomicOps;
-  ep_fid.collective = &kNoCollectiveOps;
-  ep->base.directed_recv = (info->caps & FI_DIRECTED_RECV) != 0;
-  ep->base.source_err = (info->caps & FI_SOURCE_ERR) != 0;
+  InstallDataPathOps(&ep->base, *info, &kRdmCmOps);
   *ep_out = &ep.release()->base.util.ep_fid;
   return 0;
 }

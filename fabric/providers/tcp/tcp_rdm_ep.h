@@ -119,12 +119,10 @@ class TcpRdmEp {
   IpAddress listen_address;  // from fi_enable on: what hellos carry
   bool registered = false;  // with the domain's progress engine
   std::list<RdmIncoming> incoming;
-  std::vector<std::unique_ptr<TcpLink>> links;
+  RdmLinks links;
   std::unordered_map<int, TcpLink*> link_by_fd;
-  std::unordered_map<fi_addr_t, TcpLink*> link_to;  // for transmits
   // Outgoing links awaiting their answer.
   std::unordered_map<TcpLink*, RdmHandshake> handshakes;
-  std::vector<std::unique_ptr<TcpLink>> closed;     // freed at next progress
 
   const fi_provider* log() const { return base.log(); }
   ProgressEngine* engine() const { return base.util.domain->progress.get(); }

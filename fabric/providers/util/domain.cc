@@ -64,8 +64,13 @@ int BindDomain(fid* object, fid* bound, uint64_t flags) {
 
 int OpenEndpoint2(fid_domain* domain, fi_info* info, fid_ep** ep,
                   uint64_t flags, void* context) {
-  return ToUtilDomain(&domain->fid)->fabric->provider->OpenEndpoint(
-      domain, info, ep, flags, context);
+  const Provider& provider = *ToUtilDomain(&domain->fid)->fabric->provider;
+  if (info == nullptr || info->ep_attr == nullptr || ep == nullptr) {
+    FI_WARN(provider.c_provider(), FI_LOG_EP_CTRL,
+            "fi_endpoint: info, info->ep_attr and ep must not be NULL\n");
+    return -FI_EINVAL;
+  }
+  return provider.OpenEndpoint(domain, info, ep, flags, context);
 }
 int OpenEndpoint(fid_domain* domain, fi_info* info, fid_ep** ep,
                  void* context) {

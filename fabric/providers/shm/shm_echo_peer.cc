@@ -1,0 +1,125 @@
+// A process at the other end of shm_rdm_processes_test: opens an shm RDM
+// endpoint, prints its address (a sockaddr_in, as hex) on one line, then
+// sends back every message it receives to PARENT_HEX (the parent's
+// address, as hex), until an empty message. Exits 0 after that, 1 on an
+// error (printed to stderr).
+//
+// Usage: shm_echo_peer PARENT_HEX
+#include <netinet/in.h>
+#include <rdma/fabric.h>
+#include <rdma/fi_cm.h>
+#include <rdma/fi_domain.h>
+#include <rdma/fi_endpoint.h>
+#include <rdma/fi_errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <string>
+#include <vector>
+
+namespace {
+
+int Fail(const char* what, int rc) {
+  fprintf(stderr, "shm_echo_peer: %s: %s\n", what, fi_strerror(-rc));
+  return 1;
+}
+
+bool FromHex(const char* text, void* out, size_t len) {
+  if (strlen(text) != 2 * len) return false;
+  auto* bytes = static_cast<unsigned char*>(out);
+  for (size_t i = 0; i < len; ++i) {
+    unsigned value;
+    if (sscanf(text + 2 * i, "%2x", &value) != 1) return false;
+    bytes[i] = static_cast<unsigned char>(value);
+  }
+  return true;
+}
+
+// Reads `cq` until one entry or error; 1 or a negative fi_errno.
+ssize_t WaitOne(fid_cq* cq) {
+  fi_cq_msg_entry entry;
+  for (;;) {
+    ssize_t rc = fi_cq_read(cq, &entry, 1);
+    if (rc == -FI_EAGAIN) continue;
+    if (rc == -FI_EAVAIL) {
+      fi_cq_err_entry error = {};
+      fi_cq_readerr(cq, &error, 0);
+      return -error.err;
+    }
+    return rc;
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  sockaddr_in parent = {};
+  if (argc != 2 || !FromHex(argv[1], &parent, sizeof(parent))) {
+    fprintf(stderr, "usage: shm_echo_peer PARENT_HEX\n");
+    return 2;
+  }
+  fi_info* hints = fi_allocinfo();
+  hints->fabric_attr->prov_name = strdup("shm");
+  hints->ep_attr->type = FI_EP_RDM;
+  hints->caps = FI_MSG;
+  hints->addr_format = FI_SOCKADDR_IN;
+  hints->domain_attr->data_progress = FI_PROGRESS_MANUAL;
+  fi_info* info = nullptr;
+  int rc = fi_getinfo(FI_VERSION(1, 18), nullptr, nullptr, 0, hints, &info);
+  fi_freeinfo(hints);
+  if (rc != 0) return Fail("fi_getinfo", rc);
+  fid_fabric* fabric;
+  fid_domain* domain;
+  fid_av* av;
+  fid_cq* cq;
+  fid_ep* ep;
+  fi_av_attr av_attr = {};
+  fi_cq_attr cq_attr = {};
+  cq_attr.format = FI_CQ_FORMAT_MSG;
+  if ((rc = fi_fabric(info->fabric_attr, &fabric, nullptr)) != 0 ||
+      (rc = fi_domain(fabric, info, &domain, nullptr)) != 0 ||
+      (rc = fi_av_open(domain, &av_attr, &av, nullptr)) != 0 ||
+      (rc = fi_cq_open(domain, &cq_attr, &cq, nullptr)) != 0 ||
+      (rc = fi_endpoint(domain, info, &ep, nullptr)) != 0 ||
+      (rc = fi_ep_bind(ep, &av->fid, 0)) != 0 ||
+      (rc = fi_ep_bind(ep, &cq->fid, FI_TRANSMIT | FI_RECV)) != 0 ||
+      (rc = fi_enable(ep)) != 0) {
+    return Fail("setup", rc);
+  }
+  fi_addr_t to_parent;
+  if (fi_av_insert(av, &parent, 1, &to_parent, 0, nullptr) != 1) {
+    return Fail("fi_av_insert", -FI_EINVAL);
+  }
+  sockaddr_in own = {};
+  size_t len = sizeof(own);
+  if ((rc = fi_getname(&ep->fid, &own, &len)) != 0) return Fail("getname", rc);
+  const auto* bytes = reinterpret_cast<const unsigned char*>(&own);
+  for (size_t i = 0; i < sizeof(own); ++i) printf("%02x", bytes[i]);
+  printf("\n");
+  fflush(stdout);
+
+  std::vector<char> buffer(16 << 20);
+  fi_context context;
+  for (;;) {
+    rc = static_cast<int>(fi_recv(ep, buffer.data(), buffer.size(), nullptr,
+                                  FI_ADDR_UNSPEC, &context));
+    if (rc != 0) return Fail("fi_recv", rc);
+    fi_cq_msg_entry msg;
+    ssize_t got;
+    while ((got = fi_cq_read(cq, &msg, 1)) == -FI_EAGAIN) {
+    }
+    if (got != 1) return Fail("receive", static_cast<int>(got));
+    if (msg.len == 0) break;
+    rc = static_cast<int>(
+        fi_send(ep, buffer.data(), msg.len, nullptr, to_parent, &context));
+    if (rc != 0) return Fail("fi_send", rc);
+    if ((got = WaitOne(cq)) != 1) return Fail("send", static_cast<int>(got));
+  }
+  fi_close(&ep->fid);
+  fi_close(&cq->fid);
+  fi_close(&av->fid);
+  fi_close(&domain->fid);
+  fi_close(&fabric->fid);
+  fi_freeinfo(info);
+  return 0;
+}

@@ -1,0 +1,31 @@
+// File: fabric/providers/shm/shm_names.h
+//
+// Names an shm endpoint is found by. An endpoint's address is an IP socket
+// address (127.0.0.1 or ::1 with a port-like number the provider picks, or
+// the address a tcp endpoint listens on when tcp uses shm as its peer for
+// local processes); it names the endpoint's segment and doorbell. Both
+// carry the user id, so users never see each other's endpoints.
+#ifndef FABRIC_PROVIDERS_SHM_SHM_NAMES_H_
+#define FABRIC_PROVIDERS_SHM_SHM_NAMES_H_
+
+#include <string>
+
+#include "fabric/api/core/address.h"
+
+namespace fabric {
+namespace shm {
+
+// The prefix of endpoint segment names (for ReclaimStale).
+inline constexpr char kEndpointSegmentPrefix[] = "/fabric-shmep";
+// The prefix of connection segment names (SegmentName's).
+inline constexpr char kConnectionSegmentPrefix[] = "/fabric-shmc";
+
+// "/fabric-shmep-<uid>-<host>-<port>".
+std::string EndpointSegmentName(const IpAddress& address);
+// "fabric-shm-<uid>-<host>-<port>": an abstract socket name.
+std::string DoorbellName(const IpAddress& address);
+
+}  // namespace shm
+}  // namespace fabric
+
+#endif  // FABRIC_PROVIDERS_SHM_SHM_NAMES_H_

@@ -1,0 +1,372 @@
+#include "fabric/providers/shm/shm_rdm_ep.h"
+
+#include <netinet/in.h>
+#include <rdma/fi_errno.h>
+#include <rdma/providers/fi_log.h>
+#include <string.h>
+
+#include <algorithm>
+#include <mutex>
+#include <random>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "fabric/api/core/status.h"
+#include "fabric/providers/shm/shm_connection.h"
+#include "fabric/providers/shm/shm_names.h"
+#include "fabric/providers/util/av.h"
+#include "fabric/providers/util/fid_ops.h"
+#include "fabric/providers/util/ip_socket.h"
+#include "fabric/providers/util/no_ops.h"
+
+namespace fabric {
+namespace shm {
+namespace {
+
+using tcp::TcpLink;
+
+ShmRdmEp* ToShmRdmEp(fid* object) { return reinterpret_cast<ShmRdmEp*>(object); }
+
+absl::StatusOr<IpAddress> LoopbackAddress(int family) {
+  sockaddr_storage storage = {};
+  socklen_t len;
+  if (family == AF_INET6) {
+    auto* in6 = reinterpret_cast<sockaddr_in6*>(&storage);
+    in6->sin6_family = AF_INET6;
+    in6->sin6_addr = in6addr_loopback;
+    len = sizeof(sockaddr_in6);
+  } else {
+    auto* in = reinterpret_cast<sockaddr_in*>(&storage);
+    in->sin_family = AF_INET;
+    in->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    len = sizeof(sockaddr_in);
+  }
+  return IpAddress::FromSockaddr(reinterpret_cast<sockaddr*>(&storage), len);
+}
+
+int Fail(const ShmRdmEp& ep, const absl::Status& status) {
+  FI_WARN(ep.log(), FI_LOG_EP_CTRL, "%s\n",
+          std::string(status.message()).c_str());
+  return ToFiErrno(status);
+}
+
+TcpLink* AddLink(ShmRdmEp* ep, std::unique_ptr<RingStream> stream,
+                 fi_addr_t peer, ShmLinkState state) {
+  state.stream = stream.get();
+  TcpLink* link = ep->links.Add(
+      std::make_unique<TcpLink>(&ep->base, std::move(stream), peer));
+  ep->state[link] = state;
+  return link;
+}
+
+// The connections peers posted to the endpoint's segment become links.
+void AcceptRequests(ShmRdmEp* ep) {
+  size_t malformed = 0;
+  std::vector<std::string> names = ep->requests->Take(&malformed);
+  if (malformed > 0) {
+    FI_WARN(ep->log(), FI_LOG_EP_CTRL,
+            "dropped %zu malformed connection requests\n", malformed);
+  }
+  for (const std::string& name : names) {
+    absl::StatusOr<AcceptedConnection> accepted =
+        TakeConnection(name, ep->base.util.auth_key, &*ep->doorbell);
+    if (!accepted.ok()) {
+      Fail(*ep, accepted.status());
+      continue;
+    }
+    fi_addr_t peer = AvFindIp(ep->base.util.av, accepted->connector);
+    ShmLinkState state;
+    state.peer_segment = EndpointSegmentName(accepted->connector);
+    TcpLink* link = AddLink(ep, std::move(accepted->stream), peer, state);
+    // What FI_SOURCE_ERR reports, and what a later AV insert is matched by.
+    size_t len = 0;
+    uint32_t format = ep->base.util.info->addr_format;
+    CopyAddressOut(accepted->connector, format, nullptr, &len);
+    link->peer_name.resize(len);
+    if (CopyAddressOut(accepted->connector, format, link->peer_name.data(),
+                       &len) != 0) {
+      link->peer_name.clear();
+    }
+  }
+}
+
+// An outgoing link before the peer's answer.
+void ProgressOutgoing(ShmRdmEp* ep, TcpLink* link, ShmLinkState& state) {
+  uint32_t answer =
+      state.stream->area()->state.load(std::memory_order_acquire);
+  if (answer == kAccepted) {
+    state.awaiting_accept = false;
+    link->connection.Release();
+    return;
+  }
+  if (answer == kRefused) {
+    FI_WARN(ep->log(), FI_LOG_EP_CTRL, "peer %llu refused the connection\n",
+            static_cast<unsigned long long>(link->peer));
+    link->connection.Close(-FI_ECONNREFUSED);
+  } else if (std::chrono::steady_clock::now() >= state.deadline) {
+    FI_WARN(ep->log(), FI_LOG_EP_CTRL,
+            "peer %llu did not take the connection within %d ms\n",
+            static_cast<unsigned long long>(link->peer), kConnectTimeoutMs);
+    link->connection.Close(-FI_ETIMEDOUT);
+  }
+}
+
+// Fails the links whose peer process is gone.
+void CheckLiveness(ShmRdmEp* ep) {
+  auto now = std::chrono::steady_clock::now();
+  if (now < ep->next_liveness_check) return;
+  ep->next_liveness_check = now + std::chrono::milliseconds(kLivenessCheckMs);
+  for (size_t i = 0; i < ep->links.all.size(); ++i) {
+    TcpLink* link = ep->links.all[i].get();
+    const ShmLinkState& state = ep->state[link];
+    if (!IsSegmentInUse(state.peer_segment)) {
+      FI_WARN(ep->log(), FI_LOG_EP_DATA, "peer endpoint %s is gone\n",
+              state.peer_segment.c_str());
+      link->connection.Close(-FI_ECONNRESET);
+      --i;  // Close took the link out of `all`
+    }
+  }
+}
+
+int CloseRdmEp(fid* object) {
+  ShmRdmEp* ep = ToShmRdmEp(object);
+  if (ep->registered) ep->engine()->Remove(&ep->events);
+  tcp::UnreserveReceives(&ep->base);
+  ep->links.Clear();  // shuts their streams down
+  ReleaseUtilEndpoint(&ep->base.util);
+  delete ep;
+  return 0;
+}
+
+int Enable(ShmRdmEp* ep) {
+  if (ep->base.util.enabled.load()) return 0;
+  if (int rc = CheckEnable(ep->base.util); rc != 0) return rc;
+  ep->base.util.enabled.store(true);
+  ep->registered = true;
+  ep->engine()->Add(&ep->events);
+  return 0;
+}
+
+int ControlRdmEp(fid* object, int command, void* arg) {
+  ShmRdmEp* ep = ToShmRdmEp(object);
+  std::lock_guard<OptionalMutex> lock(ep->base.util.mutex);
+  if (command == FI_ENABLE) return Enable(ep);
+  return ControlUtilEndpoint(&ep->base.util, command, arg);
+}
+
+int GetName(fid* object, void* addr, size_t* addrlen) {
+  ShmRdmEp* ep = ToShmRdmEp(object);
+  if (addrlen == nullptr) {
+    return Fail(*ep, FiError(FI_EINVAL, "fi_getname: addrlen is NULL"));
+  }
+  std::lock_guard<OptionalMutex> lock(ep->base.util.mutex);
+  return CopyAddressOut(ep->address, ep->base.util.info->addr_format, addr,
+                        addrlen);
+}
+
+// Takes `address` (port 0: a free number the provider picks) as the
+// endpoint's name: its segment and doorbell.
+absl::Status TakeAddress(ShmRdmEp* ep, IpAddress address) {
+  bool pick = address.port() == 0;
+  if (address.IsWildcard()) {
+    absl::StatusOr<IpAddress> loopback = LoopbackAddress(address.family());
+    if (!loopback.ok()) return loopback.status();
+    loopback->set_port(address.port());
+    address = *loopback;
+  }
+  std::random_device seed;
+  std::mt19937 random(seed());
+  std::uniform_int_distribution<int> ports(1024, 65535);
+  absl::StatusOr<RequestTable> requests =
+      FiError(FI_EADDRINUSE, "no free shm address");
+  for (int attempt = 0; attempt < (pick ? 64 : 1); ++attempt) {
+    if (pick) address.set_port(static_cast<uint16_t>(ports(random)));
+    requests = RequestTable::Create(address);
+    if (requests.ok() || ToFiErrno(requests.status()) != -FI_EADDRINUSE) break;
+  }
+  if (!requests.ok()) return requests.status();
+  absl::StatusOr<Doorbell> doorbell = Doorbell::Bind(DoorbellName(address));
+  if (!doorbell.ok()) return doorbell.status();
+  ep->requests = *std::move(requests);
+  ep->doorbell = *std::move(doorbell);
+  ep->address = address;
+  return absl::OkStatus();
+}
+
+int SetName(fid* object, void* addr, size_t addrlen) {
+  ShmRdmEp* ep = ToShmRdmEp(object);
+  std::lock_guard<OptionalMutex> lock(ep->base.util.mutex);
+  if (ep->base.util.enabled.load()) {
+    return Fail(*ep, FiError(FI_EOPBADSTATE,
+                             "fi_setname: the endpoint is already enabled"));
+  }
+  absl::StatusOr<IpAddress> address =
+      IpFromUser(ep->base.util.info->addr_format, addr, addrlen);
+  if (!address.ok()) return Fail(*ep, address.status());
+  if (address->SameHost(ep->address) &&
+      address->port() == ep->address.port()) {
+    return 0;
+  }
+  // The old name goes first: the new one may be the same address.
+  std::optional<RequestTable> old_requests = std::move(ep->requests);
+  std::optional<Doorbell> old_doorbell = std::move(ep->doorbell);
+  ep->requests.reset();
+  ep->doorbell.reset();
+  absl::Status status = TakeAddress(ep, *address);
+  if (!status.ok()) {
+    ep->requests = std::move(old_requests);
+    ep->doorbell = std::move(old_doorbell);
+    return Fail(*ep, status);
+  }
+  return 0;
+}
+
+fi_ops kRdmEpFidOps = MakeFidOps(
+    {.close = CloseRdmEp, .bind = tcp::BindTcpEp, .control = ControlRdmEp});
+fi_ops_cm kRdmCmOps = ConnectionlessCmOps(SetName, GetName);
+
+// The address the endpoint starts with: info->src_addr, else 127.0.0.1.
+absl::StatusOr<IpAddress> InitialAddress(const fi_info& info) {
+  if (info.src_addr != nullptr) {
+    return IpFromUser(info.addr_format, info.src_addr, info.src_addrlen);
+  }
+  return LoopbackAddress(info.addr_format == FI_SOCKADDR_IN6 ? AF_INET6
+                                                                 : AF_INET);
+}
+
+}  // namespace
+
+TcpLink* ShmRdmEpEvents::LinkFor(fi_addr_t dest, int* error) {
+  ShmRdmEp* ep = ep_;
+  auto known = ep->links.to.find(dest);
+  if (known != ep->links.to.end()) return known->second;
+  absl::StatusOr<IpAddress> peer = AvLookupIp(ep->base.util.av, dest);
+  if (!peer.ok()) {
+    *error = Fail(*ep, peer.status());
+    return nullptr;
+  }
+  absl::StatusOr<Segment> peer_segment =
+      Segment::Open(EndpointSegmentName(*peer));
+  if (!peer_segment.ok()) {
+    *error = Fail(*ep, FiError(FI_ECONNREFUSED,
+                               absl::StrCat("no shm endpoint at ",
+                                            FormatAddrStr(*peer))));
+    return nullptr;
+  }
+  absl::StatusOr<std::unique_ptr<RingStream>> stream =
+      MakeConnection(ep->address, ep->base.util.auth_key, ep->ring_capacity,
+                     &*ep->doorbell, *peer);
+  bool wake = false;
+  absl::Status posted =
+      stream.ok() ? PostRequest(*peer_segment, (*stream)->segment().name(),
+                                &wake)
+                  : stream.status();
+  if (!posted.ok()) {
+    *error = Fail(*ep, posted);
+    return nullptr;
+  }
+  if (wake) ep->doorbell->Ring(DoorbellName(*peer));
+  ShmLinkState state;
+  state.peer_segment = peer_segment->name();
+  state.awaiting_accept = true;
+  state.deadline = std::chrono::steady_clock::now() +
+                   std::chrono::milliseconds(kConnectTimeoutMs);
+  TcpLink* link = AddLink(ep, *std::move(stream), dest, state);
+  link->connection.Hold();
+  ep->links.to[dest] = link;
+  return link;
+}
+
+void ShmRdmEpEvents::LinkClosed(TcpLink* link, int error) {
+  ShmRdmEp* ep = ep_;
+  if (error != 0) {
+    FI_WARN(ep->log(), FI_LOG_EP_DATA, "connection to peer %llu lost: %s\n",
+            static_cast<unsigned long long>(link->peer), fi_strerror(-error));
+  }
+  ep->state.erase(link);
+  ep->links.Retire(link);
+}
+
+void ShmRdmEpEvents::LinkBacklog(TcpLink* link, bool backlogged) {
+  ep_->state[link].backlogged = backlogged;
+}
+
+void ShmRdmEpEvents::ReceivePosted() { ep_->links.ProgressStalled(); }
+
+void ShmRdmEpEvents::Progress() {
+  ShmRdmEp* ep = ep_;
+  std::lock_guard<OptionalMutex> lock(ep->base.util.mutex);
+  ep->links.FreeClosed();
+  if (ep->armed) {
+    // Awake again: peers need not ring any more.
+    ep->armed = false;
+    ep->requests->Awake();
+    ep->doorbell->Drain();
+  }
+  if (ep->requests->HasRequests()) AcceptRequests(ep);
+  for (size_t i = 0; i < ep->links.all.size(); ++i) {
+    TcpLink* link = ep->links.all[i].get();
+    ShmLinkState& state = ep->state[link];
+    if (state.awaiting_accept) {
+      ProgressOutgoing(ep, link, state);
+    } else {
+      link->connection.Progress();
+    }
+    // A link that closed left `all`: the next one moved to index i.
+    if (i < ep->links.all.size() && ep->links.all[i].get() != link) --i;
+  }
+  if (!ep->links.all.empty()) CheckLiveness(ep);
+}
+
+bool ShmRdmEpEvents::PrepareToSleep() {
+  ShmRdmEp* ep = ep_;
+  std::lock_guard<OptionalMutex> lock(ep->base.util.mutex);
+  ep->armed = true;
+  bool sleep = ep->requests->PrepareToSleep();
+  for (const auto& [link, state] : ep->state) {
+    if (state.awaiting_accept) {
+      // The acceptor rings when it answers; until then, poll the answer.
+      if (state.stream->area()->state.load(std::memory_order_acquire) !=
+          kOffered) {
+        sleep = false;
+      }
+      continue;
+    }
+    if (!state.stream->PrepareToSleep(state.backlogged)) sleep = false;
+  }
+  return sleep;
+}
+
+int ShmRdmEpEvents::progress_fd() const { return ep_->doorbell->fd(); }
+
+bool ShmRdmEpEvents::auto_progress() const {
+  return ep_->base.util.domain->info->domain_attr->data_progress ==
+         FI_PROGRESS_AUTO;
+}
+
+int OpenShmRdmEp(fid_domain* domain_fid, fi_info* info, fid_ep** ep_out,
+                 void* context, size_t ring_capacity) {
+  UtilDomain* domain = reinterpret_cast<UtilDomain*>(domain_fid);
+  const fi_provider* log = domain->fabric->provider->c_provider();
+  auto ep = std::make_unique<ShmRdmEp>();
+  ep->base.util.ep_fid = {};
+  ep->ring_capacity = ring_capacity;
+  absl::StatusOr<IpAddress> address = InitialAddress(*info);
+  absl::Status status =
+      address.ok() ? TakeAddress(ep.get(), *address) : address.status();
+  if (status.ok()) {
+    status = InitUtilEndpoint(&ep->base.util, domain, info, context,
+                              &kRdmEpFidOps);
+  }
+  if (!status.ok()) {
+    FI_WARN(log, FI_LOG_EP_CTRL, "fi_endpoint: %s\n",
+            std::string(status.message()).c_str());
+    return ToFiErrno(status);
+  }
+  tcp::InstallDataPathOps(&ep->base, *info, &kRdmCmOps);
+  *ep_out = &ep.release()->base.util.ep_fid;
+  return 0;
+}
+
+}  // namespace shm
+}  // namespace fabric

@@ -1,0 +1,118 @@
+// File: fabric/providers/shm/shm_rdm_ep.h
+//
+// The shm provider's FI_EP_RDM endpoint: reliable, connectionless messages
+// between processes of one host and user, over connections made on demand
+// in shared memory. Matching, transmits, RMA and atomics are the data path
+// tcp uses (fabric/providers/tcp/tcp_ep.h), run over ring streams
+// (shm_ring_stream.h) instead of sockets.
+//
+// The endpoint has an address (an IP socket address that only names it,
+// see shm_names.h) from fi_endpoint on, and with it its segment, where
+// peers post connection requests, and its doorbell. The first transmit to
+// an AV address makes a connection segment, posts it to the peer's segment
+// and returns 0; transmits queue on the connection until the peer accepts
+// (kAccepted) in its progress. A peer whose segment does not exist fails
+// the call with -FI_ECONNREFUSED; one that refuses (another authorization
+// key) or does not answer within kConnectTimeoutMs fails the queued
+// transmits with FI_ECONNREFUSED or FI_ETIMEDOUT.
+//
+// Each direction between two endpoints has its own connection: transmits go
+// on the connection the sender made, and answers (acks, read responses)
+// come back on it, so messages from one sender keep their order. A
+// connection whose peer endpoint is gone without closing it (its process
+// died; checked every kLivenessCheckMs) fails
+// its outstanding operations with FI_ECONNRESET; one the peer closes ends
+// like a closed socket. FI_SOURCE reports the connector's address as the
+// AV knows it.
+//
+// Progress: every pass reads every connection (a few loads each when
+// idle). Before the engine sleeps, PrepareToSleep asks each peer to ring
+// the endpoint's doorbell, its progress fd, when it writes.
+#ifndef FABRIC_PROVIDERS_SHM_SHM_RDM_EP_H_
+#define FABRIC_PROVIDERS_SHM_SHM_RDM_EP_H_
+
+#include <rdma/fabric.h>
+#include <sys/types.h>
+
+#include <chrono>
+#include <memory>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "fabric/api/core/address.h"
+#include "fabric/providers/shm/shm_doorbell.h"
+#include "fabric/providers/shm/shm_requests.h"
+#include "fabric/providers/shm/shm_ring_stream.h"
+#include "fabric/providers/tcp/tcp_ep.h"
+#include "fabric/providers/util/progress.h"
+
+namespace fabric {
+namespace shm {
+
+inline constexpr int kConnectTimeoutMs = 5000;
+inline constexpr int kLivenessCheckMs = 200;
+
+class ShmRdmEp;
+
+class ShmRdmEpEvents : public tcp::TcpEpOwner, public ProgressSource {
+ public:
+  explicit ShmRdmEpEvents(ShmRdmEp* ep) : ep_(ep) {}
+  tcp::TcpLink* LinkFor(fi_addr_t dest, int* error) override;
+  void LinkClosed(tcp::TcpLink* link, int error) override;
+  void LinkBacklog(tcp::TcpLink* link, bool backlogged) override;
+  void ReceivePosted() override;
+  void Progress() override;
+  int progress_fd() const override;
+  bool auto_progress() const override;
+  bool poll_directly() const override { return true; }
+  bool always_run() const override { return true; }
+  bool PrepareToSleep() override;
+
+ private:
+  ShmRdmEp* ep_;
+};
+
+// What the endpoint knows of one link besides the data path's state.
+struct ShmLinkState {
+  RingStream* stream = nullptr;  // owned by the link's connection
+  // The peer endpoint's segment: while its creator holds it, the peer
+  // lives (IsSegmentInUse).
+  std::string peer_segment;
+  bool backlogged = false;
+  // Outgoing links until the peer accepts: the connection is held.
+  bool awaiting_accept = false;
+  std::chrono::steady_clock::time_point deadline;
+};
+
+class ShmRdmEp {
+ public:
+  tcp::TcpEp base;  // first: the application's fid_ep* is &base.util.ep_fid
+
+  ShmRdmEp() : events(this) { base.owner = &events; }
+
+  ShmRdmEpEvents events;
+  IpAddress address;  // the endpoint's name
+  size_t ring_capacity = 0;  // of the connections it makes
+  std::optional<RequestTable> requests;
+  std::optional<Doorbell> doorbell;
+  bool registered = false;  // with the domain's progress engine
+  bool armed = false;       // PrepareToSleep asked peers for the doorbell
+  tcp::RdmLinks links;
+  std::unordered_map<tcp::TcpLink*, ShmLinkState> state;
+  std::chrono::steady_clock::time_point next_liveness_check;
+
+  const fi_provider* log() const { return base.log(); }
+  ProgressEngine* engine() const { return base.util.domain->progress.get(); }
+};
+
+// Provider::OpenEndpoint of shm; the connections the endpoint makes have
+// rings of `ring_capacity` bytes.
+int OpenShmRdmEp(fid_domain* domain, fi_info* info, fid_ep** ep,
+                 void* context, size_t ring_capacity);
+
+}  // namespace shm
+}  // namespace fabric
+
+#endif  // FABRIC_PROVIDERS_SHM_SHM_RDM_EP_H_

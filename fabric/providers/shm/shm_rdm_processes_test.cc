@@ -1,0 +1,204 @@
+// shm FI_EP_RDM endpoints in two processes (shm_echo_peer): messages of
+// every size echoed back intact, a peer killed mid-transfer failing the
+// transfer with FI_ECONNRESET, and the segment it left behind taken back.
+#include <netinet/in.h>
+#include <rdma/fabric.h>
+#include <rdma/fi_cm.h>
+#include <rdma/fi_domain.h>
+#include <rdma/fi_endpoint.h>
+#include <rdma/fi_errno.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "fabric/providers/tcp/loopback_testing.h"
+#include "gtest/gtest.h"
+
+extern char** environ;
+
+namespace fabric {
+namespace {
+
+std::string ToHex(const void* data, size_t len) {
+  std::string hex;
+  const auto* bytes = static_cast<const unsigned char*>(data);
+  for (size_t i = 0; i < len; ++i) absl::StrAppend(&hex, absl::Hex(bytes[i], absl::kZeroPad2));
+  return hex;
+}
+
+class ShmProcessesTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_EQ(tcp::OpenLoopbackDomain(
+                  FI_EP_RDM, FI_MSG,
+                  [](fi_info* hints) {
+                    free(hints->fabric_attr->prov_name);
+                    hints->fabric_attr->prov_name = strdup("shm");
+                    hints->domain_attr->data_progress = FI_PROGRESS_MANUAL;
+                  },
+                  &loopback_),
+              0);
+    fi_av_attr av_attr = {};
+    ASSERT_EQ(fi_av_open(loopback_.domain, &av_attr, &av_, nullptr), 0);
+    fi_cq_attr cq_attr = {};
+    cq_attr.format = FI_CQ_FORMAT_MSG;
+    ASSERT_EQ(fi_cq_open(loopback_.domain, &cq_attr, &cq_, nullptr), 0);
+    ASSERT_EQ(fi_endpoint(loopback_.domain, loopback_.info, &ep_, nullptr), 0);
+    ASSERT_EQ(fi_ep_bind(ep_, &av_->fid, 0), 0);
+    ASSERT_EQ(fi_ep_bind(ep_, &cq_->fid, FI_TRANSMIT | FI_RECV), 0);
+    ASSERT_EQ(fi_enable(ep_), 0);
+  }
+
+  void TearDown() override {
+    if (child_ > 0) {
+      kill(child_, SIGKILL);
+      waitpid(child_, nullptr, 0);
+    }
+    for (fid* object : {&ep_->fid, &cq_->fid, &av_->fid}) {
+      EXPECT_EQ(fi_close(object), 0);
+    }
+    EXPECT_EQ(tcp::CloseLoopbackDomain(&loopback_), 0);
+  }
+
+  // Starts shm_echo_peer and inserts its address into the AV.
+  void StartPeer() {
+    sockaddr_in own = {};
+    size_t len = sizeof(own);
+    ASSERT_EQ(fi_getname(&ep_->fid, &own, &len), 0);
+    std::string hex = ToHex(&own, sizeof(own));
+    int out[2];
+    ASSERT_EQ(pipe(out), 0);
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_adddup2(&actions, out[1], 1);
+    posix_spawn_file_actions_addclose(&actions, out[0]);
+    const char* program = "fabric/providers/shm/shm_echo_peer";
+    char* argv[] = {const_cast<char*>(program), hex.data(), nullptr};
+    ASSERT_EQ(posix_spawn(&child_, program, &actions, nullptr, argv, environ),
+              0);
+    posix_spawn_file_actions_destroy(&actions);
+    close(out[1]);
+    FILE* from_child = fdopen(out[0], "r");
+    char line[128] = {};
+    ASSERT_NE(fgets(line, sizeof(line), from_child), nullptr);
+    fclose(from_child);
+    ASSERT_EQ(strlen(line), 2 * sizeof(peer_) + 1) << line;
+    for (size_t i = 0; i < sizeof(peer_); ++i) {
+      unsigned value;
+      ASSERT_EQ(sscanf(line + 2 * i, "%2x", &value), 1);
+      reinterpret_cast<unsigned char*>(&peer_)[i] =
+          static_cast<unsigned char>(value);
+    }
+    ASSERT_EQ(fi_av_insert(av_, &peer_, 1, &peer_addr_, 0, nullptr), 1);
+  }
+
+  // Reads cq_ until an entry or error; 1, -FI_EAVAIL, or -FI_EAGAIN after
+  // `seconds`.
+  ssize_t Wait(fi_cq_msg_entry* entry, int seconds = 10) {
+    auto deadline =
+        std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
+    while (std::chrono::steady_clock::now() < deadline) {
+      ssize_t rc = fi_cq_read(cq_, entry, 1);
+      if (rc != -FI_EAGAIN) return rc;
+    }
+    return -FI_EAGAIN;
+  }
+
+  // Sends `out` to the peer and checks that the echo is the same bytes.
+  void Echo(const std::vector<char>& out) {
+    std::vector<char> in(out.size() + 1);
+    int recv_context, send_context;
+    ASSERT_EQ(fi_recv(ep_, in.data(), in.size(), nullptr, FI_ADDR_UNSPEC,
+                      &recv_context),
+              0);
+    ASSERT_EQ(fi_send(ep_, out.data(), out.size(), nullptr, peer_addr_,
+                      &send_context),
+              0);
+    bool sent = false, received = false;
+    while (!sent || !received) {
+      fi_cq_msg_entry entry;
+      ASSERT_EQ(Wait(&entry), 1);
+      if (entry.op_context == &send_context) sent = true;
+      if (entry.op_context == &recv_context) {
+        received = true;
+        ASSERT_EQ(entry.len, out.size());
+      }
+    }
+    in.resize(out.size());
+    ASSERT_TRUE(in == out) << out.size() << " bytes came back changed";
+  }
+
+  tcp::LoopbackDomain loopback_;
+  fid_av* av_ = nullptr;
+  fid_cq* cq_ = nullptr;
+  fid_ep* ep_ = nullptr;
+  pid_t child_ = -1;
+  sockaddr_in peer_ = {};
+  fi_addr_t peer_addr_ = FI_ADDR_NOTAVAIL;
+};
+
+TEST_F(ShmProcessesTest, MessagesOfEverySizeComeBackIntact) {
+  StartPeer();
+  for (size_t size : {size_t{1}, size_t{64}, size_t{4096}, size_t{65536},
+                      size_t{1} << 20, (size_t{3} << 20) + 7}) {
+    std::vector<char> out(size);
+    for (size_t i = 0; i < size; ++i) out[i] = static_cast<char>(i * 31 + size);
+    Echo(out);
+  }
+  ASSERT_EQ(fi_send(ep_, nullptr, 0, nullptr, peer_addr_, nullptr), 0);
+  fi_cq_msg_entry entry;
+  ASSERT_EQ(Wait(&entry), 1);
+  int status = 0;
+  ASSERT_EQ(waitpid(child_, &status, 0), child_);
+  child_ = -1;
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
+// The peer stops (SIGSTOP) with an 8 MiB message half through its rings,
+// then is killed: the send fails with FI_ECONNRESET instead of waiting
+// forever. Its endpoint segment stays in /dev/shm (nobody removed it), and
+// an endpoint that takes its address removes it and starts afresh.
+TEST_F(ShmProcessesTest, APeerKilledMidTransferFailsTheTransfer) {
+  StartPeer();
+  Echo(std::vector<char>(100, 'x'));  // connected both ways
+  ASSERT_EQ(kill(child_, SIGSTOP), 0);
+  std::vector<char> big(8 << 20, 'y');
+  int context;
+  ASSERT_EQ(fi_send(ep_, big.data(), big.size(), nullptr, peer_addr_,
+                    &context),
+            0);
+  fi_cq_msg_entry entry;
+  EXPECT_EQ(Wait(&entry, 1), -FI_EAGAIN);  // stuck while the peer is stopped
+  ASSERT_EQ(kill(child_, SIGKILL), 0);
+  ASSERT_EQ(waitpid(child_, nullptr, 0), child_);
+  child_ = -1;
+  ASSERT_EQ(Wait(&entry), -FI_EAVAIL);
+  fi_cq_err_entry error = {};
+  ASSERT_EQ(fi_cq_readerr(cq_, &error, 0), 1);
+  EXPECT_EQ(error.err, FI_ECONNRESET) << fi_strerror(error.err);
+  EXPECT_EQ(error.op_context, &context);
+
+  std::string left = absl::StrCat("/dev/shm/fabric-shmep-", geteuid(),
+                                  "-127.0.0.1-", ntohs(peer_.sin_port));
+  struct stat st;
+  ASSERT_EQ(stat(left.c_str(), &st), 0) << left;
+  fid_ep* heir = nullptr;
+  ASSERT_EQ(fi_endpoint(loopback_.domain, loopback_.info, &heir, nullptr), 0);
+  EXPECT_EQ(fi_setname(&heir->fid, &peer_, sizeof(peer_)), 0);
+  EXPECT_EQ(stat(left.c_str(), &st), 0);  // the heir's own segment now
+  EXPECT_EQ(fi_close(&heir->fid), 0);
+  EXPECT_NE(stat(left.c_str(), &st), 0);
+}
+
+}  // namespace
+}  // namespace fabric

@@ -1,0 +1,391 @@
+// shm FI_EP_RDM endpoints in one process: discovery, messages both ways
+// with FI_SOURCE, large messages through small rings, tagged messages, RMA
+// and atomics, blocking reads woken by the peer's doorbell, and the
+// segments: private to the user and gone after close.
+#include <rdma/fabric.h>
+#include <rdma/fi_atomic.h>
+#include <rdma/fi_cm.h>
+#include <rdma/fi_domain.h>
+#include <rdma/fi_endpoint.h>
+#include <rdma/fi_errno.h>
+#include <rdma/fi_rma.h>
+#include <rdma/fi_tagged.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "fabric/providers/tcp/loopback_testing.h"
+#include "gtest/gtest.h"
+
+namespace fabric {
+namespace {
+
+struct End {
+  fid_cq* cq = nullptr;  // transmit and receive
+  fid_ep* ep = nullptr;
+  fi_addr_t addr = FI_ADDR_NOTAVAIL;
+};
+
+// The /dev/shm entries of this user whose names start with `prefix`.
+std::vector<std::string> ShmFiles(const std::string& prefix) {
+  std::vector<std::string> names;
+  std::string mine = absl::StrCat(prefix, "-", geteuid(), "-");
+  for (const auto& entry : std::filesystem::directory_iterator("/dev/shm")) {
+    std::string name = entry.path().filename().string();
+    if (name.rfind(mine, 0) == 0) names.push_back(name);
+  }
+  return names;
+}
+
+class ShmRdmTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_EQ(tcp::OpenLoopbackDomain(
+                  FI_EP_RDM,
+                  FI_MSG | FI_TAGGED | FI_RMA | FI_ATOMIC | FI_SOURCE |
+                      FI_DIRECTED_RECV,
+                  [this](fi_info* hints) {
+                    hints->domain_attr->data_progress = data_progress_;
+                    free(hints->fabric_attr->prov_name);
+                    hints->fabric_attr->prov_name = strdup("shm");
+                    hints->domain_attr->mr_mode =
+                        FI_MR_VIRT_ADDR | FI_MR_PROV_KEY;
+                    hints->domain_attr->av_type = FI_AV_TABLE;
+                  },
+                  &loopback_),
+              0);
+    fi_av_attr av_attr = {};
+    av_attr.type = FI_AV_TABLE;
+    ASSERT_EQ(fi_av_open(loopback_.domain, &av_attr, &av_, nullptr), 0);
+    for (End* end : {&a_, &b_}) Open(end);
+  }
+
+  void Open(End* end) {
+    fi_cq_attr cq_attr = {};
+    cq_attr.format = FI_CQ_FORMAT_TAGGED;
+    cq_attr.wait_obj = FI_WAIT_UNSPEC;
+    ASSERT_EQ(fi_cq_open(loopback_.domain, &cq_attr, &end->cq, nullptr), 0);
+    ASSERT_EQ(fi_endpoint(loopback_.domain, loopback_.info, &end->ep, nullptr),
+              0);
+    ASSERT_EQ(fi_ep_bind(end->ep, &av_->fid, 0), 0);
+    ASSERT_EQ(fi_ep_bind(end->ep, &end->cq->fid, FI_TRANSMIT | FI_RECV), 0);
+    ASSERT_EQ(fi_enable(end->ep), 0);
+    sockaddr_in name = {};
+    size_t len = sizeof(name);
+    ASSERT_EQ(fi_getname(&end->ep->fid, &name, &len), 0);
+    ASSERT_EQ(fi_av_insert(av_, &name, 1, &end->addr, 0, nullptr), 1);
+  }
+
+  void CloseEnd(End* end) {
+    if (end->ep != nullptr) EXPECT_EQ(fi_close(&end->ep->fid), 0);
+    if (end->cq != nullptr) EXPECT_EQ(fi_close(&end->cq->fid), 0);
+    *end = End();
+  }
+
+  void TearDown() override {
+    CloseEnd(&a_);
+    CloseEnd(&b_);
+    if (av_ != nullptr) EXPECT_EQ(fi_close(&av_->fid), 0);
+    EXPECT_EQ(tcp::CloseLoopbackDomain(&loopback_), 0);
+  }
+
+  // Reads `cq`, advancing the other endpoint's CQ too, until it has an
+  // entry or an error; 1, -FI_EAVAIL, or -FI_EAGAIN after 10 s.
+  ssize_t Wait(fid_cq* cq, fi_cq_tagged_entry* entry,
+               fi_addr_t* source = nullptr) {
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    fi_addr_t from;
+    while (std::chrono::steady_clock::now() < deadline) {
+      for (End* end : {&a_, &b_}) {
+        if (end->cq != nullptr && end->cq != cq) fi_cq_read(end->cq, nullptr, 0);
+      }
+      ssize_t rc = fi_cq_readfrom(cq, entry, 1, source ? source : &from);
+      if (rc != -FI_EAGAIN) return rc;
+    }
+    return -FI_EAGAIN;
+  }
+
+  // An endpoint in a domain of its own, whose AV holds b_: its calls
+  // advance only its own domain.
+  struct FarEnd {
+    fid_domain* domain = nullptr;
+    fid_av* av = nullptr;
+    fid_cq* cq = nullptr;
+    fid_ep* ep = nullptr;
+    fi_addr_t to_b = FI_ADDR_NOTAVAIL;
+  };
+
+  void OpenFar(FarEnd* far) {
+    ASSERT_EQ(fi_domain(loopback_.fabric, loopback_.info, &far->domain,
+                        nullptr),
+              0);
+    fi_av_attr av_attr = {};
+    av_attr.type = FI_AV_TABLE;
+    ASSERT_EQ(fi_av_open(far->domain, &av_attr, &far->av, nullptr), 0);
+    fi_cq_attr cq_attr = {};
+    cq_attr.format = FI_CQ_FORMAT_TAGGED;
+    ASSERT_EQ(fi_cq_open(far->domain, &cq_attr, &far->cq, nullptr), 0);
+    ASSERT_EQ(fi_endpoint(far->domain, loopback_.info, &far->ep, nullptr), 0);
+    ASSERT_EQ(fi_ep_bind(far->ep, &far->av->fid, 0), 0);
+    ASSERT_EQ(fi_ep_bind(far->ep, &far->cq->fid, FI_TRANSMIT | FI_RECV), 0);
+    ASSERT_EQ(fi_enable(far->ep), 0);
+    sockaddr_in name = {};
+    size_t len = sizeof(name);
+    ASSERT_EQ(fi_getname(&b_.ep->fid, &name, &len), 0);
+    ASSERT_EQ(fi_av_insert(far->av, &name, 1, &far->to_b, 0, nullptr), 1);
+  }
+
+  void CloseFar(FarEnd* far) {
+    for (fid* object : {&far->ep->fid, &far->cq->fid, &far->av->fid,
+                        &far->domain->fid}) {
+      EXPECT_EQ(fi_close(object), 0);
+    }
+  }
+
+  fi_progress data_progress_ = FI_PROGRESS_UNSPEC;  // the provider's default
+  tcp::LoopbackDomain loopback_;
+  fid_av* av_ = nullptr;
+  End a_, b_;
+};
+
+// Nothing moves except inside the application's calls.
+class ShmRdmManualTest : public ShmRdmTest {
+ protected:
+  void SetUp() override {
+    data_progress_ = FI_PROGRESS_MANUAL;
+    ShmRdmTest::SetUp();
+  }
+};
+
+// Progress runs on the engine's own thread too.
+class ShmRdmAutoTest : public ShmRdmTest {
+ protected:
+  void SetUp() override {
+    data_progress_ = FI_PROGRESS_AUTO;
+    ShmRdmTest::SetUp();
+  }
+};
+
+TEST_F(ShmRdmTest, DiscoveryOffersLocalRdm) {
+  const fi_info& info = *loopback_.info;
+  EXPECT_STREQ(info.fabric_attr->prov_name, "shm");
+  EXPECT_STREQ(info.fabric_attr->name, "shm");
+  EXPECT_STREQ(info.domain_attr->name, "shm");
+  EXPECT_EQ(info.ep_attr->type, FI_EP_RDM);
+  EXPECT_EQ(info.ep_attr->protocol, static_cast<uint32_t>(FI_PROTO_SHM));
+  EXPECT_NE(info.caps & FI_LOCAL_COMM, 0u);
+  EXPECT_EQ(info.caps & FI_REMOTE_COMM, 0u);
+}
+
+TEST_F(ShmRdmTest, MessagesBothWaysReportTheirSource) {
+  for (int round = 0; round < 3; ++round) {
+    for (auto [from, to] : {std::pair<End*, End*>{&a_, &b_}, {&b_, &a_}}) {
+      char in[64] = {};
+      ASSERT_EQ(fi_recv(to->ep, in, sizeof(in), nullptr, FI_ADDR_UNSPEC,
+                        nullptr),
+                0);
+      std::string text = absl::StrCat("round ", round);
+      int context;
+      ASSERT_EQ(fi_send(from->ep, text.c_str(), text.size() + 1, nullptr,
+                        to->addr, &context),
+                0);
+      fi_cq_tagged_entry entry;
+      fi_addr_t source = FI_ADDR_NOTAVAIL;
+      ASSERT_EQ(Wait(to->cq, &entry, &source), 1);
+      EXPECT_STREQ(in, text.c_str());
+      EXPECT_EQ(entry.len, text.size() + 1);
+      EXPECT_EQ(source, from->addr);
+      ASSERT_EQ(Wait(from->cq, &entry), 1);
+      EXPECT_EQ(entry.op_context, &context);
+    }
+  }
+}
+
+TEST_F(ShmRdmTest, LargeMessagesCrossSmallRingsIntact) {
+  constexpr size_t kSize = 4 << 20;  // 64 times a ring
+  std::vector<char> out(kSize), in(kSize);
+  for (size_t i = 0; i < kSize; ++i) out[i] = static_cast<char>(i * 7 + i / 4096);
+  ASSERT_EQ(fi_recv(b_.ep, in.data(), in.size(), nullptr, a_.addr, nullptr),
+            0);
+  ASSERT_EQ(fi_send(a_.ep, out.data(), out.size(), nullptr, b_.addr, nullptr),
+            0);
+  fi_cq_tagged_entry entry;
+  ASSERT_EQ(Wait(b_.cq, &entry), 1);
+  EXPECT_EQ(entry.len, kSize);
+  EXPECT_EQ(memcmp(in.data(), out.data(), kSize), 0);
+  ASSERT_EQ(Wait(a_.cq, &entry), 1);
+}
+
+TEST_F(ShmRdmTest, TaggedMessagesMatchTheirTags) {
+  uint64_t in[2] = {};
+  ASSERT_EQ(fi_trecv(b_.ep, &in[0], sizeof(in[0]), nullptr, FI_ADDR_UNSPEC,
+                     0x20, 0, &in[0]),
+            0);
+  ASSERT_EQ(fi_trecv(b_.ep, &in[1], sizeof(in[1]), nullptr, FI_ADDR_UNSPEC,
+                     0x10, 0, &in[1]),
+            0);
+  uint64_t first = 111, second = 222;
+  ASSERT_EQ(fi_tinject(a_.ep, &first, sizeof(first), b_.addr, 0x10), 0);
+  ASSERT_EQ(fi_tinject(a_.ep, &second, sizeof(second), b_.addr, 0x20), 0);
+  for (int i = 0; i < 2; ++i) {
+    fi_cq_tagged_entry entry;
+    ASSERT_EQ(Wait(b_.cq, &entry), 1);
+  }
+  EXPECT_EQ(in[0], 222u);
+  EXPECT_EQ(in[1], 111u);
+}
+
+TEST_F(ShmRdmTest, RmaAndAtomicsReachTheTargetsMemory) {
+  std::vector<uint64_t> target(16, 5);
+  fid_mr* mr = nullptr;
+  ASSERT_EQ(fi_mr_reg(loopback_.domain, target.data(),
+                      target.size() * sizeof(uint64_t),
+                      FI_REMOTE_READ | FI_REMOTE_WRITE, 0, 0, 0, &mr, nullptr),
+            0);
+  uint64_t key = fi_mr_key(mr);
+  uint64_t base = reinterpret_cast<uint64_t>(target.data());
+  uint64_t words[2] = {0xabc, 0xdef};
+  ASSERT_EQ(fi_write(a_.ep, words, sizeof(words), nullptr, b_.addr, base, key,
+                     nullptr),
+            0);
+  fi_cq_tagged_entry entry;
+  ASSERT_EQ(Wait(a_.cq, &entry), 1);
+  EXPECT_EQ(target[0], 0xabcu);
+  EXPECT_EQ(target[1], 0xdefu);
+  uint64_t back[2] = {};
+  ASSERT_EQ(fi_read(a_.ep, back, sizeof(back), nullptr, b_.addr, base, key,
+                    nullptr),
+            0);
+  ASSERT_EQ(Wait(a_.cq, &entry), 1);
+  EXPECT_EQ(back[0], 0xabcu);
+  EXPECT_EQ(back[1], 0xdefu);
+  uint64_t add = 10;
+  ASSERT_EQ(fi_atomic(a_.ep, &add, 1, nullptr, b_.addr, base + 8 * 5, key,
+                      FI_UINT64, FI_SUM, nullptr),
+            0);
+  ASSERT_EQ(Wait(a_.cq, &entry), 1);
+  EXPECT_EQ(target[5], 15u);
+  EXPECT_EQ(fi_close(&mr->fid), 0);
+}
+
+// An application that sleeps in poll(2) on the CQ's wait fd (after
+// fi_trywait) is woken by the sender ringing the endpoint's doorbell. The
+// sender is in another domain, so nothing else runs the receiver's
+// progress meanwhile.
+TEST_F(ShmRdmManualTest, APollOnTheWaitFdWakesWhenThePeerSends) {
+  FarEnd far;
+  OpenFar(&far);
+  char in[16] = {};
+  ASSERT_EQ(fi_recv(b_.ep, in, sizeof(in), nullptr, FI_ADDR_UNSPEC, nullptr),
+            0);
+  int fd = -1;
+  ASSERT_EQ(fi_control(&b_.cq->fid, FI_GETWAIT, &fd), 0);
+  std::atomic<bool> received{false};
+  std::thread sender([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    EXPECT_EQ(fi_inject(far.ep, "wake", 5, far.to_b), 0);
+    // The sender makes progress until the message is written (the
+    // connection is accepted first).
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (!received.load() && std::chrono::steady_clock::now() < deadline) {
+      fi_cq_read(far.cq, nullptr, 0);
+    }
+  });
+  fi_cq_tagged_entry entry;
+  ssize_t rc = -FI_EAGAIN;
+  int sleeps = 0;
+  auto start = std::chrono::steady_clock::now();
+  while (rc == -FI_EAGAIN &&
+         std::chrono::steady_clock::now() - start < std::chrono::seconds(10)) {
+    fid* waiting[] = {&b_.cq->fid};
+    if (fi_trywait(loopback_.fabric, waiting, 1) == 0) {
+      pollfd ready = {fd, POLLIN, 0};
+      poll(&ready, 1, 20000);
+      ++sleeps;
+    }
+    rc = fi_cq_read(b_.cq, &entry, 1);
+  }
+  received = true;
+  sender.join();
+  ASSERT_EQ(rc, 1);
+  EXPECT_STREQ(in, "wake");
+  EXPECT_GE(sleeps, 1);
+  CloseFar(&far);
+}
+
+// With auto progress the receiver drains its rings while it makes no call:
+// a message 16 times the ring size completes at a sender in another domain
+// (whose calls advance only that domain).
+TEST_F(ShmRdmAutoTest, TheReceiverTakesMessagesWithoutCalls) {
+  EXPECT_EQ(loopback_.info->domain_attr->data_progress, FI_PROGRESS_AUTO);
+  FarEnd far;
+  OpenFar(&far);
+  std::vector<char> out(1 << 20), in(1 << 20);
+  for (size_t i = 0; i < out.size(); ++i) out[i] = static_cast<char>(i % 251);
+  ASSERT_EQ(fi_recv(b_.ep, in.data(), in.size(), nullptr, FI_ADDR_UNSPEC,
+                    nullptr),
+            0);
+  ASSERT_EQ(fi_send(far.ep, out.data(), out.size(), nullptr, far.to_b,
+                    nullptr),
+            0);
+  fi_cq_tagged_entry entry;
+  ssize_t rc = -FI_EAGAIN;
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (rc == -FI_EAGAIN && std::chrono::steady_clock::now() < deadline) {
+    rc = fi_cq_read(far.cq, &entry, 1);
+  }
+  ASSERT_EQ(rc, 1);
+  ASSERT_EQ(Wait(b_.cq, &entry), 1);
+  EXPECT_EQ(entry.len, out.size());
+  EXPECT_TRUE(in == out);
+  CloseFar(&far);
+}
+
+TEST_F(ShmRdmTest, SegmentsArePrivateAndGoAwayOnClose) {
+  sockaddr_in name = {};
+  size_t len = sizeof(name);
+  ASSERT_EQ(fi_getname(&a_.ep->fid, &name, &len), 0);
+  std::string segment = absl::StrCat("/dev/shm/fabric-shmep-", geteuid(),
+                                     "-127.0.0.1-", ntohs(name.sin_port));
+  struct stat st = {};
+  ASSERT_EQ(stat(segment.c_str(), &st), 0) << segment;
+  EXPECT_EQ(st.st_mode & 0777, 0600u);
+  EXPECT_EQ(st.st_uid, geteuid());
+  // A connection, then close: no connection segment stays behind.
+  ASSERT_EQ(fi_inject(a_.ep, "x", 2, b_.addr), 0);
+  char in[4];
+  ASSERT_EQ(fi_recv(b_.ep, in, sizeof(in), nullptr, FI_ADDR_UNSPEC, nullptr),
+            0);
+  fi_cq_tagged_entry entry;
+  ASSERT_EQ(Wait(b_.cq, &entry), 1);
+  CloseEnd(&a_);
+  EXPECT_NE(stat(segment.c_str(), &st), 0);
+  for (const std::string& file : ShmFiles("fabric-shmc")) {
+    ADD_FAILURE() << "left behind: " << file;
+  }
+}
+
+TEST_F(ShmRdmTest, SendingToNoEndpointFailsTheCall) {
+  sockaddr_in nobody = {};
+  nobody.sin_family = AF_INET;
+  nobody.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  nobody.sin_port = htons(1);  // never picked: ports start at 1024
+  fi_addr_t addr;
+  ASSERT_EQ(fi_av_insert(av_, &nobody, 1, &addr, 0, nullptr), 1);
+  EXPECT_EQ(fi_inject(a_.ep, "x", 2, addr), -FI_ECONNREFUSED);
+}
+
+}  // namespace
+}  // namespace fabric

@@ -1,0 +1,62 @@
+// File: fabric/providers/shm/shm_ring_stream.h
+//
+// One shm connection as the byte stream under a tcp::Connection (the data
+// path tcp and shm share): writes go into this side's outgoing ring of the
+// connection segment, reads come from the other. It owns the segment's
+// mapping. It has no fd: the endpoint reads it on every progress pass and,
+// before sleeping, asks the peer for a doorbell (PrepareToSleep).
+#ifndef FABRIC_PROVIDERS_SHM_SHM_RING_STREAM_H_
+#define FABRIC_PROVIDERS_SHM_SHM_RING_STREAM_H_
+
+#include <string>
+
+#include "fabric/providers/shm/shm_doorbell.h"
+#include "fabric/providers/shm/shm_layout.h"
+#include "fabric/providers/shm/shm_ring.h"
+#include "fabric/providers/shm/shm_segment.h"
+#include "fabric/providers/tcp/tcp_stream.h"
+
+namespace fabric {
+namespace shm {
+
+class RingStream : public tcp::ByteStream {
+ public:
+  // The connector writes ring 0 (`out_index` 0), the acceptor ring 1.
+  // `doorbell` (the endpoint's own, to send from) outlives the stream;
+  // `peer_doorbell` names the peer's.
+  RingStream(Segment segment, ConnectionArea* area, ByteRing in, ByteRing out,
+             int out_index, const Doorbell* doorbell,
+             std::string peer_doorbell);
+
+  ssize_t Write(const iovec* iov, size_t count) override;
+  ssize_t Read(const iovec* iov, size_t count) override;
+  void Shutdown() override;
+  int fd() const override { return -1; }
+
+  // Bytes (or the end) wait to be read.
+  bool HasInput() const { return in_.Readable() > 0 || in_.AtEnd(); }
+  // Asks the peer to ring the doorbell when input arrives (and when room
+  // does, if `want_room`); false when it is there already.
+  bool PrepareToSleep(bool want_room);
+
+  ConnectionArea* area() const { return area_; }
+  const Segment& segment() const { return segment_; }
+
+ private:
+  // Rings the peer when its flag `flag` is set (clearing it).
+  void WakePeerIf(std::atomic<uint32_t>& flag);
+
+  Segment segment_;
+  ConnectionArea* area_;
+  ByteRing in_;
+  ByteRing out_;
+  int out_index_;
+  int in_index_;
+  const Doorbell* doorbell_;
+  std::string peer_doorbell_;
+};
+
+}  // namespace shm
+}  // namespace fabric
+
+#endif  // FABRIC_PROVIDERS_SHM_SHM_RING_STREAM_H_
