@@ -53,9 +53,8 @@ int Fail(const ShmRdmEp& ep, const absl::Status& status) {
 TcpLink* AddLink(ShmRdmEp* ep, std::unique_ptr<RingStream> stream,
                  fi_addr_t peer, ShmLinkState state) {
   state.stream = stream.get();
-  TcpLink* link = ep->links.Add(
-      std::make_unique<TcpLink>(&ep->base, std::move(stream), peer));
-  ep->state[link] = state;
+  TcpLink* link = ep->links.Add(std::make_unique<ShmLink>(
+      &ep->base, std::move(stream), peer, std::move(state)));
   return link;
 }
 
@@ -113,12 +112,14 @@ void ProgressOutgoing(ShmRdmEp* ep, TcpLink* link, ShmLinkState& state) {
 
 // Fails the links whose peer process is gone.
 void CheckLiveness(ShmRdmEp* ep) {
+  if (++ep->passes < kPassesPerClockRead) return;
+  ep->passes = 0;
   auto now = std::chrono::steady_clock::now();
   if (now < ep->next_liveness_check) return;
   ep->next_liveness_check = now + std::chrono::milliseconds(kLivenessCheckMs);
   for (size_t i = 0; i < ep->links.all.size(); ++i) {
     TcpLink* link = ep->links.all[i].get();
-    const ShmLinkState& state = ep->state[link];
+    const ShmLinkState& state = AsShmLink(link)->shm;
     if (!IsSegmentInUse(state.peer_segment)) {
       FI_WARN(ep->log(), FI_LOG_EP_DATA, "peer endpoint %s is gone\n",
               state.peer_segment.c_str());
@@ -283,12 +284,11 @@ void ShmRdmEpEvents::LinkClosed(TcpLink* link, int error) {
     FI_WARN(ep->log(), FI_LOG_EP_DATA, "connection to peer %llu lost: %s\n",
             static_cast<unsigned long long>(link->peer), fi_strerror(-error));
   }
-  ep->state.erase(link);
   ep->links.Retire(link);
 }
 
 void ShmRdmEpEvents::LinkBacklog(TcpLink* link, bool backlogged) {
-  ep_->state[link].backlogged = backlogged;
+  AsShmLink(link)->shm.backlogged = backlogged;
 }
 
 void ShmRdmEpEvents::ReceivePosted() { ep_->links.ProgressStalled(); }
@@ -306,7 +306,7 @@ void ShmRdmEpEvents::Progress() {
   if (ep->requests->HasRequests()) AcceptRequests(ep);
   for (size_t i = 0; i < ep->links.all.size(); ++i) {
     TcpLink* link = ep->links.all[i].get();
-    ShmLinkState& state = ep->state[link];
+    ShmLinkState& state = AsShmLink(link)->shm;
     if (state.awaiting_accept) {
       ProgressOutgoing(ep, link, state);
     } else {
@@ -323,7 +323,8 @@ bool ShmRdmEpEvents::PrepareToSleep() {
   std::lock_guard<OptionalMutex> lock(ep->base.util.mutex);
   ep->armed = true;
   bool sleep = ep->requests->PrepareToSleep();
-  for (const auto& [link, state] : ep->state) {
+  for (const auto& link : ep->links.all) {
+    const ShmLinkState& state = AsShmLink(link.get())->shm;
     if (state.awaiting_accept) {
       // The acceptor rings when it answers; until then, poll the answer.
       if (state.stream->area()->state.load(std::memory_order_acquire) !=

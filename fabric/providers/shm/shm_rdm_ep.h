@@ -38,7 +38,6 @@
 #include <memory>
 #include <optional>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
 #include "fabric/api/core/address.h"
@@ -53,6 +52,7 @@ namespace shm {
 
 inline constexpr int kConnectTimeoutMs = 5000;
 inline constexpr int kLivenessCheckMs = 200;
+inline constexpr uint32_t kPassesPerClockRead = 1024;
 
 class ShmRdmEp;
 
@@ -86,6 +86,19 @@ struct ShmLinkState {
   std::chrono::steady_clock::time_point deadline;
 };
 
+// Every link of an shm endpoint is one of these.
+class ShmLink : public tcp::TcpLink {
+ public:
+  ShmLink(tcp::TcpEp* ep, std::unique_ptr<RingStream> stream, fi_addr_t peer,
+          ShmLinkState state)
+      : tcp::TcpLink(ep, std::move(stream), peer), shm(std::move(state)) {}
+  ShmLinkState shm;
+};
+
+inline ShmLink* AsShmLink(tcp::TcpLink* link) {
+  return static_cast<ShmLink*>(link);
+}
+
 class ShmRdmEp {
  public:
   tcp::TcpEp base;  // first: the application's fid_ep* is &base.util.ep_fid
@@ -99,8 +112,10 @@ class ShmRdmEp {
   std::optional<Doorbell> doorbell;
   bool registered = false;  // with the domain's progress engine
   bool armed = false;       // PrepareToSleep asked peers for the doorbell
-  tcp::RdmLinks links;
-  std::unordered_map<tcp::TcpLink*, ShmLinkState> state;
+  tcp::RdmLinks links;  // ShmLinks
+  // Progress passes since the last liveness check; the clock is read only
+  // every kPassesPerClockRead passes, which a polling loop feels.
+  uint32_t passes = 0;
   std::chrono::steady_clock::time_point next_liveness_check;
 
   const fi_provider* log() const { return base.log(); }
