@@ -61,15 +61,18 @@ absl::StatusOr<std::unique_ptr<RingStream>> MakeConnection(
       ByteRing::Init(RingMemory(*segment, ring_capacity, 1), ring_capacity);
   if (!out.ok()) return out.status();
   if (!in.ok()) return in.status();
+  auto stream = std::make_unique<RingStream>(*std::move(segment), area, *in,
+                                             *out, /*out_index=*/0, doorbell,
+                                             DoorbellName(peer));
+  stream->OfferProbe();
   area->state.store(kOffered, std::memory_order_release);
-  return std::make_unique<RingStream>(*std::move(segment), area, *in, *out,
-                                      /*out_index=*/0, doorbell,
-                                      DoorbellName(peer));
+  return stream;
 }
 
 absl::StatusOr<AcceptedConnection> TakeConnection(const std::string& name,
                                                   const std::string& key,
-                                                  const Doorbell* doorbell) {
+                                                  const Doorbell* doorbell,
+                                                  bool cross_memory) {
   if (!absl::StartsWith(name, kConnectionSegmentPrefix)) {
     return FiError(FI_EINVAL, absl::StrCat("'", name,
                                            "' is not a connection segment"));
@@ -122,10 +125,12 @@ absl::StatusOr<AcceptedConnection> TakeConnection(const std::string& name,
   }
   AcceptedConnection accepted;
   accepted.connector = *connector;
-  area->state.store(kAccepted, std::memory_order_release);
   accepted.stream = std::make_unique<RingStream>(
       *std::move(segment), area, *in, *out, /*out_index=*/1, doorbell,
       DoorbellName(*connector));
+  accepted.stream->OfferProbe();
+  accepted.stream->ProbePeer(cross_memory);
+  area->state.store(kAccepted, std::memory_order_release);
   doorbell->Ring(DoorbellName(*connector));
   return accepted;
 }

@@ -47,9 +47,12 @@ struct AcceptedConnection {
 // authorization key is `key`: accepts it, or refuses it (FI_EKEYREJECTED
 // for another key, FI_EINVAL for a malformed segment, telling the
 // connector when it can).
+// With `cross_memory`, it also tries to copy the connector's memory
+// (RingStream::ProbePeer) before it answers.
 absl::StatusOr<AcceptedConnection> TakeConnection(const std::string& name,
                                                   const std::string& key,
-                                                  const Doorbell* doorbell);
+                                                  const Doorbell* doorbell,
+                                                  bool cross_memory);
 
 }  // namespace shm
 }  // namespace fabric

@@ -2,17 +2,21 @@
 // endpoint, prints its address (a sockaddr_in, as hex) on one line, then
 // sends back every message it receives to PARENT_HEX (the parent's
 // address, as hex), until an empty message. Exits 0 after that, 1 on an
-// error (printed to stderr).
+// error (printed to stderr). With --no-ptrace it first gives up
+// CAP_SYS_PTRACE, so it cannot copy from a parent that is not dumpable.
 //
-// Usage: shm_echo_peer PARENT_HEX
+// Usage: shm_echo_peer PARENT_HEX [--no-ptrace]
 #include <netinet/in.h>
 #include <rdma/fabric.h>
 #include <rdma/fi_cm.h>
 #include <rdma/fi_domain.h>
 #include <rdma/fi_endpoint.h>
 #include <rdma/fi_errno.h>
+#include <linux/capability.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include <string>
 #include <vector>
@@ -50,14 +54,29 @@ ssize_t WaitOne(fid_cq* cq) {
   }
 }
 
+// Drops CAP_SYS_PTRACE from every capability set of this process.
+bool DropPtrace() {
+  __user_cap_header_struct header = {_LINUX_CAPABILITY_VERSION_3, 0};
+  __user_cap_data_struct data[2] = {};
+  if (syscall(SYS_capget, &header, data) != 0) return false;
+  uint32_t bit = 1u << CAP_SYS_PTRACE;  // in the first word
+  data[0].effective &= ~bit;
+  data[0].permitted &= ~bit;
+  data[0].inheritable &= ~bit;
+  return syscall(SYS_capset, &header, data) == 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   sockaddr_in parent = {};
-  if (argc != 2 || !FromHex(argv[1], &parent, sizeof(parent))) {
-    fprintf(stderr, "usage: shm_echo_peer PARENT_HEX\n");
+  bool no_ptrace = argc == 3 && strcmp(argv[2], "--no-ptrace") == 0;
+  if ((argc != 2 && !no_ptrace) ||
+      !FromHex(argv[1], &parent, sizeof(parent))) {
+    fprintf(stderr, "usage: shm_echo_peer PARENT_HEX [--no-ptrace]\n");
     return 2;
   }
+  if (no_ptrace && !DropPtrace()) return Fail("capset", -FI_EPERM);
   fi_info* hints = fi_allocinfo();
   hints->fabric_attr->prov_name = strdup("shm");
   hints->ep_attr->type = FI_EP_RDM;

@@ -16,6 +16,10 @@
 //   authorization key, and `state`, which the acceptor sets to kAccepted or
 //   kRefused.
 //
+// Large messages skip the rings when the peers can copy each other's
+// memory: each side publishes a probe word and its address, and the other
+// side tries to read it with process_vm_readv (shm_ring_stream.h).
+//
 // Readers sleep without spinning through `sleeping` flags: a reader about to
 // block sets its flag and checks its input again; a writer that finds the
 // flag set after writing clears it and rings the reader's doorbell
@@ -60,6 +64,15 @@ struct alignas(64) ConnectionArea {
   char key[kAuthKeyMax];
   std::atomic<uint32_t> sleeping[2];    // the reader of ring i sleeps
   std::atomic<uint32_t> backlogged[2];  // the writer of ring i waits
+  // Cross-memory attach, side 0 the connector, side 1 the acceptor: side
+  // i's pid (in its pid namespace), where its probe word lies in its own
+  // memory, the word's value, and whether side i can copy the other side's
+  // memory (it read the other's probe word with process_vm_readv).
+  int32_t pid[2];
+  uint64_t pid_ns[2];
+  uint64_t probe_address[2];
+  uint64_t probe_word[2];
+  std::atomic<uint32_t> can_pull[2];
 };
 
 // Where the rings of a connection segment start, from its payload.

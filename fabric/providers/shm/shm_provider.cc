@@ -59,6 +59,10 @@ class ShmProvider : public Provider {
     fi_param_define(c_provider(), "ring_size", FI_PARAM_SIZE_T,
                     "Bytes of each ring of a connection: a power of two "
                     "from 4096 to 67108864 (default 65536)");
+    fi_param_define(c_provider(), "cma", FI_PARAM_BOOL,
+                    "Copy large messages straight from the sender's memory "
+                    "with cross-memory attach (process_vm_readv) where the "
+                    "processes allow it (default: yes)");
   }
 
   int default_priority() const override { return 90; }
@@ -112,7 +116,8 @@ class ShmProvider : public Provider {
               "fi_endpoint: shm opens FI_EP_RDM endpoints\n");
       return -FI_EINVAL;
     }
-    return shm::OpenShmRdmEp(domain, info, ep, context, RingSize());
+    return shm::OpenShmRdmEp(domain, info, ep, context,
+                             {RingSize(), CrossMemory()});
   }
 
   int QueryAtomic(fid_domain*, fi_datatype datatype, fi_op op,
@@ -138,6 +143,13 @@ class ShmProvider : public Provider {
       return shm::kDefaultRingCapacity;
     }
     return size;
+  }
+
+  // FI_SHM_CMA, on unless set false.
+  bool CrossMemory() const {
+    int enabled = 1;
+    fi_param_get_bool(const_cast<fi_provider*>(c_provider()), "cma", &enabled);
+    return enabled != 0;
   }
 
   // Segments left by processes that died, once per process.

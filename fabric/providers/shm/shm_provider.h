@@ -9,7 +9,8 @@
 // and one connection need.
 //
 // Parameters: FI_SHM_RING_SIZE, each connection ring's bytes (a power of
-// two from 4 KiB to 64 MiB; default 64 KiB).
+// two from 4 KiB to 64 MiB; default 64 KiB); FI_SHM_CMA, whether large
+// messages may be copied with cross-memory attach (default yes).
 #ifndef FABRIC_PROVIDERS_SHM_SHM_PROVIDER_H_
 #define FABRIC_PROVIDERS_SHM_SHM_PROVIDER_H_
 

@@ -58,6 +58,25 @@ TcpLink* AddLink(ShmRdmEp* ep, std::unique_ptr<RingStream> stream,
   return link;
 }
 
+// Says how a new link's large incoming messages travel: copied from the
+// peer's memory (info), or, logged once per process, through the rings.
+void NoteProbe(const ShmRdmEp& ep, const RingStream& stream) {
+  static std::once_flag logged;
+  if (!ep.cross_memory) return;
+  if (stream.CanPull()) {
+    FI_INFO(ep.log(), FI_LOG_EP_CTRL,
+            "large messages of a new peer are copied from its memory "
+            "(cross-memory attach)\n");
+    return;
+  }
+  std::call_once(logged, [&ep] {
+    FI_WARN(ep.log(), FI_LOG_EP_CTRL,
+            "cross-memory attach to a peer is not possible (another pid "
+            "namespace, or process_vm_readv refused): its large messages go "
+            "through the rings\n");
+  });
+}
+
 // The connections peers posted to the endpoint's segment become links.
 void AcceptRequests(ShmRdmEp* ep) {
   size_t malformed = 0;
@@ -67,8 +86,8 @@ void AcceptRequests(ShmRdmEp* ep) {
             "dropped %zu malformed connection requests\n", malformed);
   }
   for (const std::string& name : names) {
-    absl::StatusOr<AcceptedConnection> accepted =
-        TakeConnection(name, ep->base.util.auth_key, &*ep->doorbell);
+    absl::StatusOr<AcceptedConnection> accepted = TakeConnection(
+        name, ep->base.util.auth_key, &*ep->doorbell, ep->cross_memory);
     if (!accepted.ok()) {
       Fail(*ep, accepted.status());
       continue;
@@ -76,6 +95,7 @@ void AcceptRequests(ShmRdmEp* ep) {
     fi_addr_t peer = AvFindIp(ep->base.util.av, accepted->connector);
     ShmLinkState state;
     state.peer_segment = EndpointSegmentName(accepted->connector);
+    NoteProbe(*ep, *accepted->stream);
     TcpLink* link = AddLink(ep, std::move(accepted->stream), peer, state);
     // What FI_SOURCE_ERR reports, and what a later AV insert is matched by.
     size_t len = 0;
@@ -94,6 +114,8 @@ void ProgressOutgoing(ShmRdmEp* ep, TcpLink* link, ShmLinkState& state) {
   uint32_t answer =
       state.stream->area()->state.load(std::memory_order_acquire);
   if (answer == kAccepted) {
+    state.stream->ProbePeer(ep->cross_memory);
+    NoteProbe(*ep, *state.stream);
     state.awaiting_accept = false;
     link->connection.Release();
     return;
@@ -346,12 +368,13 @@ bool ShmRdmEpEvents::auto_progress() const {
 }
 
 int OpenShmRdmEp(fid_domain* domain_fid, fi_info* info, fid_ep** ep_out,
-                 void* context, size_t ring_capacity) {
+                 void* context, const ShmEpOptions& options) {
   UtilDomain* domain = reinterpret_cast<UtilDomain*>(domain_fid);
   const fi_provider* log = domain->fabric->provider->c_provider();
   auto ep = std::make_unique<ShmRdmEp>();
   ep->base.util.ep_fid = {};
-  ep->ring_capacity = ring_capacity;
+  ep->ring_capacity = options.ring_capacity;
+  ep->cross_memory = options.cross_memory;
   absl::StatusOr<IpAddress> address = InitialAddress(*info);
   absl::Status status =
       address.ok() ? TakeAddress(ep.get(), *address) : address.status();

@@ -25,6 +25,12 @@
 // like a closed socket. FI_SOURCE reports the connector's address as the
 // AV knows it.
 //
+// Messages of 16 KiB and more (kPayloadInPlaceMin, tcp_link.cc) stay in
+// the sender's memory and the receiver copies them once with
+// process_vm_readv, when the two processes can (same pid namespace, ptrace
+// policy allowing it: probed per connection, the first refusal logged) and
+// FI_SHM_CMA is not off; otherwise they stream through the rings.
+//
 // Progress: every pass reads every connection (a few loads each when
 // idle). Before the engine sleeps, PrepareToSleep asks each peer to ring
 // the endpoint's doorbell, its progress fd, when it writes.
@@ -108,6 +114,7 @@ class ShmRdmEp {
   ShmRdmEpEvents events;
   IpAddress address;  // the endpoint's name
   size_t ring_capacity = 0;  // of the connections it makes
+  bool cross_memory = true;  // FI_SHM_CMA: try process_vm_readv
   std::optional<RequestTable> requests;
   std::optional<Doorbell> doorbell;
   bool registered = false;  // with the domain's progress engine
@@ -122,10 +129,15 @@ class ShmRdmEp {
   ProgressEngine* engine() const { return base.util.domain->progress.get(); }
 };
 
-// Provider::OpenEndpoint of shm; the connections the endpoint makes have
-// rings of `ring_capacity` bytes.
+// The provider's settings an endpoint takes.
+struct ShmEpOptions {
+  size_t ring_capacity;  // of the connections it makes (FI_SHM_RING_SIZE)
+  bool cross_memory;     // FI_SHM_CMA
+};
+
+// Provider::OpenEndpoint of shm.
 int OpenShmRdmEp(fid_domain* domain, fi_info* info, fid_ep** ep,
-                 void* context, size_t ring_capacity);
+                 void* context, const ShmEpOptions& options);
 
 }  // namespace shm
 }  // namespace fabric

@@ -8,6 +8,7 @@
 #include <rdma/fi_domain.h>
 #include <rdma/fi_endpoint.h>
 #include <rdma/fi_errno.h>
+#include <rdma/fi_ext.h>
 #include <rdma/fi_rma.h>
 #include <rdma/fi_tagged.h>
 #include <netinet/in.h>
@@ -21,6 +22,7 @@
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -36,6 +38,47 @@ struct End {
   fid_cq* cq = nullptr;  // transmit and receive
   fid_ep* ep = nullptr;
   fi_addr_t addr = FI_ADDR_NOTAVAIL;
+};
+
+// The library's log lines while it lives (fi_import_log).
+class LogCapture {
+ public:
+  LogCapture() {
+    ops_ = {0, &Enabled, nullptr, &Log};
+    logging_.ops = &ops_;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      lines_.clear();
+    }
+    EXPECT_EQ(fi_import_log(FI_VERSION(1, 18), 0, &logging_), 0);
+  }
+  ~LogCapture() { EXPECT_EQ(fi_close(&logging_.fid), 0); }
+
+  // Lines containing `text`.
+  int Count(const std::string& text) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    int count = 0;
+    for (const std::string& line : lines_) {
+      if (line.find(text) != std::string::npos) ++count;
+    }
+    return count;
+  }
+
+ private:
+  static int Enabled(const fi_provider*, fi_log_level, fi_log_subsys,
+                     uint64_t) {
+    return 1;
+  }
+  static void Log(const fi_provider*, fi_log_level, fi_log_subsys,
+                  const char*, int, const char* msg) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    lines_.push_back(msg);
+  }
+
+  static inline std::mutex mutex_;
+  static inline std::vector<std::string> lines_;
+  fi_ops_log ops_;
+  fid_logging logging_ = {};
 };
 
 // The /dev/shm entries of this user whose names start with `prefix`.
@@ -160,6 +203,19 @@ class ShmRdmTest : public ::testing::Test {
   End a_, b_;
 };
 
+// Endpoints opened with FI_SHM_CMA=0: large messages go through the rings.
+class ShmRdmNoCmaTest : public ShmRdmTest {
+ protected:
+  void SetUp() override {
+    setenv("FI_SHM_CMA", "0", 1);
+    ShmRdmTest::SetUp();
+  }
+  void TearDown() override {
+    ShmRdmTest::TearDown();
+    unsetenv("FI_SHM_CMA");
+  }
+};
+
 // Nothing moves except inside the application's calls.
 class ShmRdmManualTest : public ShmRdmTest {
  protected:
@@ -213,7 +269,32 @@ TEST_F(ShmRdmTest, MessagesBothWaysReportTheirSource) {
   }
 }
 
-TEST_F(ShmRdmTest, LargeMessagesCrossSmallRingsIntact) {
+// Large messages are copied straight from the sender's memory: both
+// endpoints probe each other's memory when they connect, and say so.
+TEST_F(ShmRdmTest, LargeMessagesAreCopiedFromTheSendersMemory) {
+  LogCapture logs;
+  constexpr size_t kSize = 1 << 20;
+  for (auto [from, to] : {std::pair<End*, End*>{&a_, &b_}, {&b_, &a_}}) {
+    std::vector<char> out(kSize), in(kSize);
+    for (size_t i = 0; i < kSize; ++i) out[i] = static_cast<char>(i * 13 + 1);
+    ASSERT_EQ(fi_recv(to->ep, in.data(), in.size(), nullptr, FI_ADDR_UNSPEC,
+                      nullptr),
+              0);
+    ASSERT_EQ(fi_send(from->ep, out.data(), out.size(), nullptr, to->addr,
+                      nullptr),
+              0);
+    fi_cq_tagged_entry entry;
+    ASSERT_EQ(Wait(to->cq, &entry), 1);
+    EXPECT_EQ(entry.len, kSize);
+    EXPECT_TRUE(in == out);
+    ASSERT_EQ(Wait(from->cq, &entry), 1);
+  }
+  // a's connection to b (probed by b, then a) and b's to a.
+  EXPECT_EQ(logs.Count("copied from its memory"), 4);
+}
+
+// FI_SHM_CMA=0: the same through the rings.
+TEST_F(ShmRdmNoCmaTest, LargeMessagesCrossSmallRingsIntact) {
   constexpr size_t kSize = 4 << 20;  // 64 times a ring
   std::vector<char> out(kSize), in(kSize);
   for (size_t i = 0; i < kSize; ++i) out[i] = static_cast<char>(i * 7 + i / 4096);

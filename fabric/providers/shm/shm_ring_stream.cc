@@ -1,8 +1,14 @@
 #include "fabric/providers/shm/shm_ring_stream.h"
 
 #include <errno.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include <atomic>
 
 #include <utility>
+
+#include "fabric/providers/shm/shm_process.h"
 
 namespace fabric {
 namespace shm {
@@ -52,6 +58,48 @@ void RingStream::Shutdown() {
   in_.CloseReader();
   std::atomic_thread_fence(std::memory_order_seq_cst);
   doorbell_->Ring(peer_doorbell_);
+}
+
+bool RingStream::PeerCanPull() const {
+  return area_->can_pull[in_index_].load(std::memory_order_acquire) != 0;
+}
+
+ssize_t RingStream::Pull(const iovec* to, size_t to_count, const iovec* from,
+                         size_t from_count) {
+  ssize_t n = process_vm_readv(peer_pid_, to, to_count, from, from_count, 0);
+  return n < 0 ? -errno : n;
+}
+
+void RingStream::OfferProbe() {
+  int side = out_index_;
+  static std::atomic<uint64_t> salt{0};
+  area_->pid[side] = getpid();
+  absl::StatusOr<uint64_t> pid_ns = OwnPidNamespace();
+  area_->pid_ns[side] = pid_ns.ok() ? *pid_ns : 0;
+  area_->probe_word[side] =
+      (static_cast<uint64_t>(getpid()) << 32) ^ 0x5eed0000u ^ ++salt;
+  area_->probe_address[side] =
+      reinterpret_cast<uint64_t>(&area_->probe_word[side]);
+}
+
+void RingStream::ProbePeer(bool allowed) {
+  int peer = in_index_;
+  pid_t pid = area_->pid[peer];
+  uint64_t expected = area_->probe_word[peer];
+  absl::StatusOr<uint64_t> own_ns = OwnPidNamespace();
+  bool readable = false;
+  if (allowed && pid > 0 && own_ns.ok() && area_->pid_ns[peer] == *own_ns) {
+    uint64_t word = 0;
+    iovec local = {&word, sizeof(word)};
+    iovec remote = {reinterpret_cast<void*>(area_->probe_address[peer]),
+                    sizeof(word)};
+    readable = process_vm_readv(pid, &local, 1, &remote, 1, 0) ==
+                   static_cast<ssize_t>(sizeof(word)) &&
+               word == expected;
+  }
+  peer_pid_ = readable ? pid : 0;
+  area_->can_pull[out_index_].store(readable ? 1 : 0,
+                                    std::memory_order_release);
 }
 
 bool RingStream::PrepareToSleep(bool want_room) {

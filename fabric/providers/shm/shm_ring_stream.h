@@ -32,6 +32,17 @@ class RingStream : public tcp::ByteStream {
   ssize_t Read(const iovec* iov, size_t count) override;
   void Shutdown() override;
   int fd() const override { return -1; }
+  bool CanPull() const override { return peer_pid_ > 0; }
+  bool PeerCanPull() const override;
+  ssize_t Pull(const iovec* to, size_t to_count, const iovec* from,
+               size_t from_count) override;
+
+  // Publishes this side's pid and probe word for the peer to test.
+  void OfferProbe();
+  // Tries to copy the peer's probe word (once the peer offered it); from
+  // then on CanPull says whether that worked. Without `allowed` (FI_SHM_CMA
+  // off) it does not try.
+  void ProbePeer(bool allowed);
 
   // Bytes (or the end) wait to be read.
   bool HasInput() const { return in_.Readable() > 0 || in_.AtEnd(); }
@@ -54,6 +65,7 @@ class RingStream : public tcp::ByteStream {
   int in_index_;
   const Doorbell* doorbell_;
   std::string peer_doorbell_;
+  pid_t peer_pid_ = 0;  // set when ProbePeer could read the peer's memory
 };
 
 }  // namespace shm

@@ -198,6 +198,49 @@ void Connection::Place(const char* data, size_t len) {
   }
 }
 
+bool Connection::PullPayload(const RmaDescriptor* from) {
+  if (!stream_->CanPull()) {
+    Close(-FI_EIO);  // a peer that cannot be copied from sent one
+    return false;
+  }
+  size_t want = target_.kind == RxTarget::kUser
+                    ? std::min<uint64_t>(header_.size, target_.capacity)
+                : target_.kind == RxTarget::kBuffer ? header_.size
+                                                    : 0;
+  if (want == 0) return true;
+  iovec remote[kMaxRmaCount];
+  for (uint16_t i = 0; i < header_.rma_count; ++i) {
+    remote[i] = {reinterpret_cast<void*>(from[i].addr), from[i].len};
+  }
+  std::vector<iovec>& local = scratch_iov_;
+  local.clear();
+  std::vector<char> bounce;
+  if (target_.kind == RxTarget::kBuffer) {
+    size_t old = target_.buffer->size();
+    target_.buffer->resize(old + want);
+    local.push_back({target_.buffer->data() + old, want});
+  } else if (target_.iface == FI_HMEM_SYSTEM &&
+             copier_->DirectSystemAccess()) {
+    SliceIov(target_.iov, target_.iov_count, 0, want, &local);
+  } else {
+    bounce.resize(want);  // device memory: the copier places it
+    local.push_back({bounce.data(), want});
+  }
+  ssize_t n = stream_->Pull(local.data(), local.size(), remote,
+                            header_.rma_count);
+  if (n != static_cast<ssize_t>(want)) {
+    Close(n < 0 && n != -EFAULT ? -ErrnoToFi(static_cast<int>(-n))
+                                : -FI_EIO);
+    return false;
+  }
+  if (!bounce.empty()) {
+    Place(bounce.data(), want);
+    return !closed_;
+  }
+  placed_ = want;
+  return true;
+}
+
 void Connection::ReadInput() {
   while (!closed_) {
     if (state_ == ReadState::kHeader) {
@@ -220,8 +263,13 @@ void Connection::ReadInput() {
       stalled_ = target_.kind == RxTarget::kStall;
       if (closed_ || stalled_) return;
       begin_ += head;
-      remaining_ = header_.size;
       placed_ = 0;
+      if (header_.flags & kPayloadInSender) {
+        if (!PullPayload(descriptors)) return;
+        handler_->OnMessageDone(header_, placed_);
+        continue;
+      }
+      remaining_ = header_.size;
       state_ = ReadState::kPayload;
     }
     while (remaining_ > 0) {

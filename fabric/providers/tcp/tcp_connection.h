@@ -69,7 +69,12 @@ struct TxEntry {
   size_t head_size() const {
     return sizeof(Header) + header.rma_count * sizeof(RmaDescriptor);
   }
-  size_t wire_size() const { return head_size() + header.size; }
+  // What goes into the stream: the payload stays out when the peer copies
+  // it from the sender (kPayloadInSender).
+  size_t wire_size() const {
+    return head_size() +
+           ((header.flags & kPayloadInSender) != 0 ? 0 : header.size);
+  }
 };
 
 class ConnectionHandler {
@@ -101,6 +106,8 @@ class Connection {
 
   // The stream's fd, or -1 when Progress must be called to find bytes.
   int fd() const { return stream_->fd(); }
+  // Whether the peer can copy this side's memory (ByteStream::PeerCanPull).
+  bool PeerCanPull() const { return stream_->PeerCanPull(); }
   bool closed() const { return closed_; }
   // The handler last answered kStall: the message waits (perhaps already
   // read from the socket, so no readiness will announce it again).
@@ -136,6 +143,9 @@ class Connection {
   // nothing yet or the end of the connection (which it closes).
   bool GotBytes(ssize_t n);
   void Place(const char* data, size_t len);
+  // Copies a kPayloadInSender payload from the sender's memory (`from`)
+  // into the target; false when the connection closed instead.
+  bool PullPayload(const RmaDescriptor* from);
   bool CanReadDirect() const;
 
   const std::unique_ptr<ByteStream> stream_;

@@ -227,6 +227,26 @@ TEST_F(TcpHostilePeerTest, MalformedDataClosesTheConnectionWithErrors) {
   EXPECT_EQ(target_.i, 5);
 }
 
+// A message whose payload would be copied out of the sender's memory
+// (kPayloadInSender, which only shm peers that can do so send): a TCP peer
+// cannot ask that, and the connection closes without touching the buffer.
+TEST_F(TcpHostilePeerTest, APayloadLeftInTheSenderClosesTheConnection) {
+  char buffer[16] = "untouched";
+  ASSERT_EQ(fi_recv(ep_, buffer, sizeof(buffer), nullptr, 0, nullptr), 0);
+  struct {
+    Header header;
+    RmaDescriptor where;
+  } message = {};
+  message.header.op = static_cast<uint8_t>(Op::kMsg);
+  message.header.flags = kPayloadInSender | kAckRequested;
+  message.header.rma_count = 1;
+  message.header.size = 8;
+  message.where = {reinterpret_cast<uint64_t>(&target_), 8, 0};
+  SendRaw(&message, sizeof(message));
+  ASSERT_TRUE(WaitForClose());
+  EXPECT_STREQ(buffer, "untouched");
+}
+
 TEST_F(TcpHostilePeerTest, AtomicOutsideTheRegionIsRefused) {
   int32_t operand = 1;
   SendAtomic(FI_INT32, FI_SUM, 7, &operand, /*offset=*/4);  // past the int

@@ -570,6 +570,37 @@ void CompleteTx(TcpEp* ep, std::unique_ptr<TxEntry> entry, int error) {
   }
 }
 
+namespace {
+
+// Messages at least this long stay in the sender's memory when the peer can
+// copy them from there: one copy instead of two through the stream, for an
+// answer's round trip.
+constexpr uint64_t kPayloadInPlaceMin = 16 * 1024;
+
+// Leaves a large payload of application memory in place (kPayloadInSender)
+// when the peer can copy it from here.
+void LeavePayloadInPlace(TcpLink* link, TxEntry* entry) {
+  Header& header = entry->header;
+  Op op = static_cast<Op>(header.op);
+  if ((op != Op::kMsg && op != Op::kTagged) ||
+      header.size < kPayloadInPlaceMin || !entry->owned.empty() ||
+      entry->payload.empty() || entry->payload.size() > kMaxRmaCount ||
+      !link->connection.PeerCanPull()) {
+    return;
+  }
+  for (size_t i = 0; i < entry->payload.size(); ++i) {
+    entry->descriptors[i] = {
+        reinterpret_cast<uint64_t>(entry->payload[i].iov_base),
+        entry->payload[i].iov_len, 0};
+  }
+  header.rma_count = static_cast<uint16_t>(entry->payload.size());
+  header.flags |= kPayloadInSender | kAckRequested;
+  entry->payload.clear();
+  entry->awaits_answer = true;
+}
+
+}  // namespace
+
 ssize_t PostTx(TcpLink* link, std::unique_ptr<TxEntry> entry) {
   TcpEp* ep = link->ep;
   if (link->connection.closed()) {
@@ -581,6 +612,7 @@ ssize_t PostTx(TcpLink* link, std::unique_ptr<TxEntry> entry) {
     if (CqReserve(ep->util.tx_cq) != 0) return -FI_EAGAIN;
     entry->reserved = true;
   }
+  LeavePayloadInPlace(link, entry.get());
   entry->header.id = ep->next_id++;
   ++ep->tx_outstanding;
   QueueTx(link, std::move(entry));

@@ -7,6 +7,10 @@
 namespace fabric {
 namespace tcp {
 
+ssize_t ByteStream::Pull(const iovec*, size_t, const iovec*, size_t) {
+  return -ENOSYS;
+}
+
 SocketStream::~SocketStream() { close(fd_); }
 
 ssize_t SocketStream::Write(const iovec* iov, size_t count) {

@@ -25,6 +25,15 @@ class ByteStream {
   // The fd whose readability announces bytes, or -1 when the stream is
   // polled by calling Read.
   virtual int fd() const = 0;
+
+  // Whether this side can copy the peer's memory (Pull), and whether the
+  // peer can copy ours, so that large payloads may stay in the sender's
+  // memory (tcp_wire.h, kPayloadInSender). Sockets: neither.
+  virtual bool CanPull() const { return false; }
+  virtual bool PeerCanPull() const { return false; }
+  // Copies the peer's memory `from` into `to`: bytes copied or -errno.
+  virtual ssize_t Pull(const iovec* to, size_t to_count, const iovec* from,
+                       size_t from_count);
 };
 
 // A connected, non-blocking socket; closed on destruction.

@@ -9,7 +9,7 @@ namespace fabric {
 namespace tcp {
 namespace {
 
-constexpr uint8_t kKnownFlags = kRemoteData | kAckRequested;
+constexpr uint8_t kKnownFlags = kRemoteData | kAckRequested | kPayloadInSender;
 
 bool IsRma(Op op) {
   return op == Op::kWrite || op == Op::kReadRequest || op == Op::kAtomic;
@@ -61,8 +61,15 @@ absl::Status CheckHeader(const Header& header) {
     return FiError(FI_EIO, absl::StrCat("unknown header flags 0x",
                                            absl::Hex(header.flags)));
   }
-  if (IsRma(op) ? (header.rma_count == 0 || header.rma_count > kMaxRmaCount)
-                : header.rma_count != 0) {
+  bool in_sender = (header.flags & kPayloadInSender) != 0;
+  if (in_sender && ((op != Op::kMsg && op != Op::kTagged) ||
+                    !(header.flags & kAckRequested))) {
+    return FiError(FI_EIO, absl::StrCat("opcode ", header.op,
+                                        " with the payload in the sender"));
+  }
+  if (IsRma(op) || in_sender
+          ? (header.rma_count == 0 || header.rma_count > kMaxRmaCount)
+          : header.rma_count != 0) {
     return FiError(FI_EIO, absl::StrCat("opcode ", header.op, " with ",
                                            header.rma_count,
                                            " RMA descriptors"));
@@ -91,7 +98,9 @@ absl::Status CheckRmaDescriptors(const Header& header,
   if (static_cast<Op>(header.op) == Op::kAtomic) {
     return CheckAtomic(header, total);
   }
-  if (static_cast<Op>(header.op) == Op::kWrite && total != header.size) {
+  bool in_sender = (header.flags & kPayloadInSender) != 0;
+  if ((static_cast<Op>(header.op) == Op::kWrite || in_sender) &&
+      total != header.size) {
     return FiError(FI_EIO,
                    absl::StrCat("RMA write of ", header.size,
                                 " bytes for descriptors of ", total));

@@ -20,6 +20,12 @@
 //
 // kAtomic carries its datatype, op and AtomicKind in `tag` (unused by
 // every other RMA opcode): PackAtomic / UnpackAtomic.
+//
+// A kMsg or kTagged with kPayloadInSender (streams whose peers can copy
+// each other's memory: shm with cross-memory attach) carries no payload
+// bytes: its descriptors (key 0) name where the `size` bytes lie in the
+// sender's memory, the target copies them from there (ByteStream::Pull),
+// and kAckRequested is set: the sender's buffer is in use until the kAck.
 #ifndef FABRIC_PROVIDERS_TCP_TCP_WIRE_H_
 #define FABRIC_PROVIDERS_TCP_TCP_WIRE_H_
 
@@ -44,6 +50,7 @@ enum class Op : uint8_t {
 enum HeaderFlag : uint8_t {
   kRemoteData = 1,     // `data` is remote CQ data for the target's CQ
   kAckRequested = 2,   // answer with kAck once the data is placed
+  kPayloadInSender = 4,  // the descriptors name the payload (see above)
 };
 
 struct Header {

@@ -88,5 +88,28 @@ TEST(TcpWireTest, MalformedAtomicRequestsAreProtocolErrors) {
 }
 
 }  // namespace
+// kPayloadInSender: only on messages, with an ack asked for, and with
+// descriptors that cover exactly the payload.
+TEST(TcpWireTest, PayloadsLeftInTheSender) {
+  Header header = {};
+  header.op = static_cast<uint8_t>(Op::kTagged);
+  header.flags = kPayloadInSender | kAckRequested;
+  header.rma_count = 2;
+  header.size = 300;
+  RmaDescriptor where[2] = {{0x1000, 100, 0}, {0x9000, 200, 0}};
+  EXPECT_EQ(Check(header, where), 0);
+  where[1].len = 199;
+  EXPECT_EQ(Check(header, where), -FI_EIO);  // 299 described
+  where[1].len = 200;
+  header.flags = kPayloadInSender;
+  EXPECT_EQ(Check(header, where), -FI_EIO);  // nobody would answer
+  header.flags = kPayloadInSender | kAckRequested;
+  header.rma_count = 0;
+  EXPECT_EQ(Check(header, where), -FI_EIO);
+  header.rma_count = 2;
+  header.op = static_cast<uint8_t>(Op::kWrite);
+  EXPECT_EQ(Check(header, where), -FI_EIO);
+}
+
 }  // namespace tcp
 }  // namespace fabric
