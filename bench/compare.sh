@@ -7,7 +7,7 @@
 #   bazel run -c opt //bench:compare -- [OPTIONS]
 #
 # For every provider and endpoint type both libraries have (tcp msg, tcp
-# rdm, udp dgram) and every message size (64 B, 4 KiB, 64 KiB, 1 MiB; udp up
+# rdm, udp dgram, shm rdm) and every message size (64 B, 4 KiB, 64 KiB, 1 MiB; udp up
 # to its 65507-byte datagrams), each program runs a server and a client on
 # 127.0.0.1, once over each library, alternating ours, libfabric, ours, ...
 # in every round so that a change in the machine's load hits both alike. It
@@ -21,7 +21,8 @@
 # Options:
 #   --rounds N        rounds (default 5)
 #   --sizes A,B,...   message sizes in bytes (default 64,4096,65536,1048576)
-#   --cases A,B,...   provider-endpoint cases (default tcp-msg,tcp-rdm,udp-dgram)
+#   --cases A,B,...   provider-endpoint cases (default
+#                     tcp-msg,tcp-rdm,udp-dgram,shm-rdm)
 #   --programs A,B    fi_pingpong and/or pingpong (default: both)
 #   --plot FILE.png   also plot the ratios into FILE.png
 #   --timeout S       limit for each process in seconds (default 60)
@@ -32,7 +33,7 @@ set -uo pipefail
 
 rounds=5
 sizes=64,4096,65536,1048576
-only_cases=tcp-msg,tcp-rdm,udp-dgram
+only_cases=tcp-msg,tcp-rdm,udp-dgram,shm-rdm
 programs=fi_pingpong,pingpong
 plot=
 timeout_s=60
@@ -59,8 +60,8 @@ for number in "$rounds" "$timeout_s" ${sizes//,/ }; do
   [[ "$number" =~ ^[1-9][0-9]*$ ]] || { echo "not a positive number: $number" >&2; exit 2; }
 done
 for case_name in ${only_cases//,/ }; do
-  [[ " tcp-msg tcp-rdm udp-dgram " == *" $case_name "* ]] ||
-    { echo "unknown case: $case_name (tcp-msg, tcp-rdm, udp-dgram)" >&2; exit 2; }
+  [[ " tcp-msg tcp-rdm udp-dgram shm-rdm " == *" $case_name "* ]] ||
+    { echo "unknown case: $case_name (tcp-msg, tcp-rdm, udp-dgram, shm-rdm)" >&2; exit 2; }
 done
 for program in ${programs//,/ }; do
   [[ " fi_pingpong pingpong " == *" $program "* ]] ||
@@ -80,6 +81,8 @@ goals=(
   "tcp-rdm 64 latency 0.6"
   "tcp-rdm 1048576 bandwidth 1.1"
   "udp-dgram 64 latency 1.0"
+  "shm-rdm 64 latency 0.8"
+  "shm-rdm 1048576 bandwidth 1.0"
 )
 readonly udp_max=65507
 
