@@ -1,6 +1,7 @@
 #include "fabric/providers/util/domain.h"
 
 #include <rdma/fi_errno.h>
+#include <rdma/fi_ext.h>
 #include <rdma/providers/fi_log.h>
 #include <string.h>
 
@@ -31,6 +32,9 @@ int CloseDomain(fid* object) {
     return -FI_EBUSY;
   }
   RemoveLiveObject(object);
+  if (domain->peer_owner != nullptr) {
+    domain->peer_owner->open_children.fetch_sub(1);
+  }
   if (domain->eq != nullptr) domain->eq->open_children.fetch_sub(1);
   domain->fabric->open_children.fetch_sub(1);
   delete domain;
@@ -161,16 +165,32 @@ absl::StatusOr<InfoPtr> EffectiveInfo(const UtilFabric& fabric,
   return unmet;
 }
 
+// The owner's domain named by fi_domain2's FI_PEER `context`: one of our
+// domains, else FI_EINVAL (the regions of a foreign domain cannot be
+// looked up).
+absl::StatusOr<UtilDomain*> PeerOwner(const void* context) {
+  const auto* peer_context =
+      static_cast<const fi_peer_domain_context*>(context);
+  if (peer_context == nullptr ||
+      peer_context->size < sizeof(fi_peer_domain_context) ||
+      peer_context->domain == nullptr) {
+    return FiError(FI_EINVAL, "fi_domain2: FI_PEER needs a struct "
+                              "fi_peer_domain_context with the owner's domain");
+  }
+  UtilDomain* owner = AsUtilDomain(&peer_context->domain->fid);
+  if (owner == nullptr) {
+    return FiError(FI_EINVAL, "fi_domain2: FI_PEER: the owner's domain is "
+                              "not one of this library's");
+  }
+  return owner;
+}
+
 absl::Status CheckArguments(const UtilFabric& fabric, const fi_info* info,
                             fid_domain** domain, uint64_t flags) {
   if (info == nullptr || domain == nullptr) {
     return FiError(FI_EINVAL, "fi_domain: info and domain must not be NULL");
   }
-  if (flags & FI_PEER) {
-    return FiError(FI_EINVAL, absl::StrCat("fi_domain2: ", fabric.provider->name(),
-                                           " does not support FI_PEER"));
-  }
-  if (flags != 0) {
+  if ((flags & ~FI_PEER) != 0) {
     return FiError(FI_EBADFLAGS, absl::StrCat("fi_domain2: unknown flags 0x",
                                               absl::Hex(flags)));
   }
@@ -194,6 +214,11 @@ int OpenUtilDomain(fid_fabric* fabric_fid, fi_info* info,
   UtilFabric* fabric = ToUtilFabric(fabric_fid);
   const fi_provider* log = fabric->provider->c_provider();
   absl::Status status = CheckArguments(*fabric, info, domain_out, flags);
+  absl::StatusOr<UtilDomain*> owner = nullptr;
+  if (status.ok() && (flags & FI_PEER)) {
+    owner = PeerOwner(context);
+    status = owner.status();
+  }
   absl::StatusOr<InfoPtr> effective =
       status.ok() ? EffectiveInfo(*fabric, *info) : status;
   if (!effective.ok()) {
@@ -209,11 +234,23 @@ int OpenUtilDomain(fid_fabric* fabric_fid, fi_info* info,
   domain->fabric = fabric;
   domain->name = info->domain_attr->name;
   domain->info = *std::move(effective);
+  domain->peer_owner = *owner;
+  if (domain->peer_owner != nullptr) {
+    domain->peer_owner->open_children.fetch_add(1);
+  }
   fabric->open_children.fetch_add(1);
   AddLiveObject(&domain->domain_fid.fid, fabric->provider->name(),
                 domain->name, &fabric->fabric_fid.fid);
   *domain_out = &domain->domain_fid;
   return 0;
+}
+
+UtilDomain* AsUtilDomain(fid* object) {
+  if (object == nullptr || object->fclass != FI_CLASS_DOMAIN ||
+      object->ops != &kDomainFidOps) {
+    return nullptr;
+  }
+  return ToUtilDomain(object);
 }
 
 }  // namespace fabric

@@ -60,7 +60,16 @@ struct UtilDomain {
   // touches this domain's endpoints.
   // Shared: an EQ that endpoints of the domain are bound to runs it too.
   std::shared_ptr<ProgressEngine> progress = std::make_shared<ProgressEngine>();
+  // Opened with fi_domain2(FI_PEER) (fi_peer(3), "PEER DOMAIN"): the
+  // owner's domain, one of ours, kept open meanwhile (it counts this one in
+  // open_children). Remote accesses to this domain's endpoints may name the
+  // owner's memory regions (MrResolveRemote).
+  UtilDomain* peer_owner = nullptr;
 };
+
+// The UtilDomain behind `object`, or null when it is not one of our
+// domains.
+UtilDomain* AsUtilDomain(fid* object);
 
 // fi_ops_fabric::domain2 (and ::domain, with flags 0) of UtilFabric.
 int OpenUtilDomain(fid_fabric* fabric, fi_info* info, fid_domain** domain,

@@ -14,6 +14,7 @@
 #include "fabric/api/core/status.h"
 #include "fabric/providers/util/error_entry.h"
 #include "fabric/providers/util/fid_ops.h"
+#include "fabric/providers/util/peer_eq.h"
 #include "fabric/providers/util/wait_set.h"
 #include "fabric/providers/util/wait_object.h"
 
@@ -21,7 +22,7 @@ namespace fabric {
 namespace {
 
 constexpr size_t kDefaultEqSize = 1024;
-constexpr uint64_t kEqOpenFlags = FI_WRITE | FI_AFFINITY;
+constexpr uint64_t kEqOpenFlags = FI_WRITE | FI_AFFINITY | FI_PEER;
 
 UtilEq* ToUtilEq(fid_eq* eq) { return reinterpret_cast<UtilEq*>(eq); }
 
@@ -148,6 +149,15 @@ ssize_t WriteEq(fid_eq* eq_fid, uint32_t event, const void* buf, size_t len,
   if (!eq.writable) {
     return Fail(eq, FI_EINVAL, "fi_eq_write: EQ not opened with FI_WRITE");
   }
+  if (flags == kEqWriteError) {
+    if (buf == nullptr || len != sizeof(fi_eq_err_entry)) {
+      return Fail(eq, FI_EINVAL, "fi_eq_write: an error needs a "
+                                 "struct fi_eq_err_entry");
+    }
+    ssize_t rc =
+        EqPostError(eq_fid, *static_cast<const fi_eq_err_entry*>(buf));
+    return rc < 0 ? rc : static_cast<ssize_t>(len);
+  }
   if (flags != 0) return Fail(eq, FI_EBADFLAGS, "fi_eq_write: unknown flags");
   return EqPost(eq_fid, event, buf, len);
 }
@@ -187,10 +197,19 @@ int OpenUtilEq(fid_fabric* fabric_fid, fi_eq_attr* attr, fid_eq** eq_out,
             std::string(wait.status().message()).c_str());
     return ToFiErrno(wait.status());
   }
+  absl::StatusOr<fid_eq*> owner =
+      (attr->flags & FI_PEER) ? ImportedPeerEq(context)
+                              : absl::StatusOr<fid_eq*>(nullptr);
+  if (!owner.ok()) {
+    FI_WARN(log, FI_LOG_EQ, "%s\n",
+            std::string(owner.status().message()).c_str());
+    return ToFiErrno(owner.status());
+  }
   UtilEq* eq = new UtilEq;
   eq->eq_fid = {};
   InitFid(&eq->eq_fid.fid, FI_CLASS_EQ, context, &kEqFidOps);
-  eq->eq_fid.ops = &kEqOps;
+  eq->eq_fid.ops = *owner != nullptr ? &kPeerEqOps : &kEqOps;
+  eq->owner = *owner;
   eq->fabric = fabric;
   eq->capacity = attr->size != 0 ? attr->size : kDefaultEqSize;
   eq->writable = (attr->flags & FI_WRITE) != 0;
@@ -202,6 +221,7 @@ int OpenUtilEq(fid_fabric* fabric_fid, fi_eq_attr* attr, fid_eq** eq_out,
 
 ssize_t EqPost(fid_eq* eq_fid, uint32_t event, const void* buf, size_t len) {
   UtilEq& eq = *ToUtilEq(eq_fid);
+  if (eq.owner != nullptr) return ForwardEvent(eq.owner, event, buf, len);
   if (buf == nullptr || len == 0) {
     return Fail(eq, FI_EINVAL, "EQ event without data");
   }
@@ -215,6 +235,7 @@ ssize_t EqPost(fid_eq* eq_fid, uint32_t event, const void* buf, size_t len) {
 
 ssize_t EqPostError(fid_eq* eq_fid, const fi_eq_err_entry& error) {
   UtilEq& eq = *ToUtilEq(eq_fid);
+  if (eq.owner != nullptr) return ForwardError(eq.owner, error);
   EqEntry entry;
   entry.is_error = true;
   entry.error = error;

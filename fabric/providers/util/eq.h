@@ -41,6 +41,9 @@ struct UtilEq {
   std::deque<EqEntry> entries;        // guarded by wait->mutex()
   std::vector<char> last_err_data;  // what readerr last pointed the app at
   std::atomic<int> open_children{0};
+  // Opened with FI_PEER: the owner's EQ, which gets every event posted
+  // here (peer_eq.h).
+  fid_eq* owner = nullptr;
 };
 
 // The UtilEq behind `object`, or null when it is not one of our EQs.

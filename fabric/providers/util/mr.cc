@@ -367,16 +367,22 @@ fi_ops_mr kUtilMrOps = {sizeof(fi_ops_mr), RegMr, RegvMr, RegattrMr};
 
 absl::StatusOr<RemoteRegion> MrResolveRemote(UtilDomain* domain,
                                              const RemoteAccess& request) {
-  std::lock_guard<std::mutex> lock(domain->mr_mutex);
+  std::unique_lock<std::mutex> lock(domain->mr_mutex);
   auto it = domain->mrs.find(request.key);
+  if (it == domain->mrs.end() && domain->peer_owner != nullptr) {
+    lock.unlock();
+    RemoteAccess for_owner = request;
+    for_owner.bound_elsewhere_ok = true;
+    return MrResolveRemote(domain->peer_owner, for_owner);
+  }
   if (it == domain->mrs.end()) {
     return FiError(FI_EACCES, absl::StrCat("no memory region with key 0x",
                                            absl::Hex(request.key)));
   }
   const UtilMr& mr = *it->second;
   const UtilEndpoint* target = request.target;
-  if (!mr.enabled ||
-      (target != nullptr && mr.ep != nullptr && mr.ep != target)) {
+  if (!mr.enabled || (target != nullptr && mr.ep != nullptr &&
+                      mr.ep != target && !request.bound_elsewhere_ok)) {
     return FiError(FI_EACCES, "the region is not enabled for this endpoint "
                               "(FI_MR_ENDPOINT)");
   }

@@ -55,6 +55,9 @@ struct RemoteAccess {
   size_t len = 0;
   uint64_t access = 0;  // FI_REMOTE_READ and/or FI_REMOTE_WRITE
   const UtilEndpoint* target = nullptr;
+  // A region bound to another endpoint (FI_MR_ENDPOINT) is fine: the
+  // target is a peer provider's endpoint serving the region's owner.
+  bool bound_elsewhere_ok = false;
 };
 
 // The local memory a remote access reaches.
@@ -69,7 +72,9 @@ struct RemoteRegion {
 // unknown key, a range outside the region, an access the region does not
 // allow, a region whose authorization key is not the target endpoint's
 // (the key its peers proved when they connected), or, with FI_MR_ENDPOINT,
-// a region not enabled or bound to another endpoint.
+// a region not enabled or bound to another endpoint. A peer domain
+// (fi_domain2 with FI_PEER) also looks in its owner's regions, where the
+// endpoint binding is not checked: the peer's endpoint serves the owner's.
 absl::StatusOr<RemoteRegion> MrResolveRemote(UtilDomain* domain,
                                              const RemoteAccess& request);
 
