@@ -70,7 +70,7 @@ class Provider {
                          void* context) const = 0;
 
   // fi_endpoint / fi_endpoint2 on one of this provider's domains (info,
-  // info->ep_attr and ep are not NULL; flags and the rest are unchecked),
+  // info->ep_attr and ep are not NULL, flags 0; the rest is unchecked),
   // and fi_passive_ep on one of its fabrics (arguments unchecked).
   // -FI_ENOSYS unless the provider has such endpoints.
   virtual int OpenEndpoint(fid_domain* domain, fi_info* info, fid_ep** ep,

@@ -107,10 +107,6 @@ class ShmProvider : public Provider {
 
   int OpenEndpoint(fid_domain* domain, fi_info* info, fid_ep** ep,
                    uint64_t flags, void* context) const override {
-    if (flags != 0) {
-      FI_WARN(c_provider(), FI_LOG_EP_CTRL, "fi_endpoint2: flags must be 0\n");
-      return -FI_EBADFLAGS;
-    }
     if (info->ep_attr->type != FI_EP_RDM) {
       FI_WARN(c_provider(), FI_LOG_EP_CTRL,
               "fi_endpoint: shm opens FI_EP_RDM endpoints\n");

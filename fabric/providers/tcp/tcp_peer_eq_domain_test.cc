@@ -268,4 +268,22 @@ TEST_F(TcpPeerEqDomainTest, ExportingAFidIsNotImplemented) {
   }
 }
 
+// No endpoint of ours needs peer transfers, so none takes part in them:
+// fi_endpoint2 with FI_PEER_TRANSFER is -FI_EINVAL, as fi_peer(3) asks of
+// providers without the support; unknown flags are -FI_EBADFLAGS.
+TEST_F(TcpPeerEqDomainTest, PeerTransfersAreRefused) {
+  EXPECT_EQ(loopback_.info->mode & FI_PEER_TRANSFER, 0u);
+  fi_ops_transfer_peer ops = {};
+  fi_peer_transfer_context context = {sizeof(context), loopback_.info, nullptr,
+                                      &ops};
+  fid_ep* ep = nullptr;
+  EXPECT_EQ(fi_endpoint2(loopback_.domain, loopback_.info, &ep,
+                         FI_PEER_TRANSFER, &context),
+            -FI_EINVAL);
+  EXPECT_EQ(fi_endpoint2(loopback_.domain, loopback_.info, &ep, 1ULL << 2,
+                         nullptr),
+            -FI_EBADFLAGS);
+  EXPECT_EQ(ep, nullptr);
+}
+
 }  // namespace

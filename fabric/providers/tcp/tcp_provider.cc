@@ -37,10 +37,6 @@ class TcpProvider : public IpProvider {
 
   int OpenEndpoint(fid_domain* domain, fi_info* info, fid_ep** ep,
                    uint64_t flags, void* context) const override {
-    if (flags != 0) {
-      FI_WARN(c_provider(), FI_LOG_EP_CTRL, "fi_endpoint2: flags must be 0\n");
-      return -FI_EBADFLAGS;
-    }
     tcp::PrepareFdBudget(c_provider());
     switch (info->ep_attr->type) {
       case FI_EP_MSG:

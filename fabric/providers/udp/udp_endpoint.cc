@@ -29,20 +29,6 @@ constexpr uint64_t kUdpCaps =
 // header); a longer one would complete truncated.
 constexpr size_t kReceiveBounceSize = 65535 - 8;
 
-absl::Status CheckArguments(const fi_info* info, fid_ep** ep, uint64_t flags) {
-  if (info == nullptr || ep == nullptr) {
-    return FiError(FI_EINVAL, "fi_endpoint: info and ep must not be NULL");
-  }
-  if (flags & FI_PEER) {
-    return FiError(FI_EINVAL, "fi_endpoint2: udp does not support FI_PEER");
-  }
-  if (flags != 0) {
-    return FiError(FI_EBADFLAGS, absl::StrCat("fi_endpoint2: unknown flags 0x",
-                                              absl::Hex(flags)));
-  }
-  return absl::OkStatus();
-}
-
 absl::Status CheckInfo(const fi_info& info) {
   if (info.ep_attr == nullptr || info.tx_attr == nullptr ||
       info.rx_attr == nullptr) {
@@ -289,11 +275,10 @@ int UdpFail(const UdpEndpoint& ep, fi_log_subsys subsys,
 }
 
 int OpenUdpEndpoint(fid_domain* domain_fid, fi_info* info, fid_ep** ep_out,
-                    uint64_t flags, void* context) {
+                    void* context) {
   UtilDomain* domain = reinterpret_cast<UtilDomain*>(domain_fid);
-  absl::Status status = CheckArguments(info, ep_out, flags);
   absl::StatusOr<std::unique_ptr<UdpEndpoint>> ep =
-      status.ok() ? CreateEndpoint(domain, *info, context) : status;
+      CreateEndpoint(domain, *info, context);
   if (!ep.ok()) {
     FI_WARN(domain->fabric->provider->c_provider(), FI_LOG_EP_CTRL, "%s\n",
             std::string(ep.status().message()).c_str());

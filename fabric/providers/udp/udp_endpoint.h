@@ -67,9 +67,9 @@ inline const fi_provider* UdpLog(const UdpEndpoint& ep) {
 int UdpFail(const UdpEndpoint& ep, fi_log_subsys subsys,
             const absl::Status& status);
 
-// fi_endpoint / fi_endpoint2 on a udp domain.
+// fi_endpoint / fi_endpoint2 on a udp domain (flags already checked: 0).
 int OpenUdpEndpoint(fid_domain* domain, fi_info* info, fid_ep** ep,
-                    uint64_t flags, void* context);
+                    void* context);
 
 }  // namespace fabric
 

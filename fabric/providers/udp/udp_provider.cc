@@ -44,8 +44,8 @@ class UdpProvider : public IpProvider {
   }
 
   int OpenEndpoint(fid_domain* domain, fi_info* info, fid_ep** ep,
-                   uint64_t flags, void* context) const override {
-    return OpenUdpEndpoint(domain, info, ep, flags, context);
+                   uint64_t, void* context) const override {
+    return OpenUdpEndpoint(domain, info, ep, context);
   }
 
  private:

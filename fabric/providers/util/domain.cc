@@ -74,6 +74,20 @@ int OpenEndpoint2(fid_domain* domain, fi_info* info, fid_ep** ep,
             "fi_endpoint: info, info->ep_attr and ep must not be NULL\n");
     return -FI_EINVAL;
   }
+  // Our endpoints move their own data: none needs FI_PEER_TRANSFER (no
+  // such mode bit), so none takes part in peer transfers (fi_peer(3)).
+  if (flags & (FI_PEER_TRANSFER | FI_PEER)) {
+    FI_WARN(provider.c_provider(), FI_LOG_EP_CTRL,
+            "fi_endpoint2: %s endpoints do not take part in peer transfers\n",
+            provider.name());
+    return -FI_EINVAL;
+  }
+  if (flags != 0) {
+    FI_WARN(provider.c_provider(), FI_LOG_EP_CTRL,
+            "fi_endpoint2: unknown flags 0x%llx\n",
+            static_cast<unsigned long long>(flags));
+    return -FI_EBADFLAGS;
+  }
   return provider.OpenEndpoint(domain, info, ep, flags, context);
 }
 int OpenEndpoint(fid_domain* domain, fi_info* info, fid_ep** ep,
