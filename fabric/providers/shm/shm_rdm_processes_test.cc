@@ -46,9 +46,7 @@ class ShmProcessesTest : public ::testing::Test {
     ASSERT_EQ(tcp::OpenLoopbackDomain(
                   FI_EP_RDM, FI_MSG,
                   [](fi_info* hints) {
-                    free(hints->fabric_attr->prov_name);
-                    hints->fabric_attr->prov_name = strdup("shm");
-                    hints->domain_attr->data_progress = FI_PROGRESS_MANUAL;
+                    tcp::UseShm(hints, FI_PROGRESS_MANUAL);
                   },
                   &loopback_),
               0);
@@ -57,10 +55,9 @@ class ShmProcessesTest : public ::testing::Test {
     fi_cq_attr cq_attr = {};
     cq_attr.format = FI_CQ_FORMAT_MSG;
     ASSERT_EQ(fi_cq_open(loopback_.domain, &cq_attr, &cq_, nullptr), 0);
-    ASSERT_EQ(fi_endpoint(loopback_.domain, loopback_.info, &ep_, nullptr), 0);
-    ASSERT_EQ(fi_ep_bind(ep_, &av_->fid, 0), 0);
-    ASSERT_EQ(fi_ep_bind(ep_, &cq_->fid, FI_TRANSMIT | FI_RECV), 0);
-    ASSERT_EQ(fi_enable(ep_), 0);
+    ASSERT_EQ(tcp::OpenBoundEndpoint(loopback_.domain, loopback_.info, av_,
+                                     cq_, &ep_),
+              0);
   }
 
   void TearDown() override {

@@ -100,9 +100,7 @@ class ShmRdmTest : public ::testing::Test {
                   FI_MSG | FI_TAGGED | FI_RMA | FI_ATOMIC | FI_SOURCE |
                       FI_DIRECTED_RECV,
                   [this](fi_info* hints) {
-                    hints->domain_attr->data_progress = data_progress_;
-                    free(hints->fabric_attr->prov_name);
-                    hints->fabric_attr->prov_name = strdup("shm");
+                    tcp::UseShm(hints, data_progress_);
                     hints->domain_attr->mr_mode =
                         FI_MR_VIRT_ADDR | FI_MR_PROV_KEY;
                     hints->domain_attr->av_type = FI_AV_TABLE;
@@ -432,6 +430,33 @@ TEST_F(ShmRdmAutoTest, TheReceiverTakesMessagesWithoutCalls) {
   EXPECT_EQ(entry.len, out.size());
   EXPECT_TRUE(in == out);
   CloseFar(&far);
+}
+
+TEST_F(ShmRdmTest, RemoteCqDataAndCancel) {
+  uint64_t in = 0;
+  ASSERT_EQ(fi_recv(b_.ep, &in, sizeof(in), nullptr, FI_ADDR_UNSPEC, nullptr),
+            0);
+  uint64_t out = 77;
+  ASSERT_EQ(fi_senddata(a_.ep, &out, sizeof(out), nullptr, 0xfeed, b_.addr,
+                        nullptr),
+            0);
+  fi_cq_tagged_entry entry;
+  ASSERT_EQ(Wait(b_.cq, &entry), 1);
+  EXPECT_EQ(in, 77u);
+  EXPECT_NE(entry.flags & FI_REMOTE_CQ_DATA, 0u);
+  EXPECT_EQ(entry.data, 0xfeedu);
+  ASSERT_EQ(Wait(a_.cq, &entry), 1);
+  // A receive nothing arrives for, cancelled.
+  int context;
+  ASSERT_EQ(fi_recv(b_.ep, &in, sizeof(in), nullptr, FI_ADDR_UNSPEC,
+                    &context),
+            0);
+  ASSERT_EQ(fi_cancel(&b_.ep->fid, &context), 0);
+  ASSERT_EQ(Wait(b_.cq, &entry), -FI_EAVAIL);
+  fi_cq_err_entry error = {};
+  ASSERT_EQ(fi_cq_readerr(b_.cq, &error, 0), 1);
+  EXPECT_EQ(error.err, FI_ECANCELED);
+  EXPECT_EQ(error.op_context, &context);
 }
 
 TEST_F(ShmRdmTest, SegmentsArePrivateAndGoAwayOnClose) {

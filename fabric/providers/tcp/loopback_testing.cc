@@ -1,5 +1,7 @@
 #include "fabric/providers/tcp/loopback_testing.h"
 
+#include <rdma/fi_endpoint.h>
+#include <stdlib.h>
 #include <string.h>
 
 namespace fabric {
@@ -20,6 +22,21 @@ int OpenLoopbackDomain(fi_ep_type type, uint64_t caps,
   fi_freeinfo(hints);
   if (rc == 0) rc = fi_fabric(out->info->fabric_attr, &out->fabric, nullptr);
   if (rc == 0) rc = fi_domain(out->fabric, out->info, &out->domain, nullptr);
+  return rc;
+}
+
+void UseShm(fi_info* hints, fi_progress progress) {
+  free(hints->fabric_attr->prov_name);
+  hints->fabric_attr->prov_name = strdup("shm");
+  hints->domain_attr->data_progress = progress;
+}
+
+int OpenBoundEndpoint(fid_domain* domain, fi_info* info, fid_av* av,
+                      fid_cq* cq, fid_ep** ep) {
+  int rc = fi_endpoint(domain, info, ep, nullptr);
+  if (rc == 0) rc = fi_ep_bind(*ep, &av->fid, 0);
+  if (rc == 0) rc = fi_ep_bind(*ep, &cq->fid, FI_TRANSMIT | FI_RECV);
+  if (rc == 0) rc = fi_enable(*ep);
   return rc;
 }
 

@@ -26,6 +26,14 @@ int OpenLoopbackDomain(fi_ep_type type, uint64_t caps,
                        const std::function<void(fi_info*)>& adjust,
                        LoopbackDomain* out);
 
+// An `adjust` for OpenLoopbackDomain: the shm provider, with `progress`.
+void UseShm(fi_info* hints, fi_progress progress);
+
+// Opens an endpoint of `domain` for `info`, bound to `av` and, for both
+// directions, to `cq`, and enables it; 0 or the first failing call's result.
+int OpenBoundEndpoint(fid_domain* domain, fi_info* info, fid_av* av,
+                      fid_cq* cq, fid_ep** ep);
+
 // Closes the domain and fabric (their children must be closed) and frees
 // the info; 0 or the first failing fi_close's result.
 int CloseLoopbackDomain(LoopbackDomain* domain);
