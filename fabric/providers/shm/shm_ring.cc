@@ -41,7 +41,7 @@ absl::StatusOr<ByteRing> ByteRing::Init(void* mem, size_t capacity) {
   }
   auto* header = new (mem) RingHeader{};
   header->capacity.store(capacity, std::memory_order_relaxed);
-  return ByteRing(header, capacity);
+  return ByteRing(header, capacity, 0);
 }
 
 absl::StatusOr<ByteRing> ByteRing::Attach(void* mem, size_t mem_size) {
@@ -62,13 +62,14 @@ absl::StatusOr<ByteRing> ByteRing::Attach(void* mem, size_t mem_size) {
     return FiError(FI_EINVAL, absl::StrCat("ring indices head ", head, " tail ",
                                            tail, " capacity ", capacity));
   }
-  return ByteRing(header, capacity);
+  return ByteRing(header, capacity, head);
 }
 
-ByteRing::ByteRing(RingHeader* header, uint64_t capacity)
+ByteRing::ByteRing(RingHeader* header, uint64_t capacity, uint64_t head)
     : header_(header),
       data_(reinterpret_cast<char*>(header) + sizeof(RingHeader)),
-      capacity_(capacity) {}
+      capacity_(capacity),
+      seen_head_(head) {}
 
 uint64_t ByteRing::Used(uint64_t head, uint64_t tail) const {
   if (corrupt_) return 0;
@@ -99,10 +100,18 @@ void ByteRing::CopyOut(uint64_t index, char* dst, size_t n) const {
 
 size_t ByteRing::Write(const iovec* iov, size_t count, size_t skip) {
   uint64_t tail = header_->tail.load(std::memory_order_relaxed);  // ours
-  // Acquire: the consumer's copies out of the bytes it freed come before
-  // our overwriting them.
-  uint64_t head = header_->head.load(std::memory_order_acquire);
-  uint64_t room = capacity_ - Used(head, tail);
+  uint64_t wanted = 0;
+  for (size_t i = 0; i < count; ++i) wanted += iov[i].iov_len;
+  wanted = wanted > skip ? wanted - skip : 0;
+  // The consumer's index moves on every read, so loading it costs a cache
+  // miss; the last value seen is enough while it leaves room.
+  uint64_t room = capacity_ - Used(seen_head_, tail);
+  if (room < wanted && !corrupt_) {
+    // Acquire: the consumer's copies out of the bytes it freed come before
+    // our overwriting them.
+    seen_head_ = header_->head.load(std::memory_order_acquire);
+    room = capacity_ - Used(seen_head_, tail);
+  }
   if (corrupt_) return 0;
   uint64_t written = 0;
   for (size_t i = 0; i < count && written < room; ++i) {

@@ -89,7 +89,7 @@ class ByteRing {
   size_t capacity() const { return capacity_; }
 
  private:
-  ByteRing(RingHeader* header, uint64_t capacity);
+  ByteRing(RingHeader* header, uint64_t capacity, uint64_t head);
 
   // tail - head, or 0 with corrupt_ set when it exceeds the capacity.
   uint64_t Used(uint64_t head, uint64_t tail) const;
@@ -100,6 +100,9 @@ class ByteRing {
   char* data_;
   uint64_t capacity_;  // read once at Init/Attach: the peer cannot change ours
   mutable bool corrupt_ = false;
+  // Producer: the consumer's index as last loaded (it only grows, so the
+  // room it implies is never more than there is).
+  uint64_t seen_head_ = 0;
 };
 
 }  // namespace shm
