@@ -26,6 +26,9 @@ int OpenLoopbackDomain(fi_ep_type type, uint64_t caps,
                        const std::function<void(fi_info*)>& adjust,
                        LoopbackDomain* out);
 
+// Opens an FI_AV_TABLE AV on `domain`; fi_av_open's result.
+int OpenTableAv(fid_domain* domain, fid_av** av);
+
 // Closes the domain and fabric (their children must be closed) and frees
 // the info; 0 or the first failing fi_close's result.
 int CloseLoopbackDomain(LoopbackDomain* domain);
