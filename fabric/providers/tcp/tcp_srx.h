@@ -38,14 +38,14 @@
 //   FI_PEEK reports a queued tagged message (len = its size, tag; no CQ
 //   data); FI_PEEK | FI_DISCARD and FI_CLAIM | FI_DISCARD drop it through
 //   peer_ops->discard_tag, without a completion.
-// - free_entry: returns the entry; entries still lent are freed with the
-//   endpoint, which must therefore close after its peers.
 // - free_entry: returns the entry; one still queued is withdrawn from the
 //   owner's queues. Entries still lent are freed with the endpoint, which
 //   must therefore close after its peers.
 // Not passed to the peer: the receive's FI_COMPLETION choice (selective
 // completion) and the owner's receive counter; the peer reports and counts
-// with its own CQ and counters.
+// with its own CQ and counters. The owner ops take the endpoint's lock, so
+// a peer calling them from another thread needs an endpoint that locks
+// (not FI_THREAD_DOMAIN's lockless one).
 //
 // Peer (fi_srx_context with FI_PEER on tcp's and shm's domains, see
 // util/peer_srx.h; the endpoint bound to it): every untagged and tagged
@@ -64,7 +64,9 @@
 //   finishing means writing the owner's CQ and calling free_entry); the
 //   endpoint's next progress pass copies the bytes into the entry's buffer
 //   and completes it as above, or, discarded, drops them without a
-//   completion. Either way the sender gets its answer as for a delivered
+//   completion. That pass comes with the owner's next read of the peer's
+//   CQ (fi_cq_read(cq, NULL, 0) on a peer CQ); the auto-progress thread
+//   is not woken for it and finishes it at its next wake-up. Either way the sender gets its answer as for a delivered
 //   message (FI_DELIVERY_COMPLETE), and free_entry follows.
 // - any other error: the message is dropped and logged, and a sender that
 //   asked for an answer gets -FI_ENORX.

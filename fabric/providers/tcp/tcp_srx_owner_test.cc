@@ -43,7 +43,9 @@ class TcpSrxOwnerTest : public ::testing::Test {
  protected:
   void SetUp() override {
     ASSERT_EQ(fabric::tcp::OpenLoopbackDomain(
-                  FI_EP_RDM, FI_MSG | FI_TAGGED | FI_SOURCE | FI_MULTI_RECV,
+                  FI_EP_RDM,
+                  FI_MSG | FI_TAGGED | FI_SOURCE | FI_MULTI_RECV |
+                      FI_DIRECTED_RECV,
                   [](fi_info* hints) {
                     hints->domain_attr->data_progress = FI_PROGRESS_MANUAL;
                   },
@@ -149,6 +151,22 @@ TEST_F(TcpSrxOwnerTest, GetMsgLendsThePostedReceive) {
             -FI_ENOENT);
   EXPECT_EQ(entry->size, 6u);
   EXPECT_EQ(entry->addr, FI_ADDR_NOTAVAIL);
+  srx_->owner_ops->free_entry(entry);
+}
+
+// FI_DIRECTED_RECV: a receive for one source is lent only for its messages.
+TEST_F(TcpSrxOwnerTest, ADirectedReceiveIsLentForItsSourceOnly) {
+  char buf[8];
+  int context;
+  ASSERT_EQ(fi_recv(owner_ep_, buf, sizeof(buf), nullptr, owner_addr_,
+                    &context),
+            0);
+  fi_peer_rx_entry* entry = nullptr;
+  ASSERT_EQ(srx_->owner_ops->get_msg(srx_, owner_addr_ + 1, 1, &entry),
+            -FI_ENOENT);
+  srx_->owner_ops->free_entry(entry);
+  ASSERT_EQ(srx_->owner_ops->get_msg(srx_, owner_addr_, 1, &entry), 0);
+  EXPECT_EQ(entry->context, &context);
   srx_->owner_ops->free_entry(entry);
 }
 
