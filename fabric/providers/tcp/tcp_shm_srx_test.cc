@@ -13,8 +13,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <array>
+#include <atomic>
 #include <chrono>
 #include <functional>
+#include <string>
+#include <thread>
+#include <vector>
 
 #include "fabric/providers/tcp/loopback_testing.h"
 #include "fabric/providers/tcp/tcp_srx.h"
@@ -201,6 +206,48 @@ TEST_F(TcpShmSrxTest, BothPathsMatchInArrivalOrder) {
   EXPECT_EQ(entry.op_context, &contexts[1]);
   EXPECT_STREQ(first, "tcp");
   EXPECT_STREQ(second, "shm");
+}
+
+// The application posts on tcp while another thread sends over shm and
+// progresses shm's endpoints: owner ops, start_tag and the peer CQ cross
+// threads, messages arriving before and after their receives.
+TEST_F(TcpShmSrxTest, ReceivesPostedWhileShmProgressesElsewhere) {
+  constexpr int kMessages = 64;
+  std::atomic<bool> stop{false};
+  std::vector<std::string> texts;  // sent from until the sends complete
+  for (int i = 0; i < kMessages; ++i) texts.push_back(std::to_string(i));
+  std::thread shm_side([&] {
+    fi_cq_tagged_entry ignored;
+    for (int i = 0; i < kMessages; ++i) {
+      while (fi_tsend(shm_sender_.ep, texts[i].c_str(), texts[i].size() + 1,
+                      nullptr, shm_peer_.addr, i, nullptr) == -FI_EAGAIN) {
+        fi_cq_read(shm_sender_.cq, &ignored, 1);
+      }
+    }
+    while (!stop.load()) {
+      fi_cq_read(shm_peer_.cq, nullptr, 0);
+      fi_cq_read(shm_sender_.cq, &ignored, 1);
+    }
+  });
+  std::vector<std::array<char, 8>> bufs(kMessages);
+  for (int i = 0; i < kMessages; ++i) {
+    ASSERT_EQ(fi_trecv(owner_.ep, bufs[i].data(), bufs[i].size(), nullptr,
+                       FI_ADDR_UNSPEC, i, 0, &bufs[i]),
+              0);
+  }
+  int completed = 0;
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (completed < kMessages &&
+         std::chrono::steady_clock::now() < deadline) {
+    fi_cq_tagged_entry entry;
+    if (fi_cq_read(owner_.cq, &entry, 1) != 1) continue;
+    auto* buf = static_cast<std::array<char, 8>*>(entry.op_context);
+    EXPECT_EQ(std::to_string(entry.tag), buf->data());
+    ++completed;
+  }
+  stop.store(true);
+  shm_side.join();
+  EXPECT_EQ(completed, kMessages);
 }
 
 }  // namespace
