@@ -162,6 +162,7 @@ void ReleasePeerSrx(TcpEp* ep) {
   if (ep->peer_srx == nullptr) return;
   for (PeerHeldMsg& held : ep->peer_held) ReturnPeerEntry(ep, held.entry);
   ep->peer_held.clear();
+  std::lock_guard<std::mutex> lock(ep->started_mutex);
   ep->started.clear();
   ep->peer_srx->bound_eps.fetch_sub(1);
   ep->peer_srx = nullptr;
