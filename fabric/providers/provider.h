@@ -13,6 +13,7 @@
 #include <rdma/fi_atomic.h>
 #include <rdma/fi_domain.h>
 #include <rdma/fi_endpoint.h>
+#include <rdma/fi_ext.h>
 #include <rdma/providers/fi_prov.h>
 
 #include <stdint.h>
@@ -82,6 +83,11 @@ class Provider {
   // yet checked. -FI_ENOSYS unless the provider has atomics.
   virtual int QueryAtomic(fid_domain* domain, fi_datatype datatype, fi_op op,
                           fi_atomic_attr* attr, uint64_t flags) const;
+
+  // The callbacks this provider's endpoints give a peer SRX's owner
+  // (fi_srx_context with FI_PEER, util/peer_srx.h); null when its
+  // endpoints cannot take receive buffers from an owner.
+  virtual fi_ops_srx_peer* peer_srx_ops() const { return nullptr; }
 
  private:
   fi_provider c_provider_;

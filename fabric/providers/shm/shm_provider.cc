@@ -18,6 +18,7 @@
 #include "fabric/providers/shm/shm_segment.h"
 #include "fabric/providers/tcp/tcp_atomic_ops.h"
 #include "fabric/providers/tcp/tcp_attr.h"
+#include "fabric/providers/tcp/tcp_srx.h"
 #include "fabric/providers/util/fabric.h"
 #include "fabric/providers/util/info_template.h"
 #include "fabric/providers/util/ip_discovery.h"
@@ -119,6 +120,10 @@ class ShmProvider : public Provider {
   int QueryAtomic(fid_domain*, fi_datatype datatype, fi_op op,
                   fi_atomic_attr* attr, uint64_t flags) const override {
     return tcp::QueryAtomic(datatype, op, attr, flags);
+  }
+
+  fi_ops_srx_peer* peer_srx_ops() const override {
+    return &tcp::kPeerSrxOps;
   }
 
  private:

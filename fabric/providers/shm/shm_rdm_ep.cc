@@ -14,6 +14,7 @@
 #include "fabric/api/core/status.h"
 #include "fabric/providers/shm/shm_connection.h"
 #include "fabric/providers/shm/shm_names.h"
+#include "fabric/providers/tcp/tcp_srx.h"
 #include "fabric/providers/util/av.h"
 #include "fabric/providers/util/fid_ops.h"
 #include "fabric/providers/util/ip_socket.h"
@@ -156,6 +157,7 @@ int CloseRdmEp(fid* object) {
   if (ep->registered) ep->engine()->Remove(&ep->events);
   tcp::UnreserveReceives(&ep->base);
   ep->links.Clear();  // shuts their streams down
+  tcp::ReleasePeerSrx(&ep->base);
   ReleaseUtilEndpoint(&ep->base.util);
   delete ep;
   return 0;
@@ -319,6 +321,7 @@ void ShmRdmEpEvents::Progress() {
   ShmRdmEp* ep = ep_;
   std::lock_guard<OptionalMutex> lock(ep->base.util.mutex);
   ep->links.FreeClosed();
+  tcp::FinishStartedPeerMsgs(&ep->base);
   if (ep->armed) {
     // Awake again: peers need not ring any more.
     ep->armed = false;

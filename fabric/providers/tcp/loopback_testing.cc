@@ -52,5 +52,11 @@ int CloseLoopbackDomain(LoopbackDomain* domain) {
   return rc;
 }
 
+int OpenTableAv(fid_domain* domain, fid_av** av) {
+  fi_av_attr attr = {};
+  attr.type = FI_AV_TABLE;
+  return fi_av_open(domain, &attr, av, nullptr);
+}
+
 }  // namespace tcp
 }  // namespace fabric

@@ -34,6 +34,9 @@ void UseShm(fi_info* hints, fi_progress progress);
 int OpenBoundEndpoint(fid_domain* domain, fi_info* info, fid_av* av,
                       fid_cq* cq, fid_ep** ep);
 
+// Opens an FI_AV_TABLE AV on `domain`; fi_av_open's result.
+int OpenTableAv(fid_domain* domain, fid_av** av);
+
 // Closes the domain and fabric (their children must be closed) and frees
 // the info; 0 or the first failing fi_close's result.
 int CloseLoopbackDomain(LoopbackDomain* domain);

@@ -20,27 +20,32 @@
 
 #include <rdma/fi_atomic.h>
 #include <rdma/fi_endpoint.h>
+#include <rdma/fi_ext.h>
 
 #include <deque>
 #include <list>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <unordered_map>
 #include <vector>
 
 #include "fabric/providers/tcp/tcp_connection.h"
 #include "fabric/providers/util/endpoint.h"
+#include "fabric/providers/util/peer_srx.h"
 
 namespace fabric {
 namespace tcp {
 
 class TcpLink;
+struct TcpEp;
 
 // A posted receive.
 struct PostedRecv {
   void* context = nullptr;
   uint64_t flags = 0;  // the operation's flags
   std::vector<iovec> iov;
+  std::vector<void*> desc;  // one per iov entry (null when not given)
   size_t capacity = 0;
   fi_hmem_iface iface = FI_HMEM_SYSTEM;
   uint64_t device = 0;
@@ -51,6 +56,9 @@ struct PostedRecv {
   bool write_entry = false;
   bool reserved = false;
   size_t used = 0;  // FI_MULTI_RECV: bytes already filled
+  // Added to its completion's flags: FI_MULTI_RECV when it is the last
+  // window of an owner's buffer (a peer SRX entry's flags).
+  uint64_t completion_flags = 0;
 };
 
 // A tagged message that arrived before its receive.
@@ -59,6 +67,29 @@ struct UnexpectedMsg {
   std::vector<char> data;
   TcpLink* link = nullptr;  // to answer on; null once the link is gone
   fi_addr_t source = FI_ADDR_NOTAVAIL;
+  // A message a peer provider holds and queued on the endpoint's
+  // fid_peer_srx (queue_tag): header carries its tag and size, data is
+  // empty, and a receive that takes it is handed to the peer (start_tag).
+  fi_peer_rx_entry* peer_entry = nullptr;
+};
+
+// An fi_peer_rx_entry the endpoint lent a peer provider (get_msg/get_tag),
+// with the storage its iov and desc point to (tcp_srx_owner.cc).
+struct PeerRxEntry {
+  fi_peer_rx_entry entry = {};
+  std::vector<iovec> iov;
+  std::vector<void*> desc;
+  bool queued = false;  // waits in the endpoint's queues (queue_msg/tag)
+};
+
+// A message that found no receive at the owner of the endpoint's peer SRX,
+// held until the owner starts or discards its entry (tcp_srx_peer.cc).
+struct PeerHeldMsg {
+  UnexpectedMsg message;
+  fi_peer_rx_entry* entry = nullptr;
+  bool tagged = false;
+  TcpEp* ep = nullptr;
+  std::list<PeerHeldMsg>::iterator self;
 };
 
 // What the concrete endpoint decides for the shared data path.
@@ -90,6 +121,23 @@ struct TcpEp {
   size_t unexpected_bytes = 0;
   // Messages claimed with FI_PEEK | FI_CLAIM, by the peek's context.
   std::unordered_map<void*, UnexpectedMsg> claimed;
+
+  // As the owner of a peer SRX (tcp_srx.h): what peer providers import,
+  // the entries lent to them until free_entry, and their queued untagged
+  // messages in arrival order (queued tagged ones are in `unexpected`).
+  fid_peer_srx owner_srx = {};
+  std::unordered_map<fi_peer_rx_entry*, std::unique_ptr<PeerRxEntry>>
+      peer_entries;
+  std::deque<fi_peer_rx_entry*> queued_peer_msgs;
+
+  // As a peer (tcp_srx.h): the SRX it is bound to, its messages queued at
+  // the owner, and those the owner started or discarded (start_*,
+  // discard_*, under `started_mutex`: the owner's threads call them), for
+  // the endpoint's progress to finish.
+  PeerSrx* peer_srx = nullptr;
+  std::list<PeerHeldMsg> peer_held;
+  std::mutex started_mutex;
+  std::vector<std::pair<PeerHeldMsg*, bool>> started;  // true: discarded
 
   size_t tx_outstanding = 0;  // posted, not yet completed
   uint64_t next_id = 1;
@@ -141,6 +189,8 @@ class TcpLink : public ConnectionHandler {
   uint64_t rma_device = 0;
   std::vector<char> atomic_operands;      // an atomic's operands, compares
   iovec rx_window = {};                   // FI_MULTI_RECV: the unused part
+  // The owner's entry for the message arriving, on a peer SRX's endpoint.
+  fi_peer_rx_entry* peer_entry = nullptr;
   int rma_status = 0;
   bool refused = false;  // the arriving message found no receive (no RM)
 
@@ -190,19 +240,52 @@ ssize_t CheckTransmit(const TcpEp& ep, uint64_t flags);
 // & co.).
 ssize_t SendTx(TcpEp* ep, fi_addr_t dest, std::unique_ptr<TxEntry> entry,
                uint64_t flags, bool inject_call);
+// Whether `recv` takes a message with `tag` (tagged receives only).
+inline bool TagMatches(const PostedRecv& recv, uint64_t tag) {
+  return ((recv.tag ^ tag) & ~recv.ignore) == 0;
+}
+// The first posted receive (of `queue`) that takes a message from `source`
+// with `tag` (tagged receives only), or end.
+template <typename Queue>
+typename Queue::iterator FindRecv(Queue& queue, bool directed, fi_addr_t source,
+                                  bool tagged, uint64_t tag) {
+  for (auto it = queue.begin(); it != queue.end(); ++it) {
+    const PostedRecv& recv = **it;
+    if (directed && recv.source != FI_ADDR_UNSPEC && recv.source != source) {
+      continue;
+    }
+    if (!tagged || TagMatches(recv, tag)) return it;
+  }
+  return queue.end();
+}
 // Takes a tagged receive: completes it from a buffered unexpected message
 // when one matches, else queues it.
 void PostTaggedRecv(TcpEp* ep, std::unique_ptr<PostedRecv> recv);
+// Takes an untagged receive: hands it to the peer messages queued on the
+// endpoint's SRX while one matches (tcp_srx_owner.cc), else queues it.
+void PostUntaggedRecv(TcpEp* ep, std::unique_ptr<PostedRecv> recv);
+// Hands the tagged `recv` to the peer provider that queued `entry`: fills
+// the entry and calls the peer's start_tag (tcp_srx_owner.cc).
+void StartPeerEntry(TcpEp* ep, fi_peer_rx_entry* entry,
+                    std::unique_ptr<PostedRecv> recv);
 // The first buffered unexpected message `recv` takes, or end().
 std::list<UnexpectedMsg>::iterator FindUnexpected(TcpEp* ep,
                                                   const PostedRecv& recv);
 // Removes a buffered unexpected message from the endpoint.
 UnexpectedMsg TakeUnexpected(TcpEp* ep, std::list<UnexpectedMsg>::iterator it);
-// Completes `recv` with `message`'s data (answering its sender).
+// Completes a receive with the message `header` from `source` (answered on
+// `link` when it asks; null when that link is gone), of which `placed`
+// bytes landed in its buffer.
+void CompleteRecv(TcpEp* ep, TcpLink* link, fi_addr_t source,
+                  std::unique_ptr<PostedRecv> recv, const Header& header,
+                  size_t placed);
+// Completes `recv` with `message`'s data (answering its sender), or hands
+// it to the peer provider holding the message.
 void DeliverUnexpected(TcpEp* ep, UnexpectedMsg message,
                        std::unique_ptr<PostedRecv> recv);
-// Answers the sender of a message dropped with FI_DISCARD.
-void AnswerDiscarded(const UnexpectedMsg& message);
+// Drops a message with FI_DISCARD: answers its sender, or tells the peer
+// provider holding it (discard_tag).
+void DiscardUnexpected(const UnexpectedMsg& message);
 // A tagged receive with FI_PEEK and/or FI_CLAIM (fi_tagged(3)): a peek
 // reports the first buffered message it matches (FI_ENOMSG error when
 // none) and, with FI_CLAIM, sets it aside for the paired FI_CLAIM receive

@@ -7,6 +7,7 @@
 
 #include "fabric/api/core/address.h"
 #include "fabric/providers/tcp/tcp_ep.h"
+#include "fabric/providers/tcp/tcp_srx.h"
 #include "fabric/providers/util/av.h"
 #include "fabric/providers/util/mr.h"
 
@@ -15,10 +16,6 @@ namespace tcp {
 namespace {
 
 constexpr size_t kMaxUnexpectedBytes = size_t{64} << 20;
-
-bool TagMatches(const PostedRecv& recv, uint64_t tag) {
-  return ((recv.tag ^ tag) & ~recv.ignore) == 0;
-}
 
 RxTarget UserTarget(TcpLink* link, PostedRecv& recv) {
   RxTarget target;
@@ -47,55 +44,6 @@ void ReleaseFenced(TcpLink* link) {
     link->fenced.pop_front();
     if (entry->awaits_answer) ++link->answers_pending;
     link->connection.Send(std::move(entry));
-  }
-}
-
-// Completes a receive with the message `header` from `source` (answered on
-// `link` when it asks; null when that link is gone), of which `placed`
-// bytes landed in its buffer.
-void CompleteRecv(TcpEp* ep, TcpLink* link, fi_addr_t source,
-                  std::unique_ptr<PostedRecv> recv, const Header& header,
-                  size_t placed) {
-  UtilEndpoint& util = ep->util;
-  fi_cq_tagged_entry entry = {};
-  entry.op_context = recv->context;
-  entry.flags = FI_RECV | (recv->tagged ? FI_TAGGED : FI_MSG);
-  if (header.flags & kRemoteData) {
-    entry.flags |= FI_REMOTE_CQ_DATA;
-    entry.data = header.data;
-  }
-  entry.len = placed;
-  entry.tag = header.tag;
-  bool multi = (recv->flags & FI_MULTI_RECV) != 0;
-  entry.buf = multi ? static_cast<char*>(recv->iov[0].iov_base) + recv->used
-                    : recv->iov.empty() ? nullptr : recv->iov[0].iov_base;
-  size_t room = multi ? recv->capacity - recv->used : recv->capacity;
-  if (header.size > room) {
-    ReportError(&util, util.rx_cq, recv->reserved, entry, FI_ETRUNC,
-                header.size - placed, kRecvCntr);
-  } else if (multi) {
-    recv->used += placed;
-    bool released = recv->capacity - recv->used < util.min_multi_recv;
-    if (released) entry.flags |= FI_MULTI_RECV;
-    ReportSuccess(&util, util.rx_cq, recv->write_entry, false, entry, source,
-                  kRecvCntr);
-    if (!released) ep->recvs.push_front(std::move(recv));
-  } else if (source == FI_ADDR_NOTAVAIL && ep->source_err && link != nullptr &&
-             !link->peer_name.empty() && util.rx_cq != nullptr) {
-    // FI_SOURCE_ERR: the data arrived, but its source is not in the AV: an
-    // error entry whose err_data is the source's address.
-    fi_cq_err_entry error = ErrorEntryOf(entry, FI_EADDRNOTAVAIL, 0);
-    error.prov_errno = FI_EADDRNOTAVAIL;
-    error.err_data = link->peer_name.data();
-    error.err_data_size = link->peer_name.size();
-    CqWriteError(util.rx_cq, error, recv->reserved);
-    if (util.cntrs[kRecvCntr] != nullptr) CntrAdd(util.cntrs[kRecvCntr], 1);
-  } else {
-    ReportSuccess(&util, util.rx_cq, recv->write_entry, recv->reserved, entry,
-                  source, kRecvCntr);
-  }
-  if ((header.flags & kAckRequested) && link != nullptr) {
-    SendAnswer(link, Op::kAck, header.id, 0);
   }
 }
 
@@ -175,22 +123,6 @@ void AnswerRead(TcpLink* link, const Header& header,
   link->connection.Send(std::move(answer));
 }
 
-
-// The first posted receive (of `queue`) that takes a message from `source`
-// with `tag` (tagged receives only), or end.
-template <typename Queue>
-typename Queue::iterator FindRecv(Queue& queue, bool directed, fi_addr_t source,
-                                  bool tagged, uint64_t tag) {
-  for (auto it = queue.begin(); it != queue.end(); ++it) {
-    const PostedRecv& recv = **it;
-    if (directed && recv.source != FI_ADDR_UNSPEC && recv.source != source) {
-      continue;
-    }
-    if (!tagged || TagMatches(recv, tag)) return it;
-  }
-  return queue.end();
-}
-
 // Sends `entry` on `link`, or holds it back behind an FI_FENCE.
 void QueueTx(TcpLink* link, std::unique_ptr<TxEntry> entry) {
   if (!link->fenced.empty() ||
@@ -203,6 +135,53 @@ void QueueTx(TcpLink* link, std::unique_ptr<TxEntry> entry) {
 }
 
 }  // namespace
+
+void CompleteRecv(TcpEp* ep, TcpLink* link, fi_addr_t source,
+                  std::unique_ptr<PostedRecv> recv, const Header& header,
+                  size_t placed) {
+  UtilEndpoint& util = ep->util;
+  fi_cq_tagged_entry entry = {};
+  entry.op_context = recv->context;
+  entry.flags = FI_RECV | (recv->tagged ? FI_TAGGED : FI_MSG) |
+                recv->completion_flags;
+  if (header.flags & kRemoteData) {
+    entry.flags |= FI_REMOTE_CQ_DATA;
+    entry.data = header.data;
+  }
+  entry.len = placed;
+  entry.tag = header.tag;
+  bool multi = (recv->flags & FI_MULTI_RECV) != 0;
+  entry.buf = multi ? static_cast<char*>(recv->iov[0].iov_base) + recv->used
+                    : recv->iov.empty() ? nullptr : recv->iov[0].iov_base;
+  size_t room = multi ? recv->capacity - recv->used : recv->capacity;
+  if (header.size > room) {
+    ReportError(&util, util.rx_cq, recv->reserved, entry, FI_ETRUNC,
+                header.size - placed, kRecvCntr);
+  } else if (multi) {
+    recv->used += placed;
+    bool released = recv->capacity - recv->used < util.min_multi_recv;
+    if (released) entry.flags |= FI_MULTI_RECV;
+    ReportSuccess(&util, util.rx_cq, recv->write_entry, false, entry, source,
+                  kRecvCntr);
+    if (!released) ep->recvs.push_front(std::move(recv));
+  } else if (source == FI_ADDR_NOTAVAIL && ep->source_err && link != nullptr &&
+             !link->peer_name.empty() && util.rx_cq != nullptr) {
+    // FI_SOURCE_ERR: the data arrived, but its source is not in the AV: an
+    // error entry whose err_data is the source's address.
+    fi_cq_err_entry error = ErrorEntryOf(entry, FI_EADDRNOTAVAIL, 0);
+    error.prov_errno = FI_EADDRNOTAVAIL;
+    error.err_data = link->peer_name.data();
+    error.err_data_size = link->peer_name.size();
+    CqWriteError(util.rx_cq, error, recv->reserved);
+    if (util.cntrs[kRecvCntr] != nullptr) CntrAdd(util.cntrs[kRecvCntr], 1);
+  } else {
+    ReportSuccess(&util, util.rx_cq, recv->write_entry, recv->reserved, entry,
+                  source, kRecvCntr);
+  }
+  if ((header.flags & kAckRequested) && link != nullptr) {
+    SendAnswer(link, Op::kAck, header.id, 0);
+  }
+}
 
 void SendAnswer(TcpLink* link, Op op, uint64_t id, int32_t status) {
   auto answer = std::make_unique<TxEntry>();
@@ -283,6 +262,9 @@ TcpLink::~TcpLink() {
   for (auto& [context, message] : ep->claimed) {
     if (message.link == this) message.link = nullptr;
   }
+  for (PeerHeldMsg& held : ep->peer_held) {
+    if (held.message.link == this) held.message.link = nullptr;
+  }
 }
 
 RxTarget TcpLink::OnHeader(const Header& header,
@@ -296,6 +278,7 @@ RxTarget TcpLink::OnHeader(const Header& header,
   }
   switch (static_cast<Op>(header.op)) {
     case Op::kMsg: {
+      if (ep->peer_srx != nullptr) return PeerSrxHeader(this, header);
       auto it = FindRecv(ep->recvs, ep->directed_recv, peer, false, 0);
       if (it == ep->recvs.end()) {
         // Resource management (fi_domain(3)): enabled, the message waits
@@ -312,6 +295,7 @@ RxTarget TcpLink::OnHeader(const Header& header,
       return UserTarget(this, *current_recv);
     }
     case Op::kTagged: {
+      if (ep->peer_srx != nullptr) return PeerSrxHeader(this, header);
       auto it = FindRecv(ep->tagged_recvs, ep->directed_recv, peer, true,
                          header.tag);
       if (it != ep->tagged_recvs.end()) {
@@ -392,6 +376,10 @@ void TcpLink::OnMessageDone(const Header& header, size_t placed) {
         }
         return;
       }
+      if (peer_entry != nullptr) {
+        PeerSrxMessageDone(this, header, placed);
+        return;
+      }
       if (current_unexpected.has_value()) {
         ep->unexpected_bytes += header.size;
         ep->unexpected.push_back(std::move(*current_unexpected));
@@ -464,6 +452,10 @@ void TcpLink::FailOutstanding(int err) {
                 0, kRecvCntr);
     current_recv.reset();
   }
+  if (peer_entry != nullptr) {
+    ReturnPeerEntry(ep, peer_entry);
+    peer_entry = nullptr;
+  }
 }
 
 void TcpLink::Unreserve() {
@@ -496,11 +488,18 @@ UnexpectedMsg TakeUnexpected(TcpEp* ep,
                              std::list<UnexpectedMsg>::iterator it) {
   UnexpectedMsg message = std::move(*it);
   ep->unexpected.erase(it);
-  ep->unexpected_bytes -= message.header.size;
+  if (message.peer_entry == nullptr) {
+    ep->unexpected_bytes -= message.header.size;
+  }
   return message;
 }
 
-void AnswerDiscarded(const UnexpectedMsg& message) {
+void DiscardUnexpected(const UnexpectedMsg& message) {
+  if (message.peer_entry != nullptr) {
+    fi_peer_rx_entry* entry = message.peer_entry;
+    entry->srx->peer_ops->discard_tag(entry);
+    return;
+  }
   if ((message.header.flags & kAckRequested) && message.link != nullptr) {
     SendAnswer(message.link, Op::kAck, message.header.id, 0);
   }
@@ -508,6 +507,10 @@ void AnswerDiscarded(const UnexpectedMsg& message) {
 
 void DeliverUnexpected(TcpEp* ep, UnexpectedMsg message,
                        std::unique_ptr<PostedRecv> recv) {
+  if (message.peer_entry != nullptr) {
+    StartPeerEntry(ep, message.peer_entry, std::move(recv));
+    return;
+  }
   size_t placed = std::min(message.data.size(), recv->capacity);
   ssize_t copied = ep->util.domain->copier.CopyToIov(
       recv->iface, recv->device, recv->iov.data(), recv->iov.size(), 0,

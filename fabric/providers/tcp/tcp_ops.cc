@@ -9,6 +9,7 @@
 #include <mutex>
 
 #include "fabric/providers/tcp/tcp_ep.h"
+#include "fabric/providers/tcp/tcp_srx.h"
 #include "fabric/api/core/status.h"
 #include "fabric/providers/util/app_buffer.h"
 #include "fabric/providers/util/no_ops.h"
@@ -193,6 +194,10 @@ ssize_t Receive(fid_ep* ep_fid, fi_addr_t source, const RxRequest& request) {
   recv->context = request.context;
   recv->flags = request.flags;
   recv->iov.assign(request.iov, request.iov + request.count);
+  recv->desc.assign(request.count, nullptr);
+  if (request.desc != nullptr) {
+    recv->desc.assign(request.desc, request.desc + request.count);
+  }
   recv->capacity = AppBufferLength(*buffer);
   if (!buffer->empty()) {
     recv->iface = buffer->front().iface;
@@ -211,7 +216,7 @@ ssize_t Receive(fid_ep* ep_fid, fi_addr_t source, const RxRequest& request) {
   if (request.tagged) {
     PostTaggedRecv(ep, std::move(recv));
   } else {
-    ep->recvs.push_back(std::move(recv));
+    PostUntaggedRecv(ep, std::move(recv));
   }
   ep->owner->ReceivePosted();
   return 0;
@@ -481,6 +486,9 @@ fi_ops_rma kTcpRmaOps = {
 int BindTcpEp(fid* object, fid* bound, uint64_t flags) {
   TcpEp* ep = reinterpret_cast<TcpEp*>(object);
   std::lock_guard<OptionalMutex> lock(ep->util.mutex);
+  if (PeerSrx* srx = AsPeerSrx(bound); srx != nullptr) {
+    return BindPeerSrx(ep, srx, flags);
+  }
   return BindUtilEndpoint(&ep->util, bound, flags);
 }
 

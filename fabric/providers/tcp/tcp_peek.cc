@@ -45,7 +45,7 @@ ssize_t Peek(TcpEp* ep, std::unique_ptr<PostedRecv> recv) {
   if (recv->flags & FI_CLAIM) {
     ep->claimed.insert_or_assign(recv->context, TakeUnexpected(ep, it));
   } else if (recv->flags & FI_DISCARD) {
-    AnswerDiscarded(TakeUnexpected(ep, it));
+    DiscardUnexpected(TakeUnexpected(ep, it));
   }
   Report(ep, *recv, entry, source);
   return 0;
@@ -62,7 +62,7 @@ ssize_t Claim(TcpEp* ep, std::unique_ptr<PostedRecv> recv) {
   UnexpectedMsg message = std::move(claimed->second);
   ep->claimed.erase(claimed);
   if (recv->flags & FI_DISCARD) {
-    AnswerDiscarded(message);
+    DiscardUnexpected(message);
     if (recv->reserved) CqUnreserve(ep->util.rx_cq);
     return 0;
   }

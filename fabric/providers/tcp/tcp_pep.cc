@@ -234,17 +234,6 @@ int PepControl(fid* object, int command, void* arg) {
 fi_ops kPepFidOps =
     MakeFidOps({.close = ClosePep, .bind = BindPep, .control = PepControl});
 
-fi_ops_ep kPepEpOps = {
-    sizeof(fi_ops_ep),
-    FABRIC_NO_OP(fi_ops_ep, cancel),
-    FABRIC_NO_OP(fi_ops_ep, getopt),
-    FABRIC_NO_OP(fi_ops_ep, setopt),
-    NoTxCtx,
-    NoRxCtx,
-    NoSizeLeft,
-    NoSizeLeft,
-};
-
 fi_ops_cm kPepCmOps = {
     sizeof(fi_ops_cm), SetPepName, GetPepName, NoGetPeer,  NoConnect,
     Listen,            NoAccept,   Reject,     NoShutdown, NoJoin,
@@ -344,7 +333,7 @@ int OpenTcpPassiveEp(fid_fabric* fabric_fid, fi_info* info, fid_pep** pep_out,
   auto* pep = new TcpPep;
   pep->pep_fid = {};
   InitFid(&pep->pep_fid.fid, FI_CLASS_PEP, context, &kPepFidOps);
-  pep->pep_fid.ops = &kPepEpOps;
+  pep->pep_fid.ops = &kNoEpOps;
   pep->pep_fid.cm = &kPepCmOps;
   pep->fabric = fabric;
   pep->info = std::move(copy);

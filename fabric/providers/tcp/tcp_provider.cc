@@ -5,6 +5,7 @@
 
 #include "fabric/providers/tcp/tcp_atomic_ops.h"
 #include "fabric/providers/tcp/tcp_attr.h"
+#include "fabric/providers/tcp/tcp_srx.h"
 #include "fabric/providers/tcp/tcp_fd_limit.h"
 #include "fabric/providers/tcp/tcp_msg_ep.h"
 #include "fabric/providers/tcp/tcp_rdm_ep.h"
@@ -53,6 +54,10 @@ class TcpProvider : public IpProvider {
   int QueryAtomic(fid_domain*, fi_datatype datatype, fi_op op,
                   fi_atomic_attr* attr, uint64_t flags) const override {
     return tcp::QueryAtomic(datatype, op, attr, flags);
+  }
+
+  fi_ops_srx_peer* peer_srx_ops() const override {
+    return &tcp::kPeerSrxOps;
   }
 
   int OpenPassiveEndpoint(fid_fabric* fabric, fi_info* info, fid_pep** pep,

@@ -1,4 +1,5 @@
 #include "fabric/providers/tcp/tcp_rdm_ep.h"
+#include "fabric/providers/tcp/tcp_srx.h"
 
 #include <errno.h>
 #include <netinet/in.h>
@@ -285,6 +286,7 @@ int CloseRdmEp(fid* object) {
   if (ep->registered) ep->engine()->Remove(&ep->events);
   UnreserveReceives(&ep->base);
   ep->links.Clear();  // closes their sockets
+  ReleasePeerSrx(&ep->base);
   for (RdmIncoming& in : ep->incoming) close(in.fd);
   for (auto& [link, handshake] : ep->handshakes) {
     if (handshake.rival_fd >= 0) close(handshake.rival_fd);
@@ -439,6 +441,7 @@ void TcpRdmEpEvents::Progress() {
   TcpRdmEp* ep = ep_;
   std::lock_guard<OptionalMutex> lock(ep->base.util.mutex);
   ep->links.FreeClosed();
+  FinishStartedPeerMsgs(&ep->base);
   if (!ep->handshakes.empty()) ExpireHandshakes(ep);
   if (ep->watched.size() <= kPollLimit) {
     // A copy: dispatching may change what is watched.

@@ -13,6 +13,7 @@
 #include "fabric/providers/util/cq.h"
 #include "fabric/providers/util/fid_ops.h"
 #include "fabric/providers/util/mr.h"
+#include "fabric/providers/util/peer_srx.h"
 #include "fabric/providers/util/poll_set.h"
 #include "fabric/providers/util/live_objects.h"
 
@@ -98,7 +99,6 @@ int NoScalableEp(fid_domain*, fi_info*, fid_ep**, void*) {
   return -FI_ENOSYS;
 }
 int NoStxCtx(fid_domain*, fi_tx_attr*, fid_stx**, void*) { return -FI_ENOSYS; }
-int NoSrxCtx(fid_domain*, fi_rx_attr*, fid_ep**, void*) { return -FI_ENOSYS; }
 int QueryAtomic(fid_domain* domain, fi_datatype datatype, fi_op op,
                 fi_atomic_attr* attr, uint64_t flags) {
   return ToUtilDomain(&domain->fid)->fabric->provider->QueryAtomic(
@@ -144,7 +144,7 @@ fi_ops kDomainFidOps = MakeFidOps(
 fi_ops_domain kDomainOps = {
     sizeof(fi_ops_domain), OpenUtilAv,   OpenUtilCq,      OpenEndpoint,
     NoScalableEp,          OpenUtilCntr, OpenUtilPollSet,    NoStxCtx,
-    NoSrxCtx,              QueryAtomic,   NoQueryCollective, OpenEndpoint2,
+    OpenSrxContext,        QueryAtomic,   NoQueryCollective, OpenEndpoint2,
 };
 
 bool Equal(const char* a, const std::string& b) {

@@ -4,6 +4,12 @@ namespace fabric {
 
 #define NO(table, member) FABRIC_NO_OP(table, member)
 
+fi_ops_ep kNoEpOps = {
+    sizeof(fi_ops_ep),        NO(fi_ops_ep, cancel), NO(fi_ops_ep, getopt),
+    NO(fi_ops_ep, setopt),    NoTxCtx,               NoRxCtx,
+    NoSizeLeft,               NoSizeLeft,
+};
+
 fi_ops_msg kNoMsgOps = {
     sizeof(fi_ops_msg),       NO(fi_ops_msg, recv),    NO(fi_ops_msg, recvv),
     NO(fi_ops_msg, recvmsg),  NO(fi_ops_msg, send),    NO(fi_ops_msg, sendv),

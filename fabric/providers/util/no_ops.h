@@ -28,6 +28,7 @@ struct NoSys<Result (*)(Args...)> {
 #define FABRIC_NO_OP(table, member) \
   ::fabric::NoSys<decltype(table::member)>::Call
 
+extern fi_ops_ep kNoEpOps;
 extern fi_ops_msg kNoMsgOps;
 extern fi_ops_tagged kNoTaggedOps;
 extern fi_ops_rma kNoRmaOps;

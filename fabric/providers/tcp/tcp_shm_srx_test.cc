@@ -1,0 +1,253 @@
+// The larger design in one process: a tcp RDM endpoint owns the receive
+// queues (TcpEpOwnerSrx) and the CQ (UtilCqOwnerFid); an shm RDM endpoint
+// imports both (fi_srx_context and fi_cq_open with FI_PEER). The
+// application posts on tcp and reads tcp's CQ only, whichever path a
+// message takes.
+#include <rdma/fabric.h>
+#include <rdma/fi_cm.h>
+#include <rdma/fi_domain.h>
+#include <rdma/fi_endpoint.h>
+#include <rdma/fi_errno.h>
+#include <rdma/fi_ext.h>
+#include <rdma/fi_tagged.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <array>
+#include <atomic>
+#include <chrono>
+#include <functional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "fabric/providers/tcp/loopback_testing.h"
+#include "fabric/providers/tcp/tcp_srx.h"
+#include "fabric/providers/util/cq.h"
+#include "fabric/providers/util/peer_cq.h"
+#include "gtest/gtest.h"
+
+namespace {
+
+// One provider's domain with an AV, and endpoints on it.
+struct Side {
+  fabric::tcp::LoopbackDomain loopback;
+  fid_av* av = nullptr;
+};
+
+struct End {
+  fid_cq* cq = nullptr;
+  fid_ep* ep = nullptr;
+  fi_addr_t addr = FI_ADDR_NOTAVAIL;  // in its side's AV
+};
+
+class TcpShmSrxTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    for (auto [side, provider] : {std::pair{&tcp_, "tcp"},
+                                  std::pair{&shm_, "shm"}}) {
+      ASSERT_EQ(fabric::tcp::OpenLoopbackDomain(
+                    FI_EP_RDM, FI_MSG | FI_TAGGED | FI_SOURCE,
+                    [provider = provider](fi_info* hints) {
+                      hints->domain_attr->data_progress = FI_PROGRESS_MANUAL;
+                      free(hints->fabric_attr->prov_name);
+                      hints->fabric_attr->prov_name = strdup(provider);
+                      hints->domain_attr->av_type = FI_AV_TABLE;
+                    },
+                    &side->loopback),
+                0);
+      ASSERT_EQ(fabric::tcp::OpenTableAv(side->loopback.domain, &side->av), 0);
+    }
+    Open(&tcp_, &owner_, nullptr, nullptr);
+    Open(&tcp_, &tcp_sender_, nullptr, nullptr);
+    Open(&shm_, &shm_sender_, nullptr, nullptr);
+    // shm's peer endpoint: tcp's CQ and receive queues.
+    cq_context_ = {sizeof(cq_context_),
+                   fabric::UtilCqOwnerFid(
+                       reinterpret_cast<fabric::UtilCq*>(owner_.cq))};
+    srx_context_ = {sizeof(srx_context_),
+                    fabric::tcp::TcpEpOwnerSrx(
+                        fabric::tcp::ToTcpEp(owner_.ep))};
+    fi_rx_attr rx_attr = *shm_.loopback.info->rx_attr;
+    rx_attr.op_flags = FI_PEER;
+    ASSERT_EQ(fi_srx_context(shm_.loopback.domain, &rx_attr, &srx_,
+                             &srx_context_),
+              0);
+    Open(&shm_, &shm_peer_, &cq_context_, srx_);
+  }
+
+  // Opens `end` on `side`: its CQ (a peer CQ when `cq_context`), bound to
+  // the peer SRX `srx` when given, enabled, in the side's AV.
+  void Open(Side* side, End* end, fi_peer_cq_context* cq_context,
+            fid_ep* srx) {
+    fid_domain* domain = side->loopback.domain;
+    fi_cq_attr cq_attr = {};
+    cq_attr.format = FI_CQ_FORMAT_TAGGED;
+    if (cq_context != nullptr) cq_attr.flags = FI_PEER;
+    ASSERT_EQ(fi_cq_open(domain, &cq_attr, &end->cq, cq_context), 0);
+    ASSERT_EQ(fi_endpoint(domain, side->loopback.info, &end->ep, nullptr), 0);
+    ASSERT_EQ(fi_ep_bind(end->ep, &side->av->fid, 0), 0);
+    ASSERT_EQ(fi_ep_bind(end->ep, &end->cq->fid, FI_TRANSMIT | FI_RECV), 0);
+    if (srx != nullptr) ASSERT_EQ(fi_ep_bind(end->ep, &srx->fid, 0), 0);
+    ASSERT_EQ(fi_enable(end->ep), 0);
+    char name[128];
+    size_t len = sizeof(name);
+    ASSERT_EQ(fi_getname(&end->ep->fid, name, &len), 0);
+    ASSERT_EQ(fi_av_insert(side->av, name, 1, &end->addr, 0, nullptr), 1);
+  }
+
+  void TearDown() override {
+    // Peers before their owners (fi_peer(3)).
+    for (End* end : {&shm_peer_, &shm_sender_, &tcp_sender_, &owner_}) {
+      if (end->ep != nullptr) EXPECT_EQ(fi_close(&end->ep->fid), 0);
+      if (end == &shm_peer_ && srx_ != nullptr) {
+        EXPECT_EQ(fi_close(&srx_->fid), 0);
+      }
+      if (end->cq != nullptr) EXPECT_EQ(fi_close(&end->cq->fid), 0);
+    }
+    for (Side* side : {&shm_, &tcp_}) {
+      if (side->av != nullptr) EXPECT_EQ(fi_close(&side->av->fid), 0);
+      EXPECT_EQ(fabric::tcp::CloseLoopbackDomain(&side->loopback), 0);
+    }
+  }
+
+  // Progresses every endpoint (senders' completions are dropped) until
+  // `done` or 5 s pass.
+  bool ProgressUntil(const std::function<bool()>& done) {
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+    fi_cq_tagged_entry ignored;
+    while (std::chrono::steady_clock::now() < deadline) {
+      if (done()) return true;
+      fi_cq_read(shm_peer_.cq, nullptr, 0);  // a peer CQ: progress only
+      fi_cq_read(shm_sender_.cq, &ignored, 1);
+      fi_cq_read(tcp_sender_.cq, &ignored, 1);
+    }
+    return false;
+  }
+
+  // The owner's next completion.
+  bool OwnerCompletion(fi_cq_tagged_entry* entry) {
+    return ProgressUntil([&] { return fi_cq_read(owner_.cq, entry, 1) == 1; });
+  }
+
+  // Until tcp's owner holds `count` unexpected tagged messages (its own and
+  // shm's queued ones).
+  bool OwnerHolds(size_t count) {
+    auto* owner = fabric::tcp::ToTcpEp(owner_.ep);
+    return ProgressUntil([&] {
+      fi_cq_read(owner_.cq, nullptr, 0);  // nothing to read: progress
+      return owner->unexpected.size() == count;
+    });
+  }
+
+  Side tcp_, shm_;
+  End owner_, tcp_sender_, shm_sender_, shm_peer_;
+  fid_ep* srx_ = nullptr;
+  fi_peer_cq_context cq_context_ = {};
+  fi_peer_srx_context srx_context_ = {};
+};
+
+TEST_F(TcpShmSrxTest, AnShmMessageCompletesOnTcpsCq) {
+  char buf[16] = {};
+  int context;
+  ASSERT_EQ(fi_trecv(owner_.ep, buf, sizeof(buf), nullptr, FI_ADDR_UNSPEC, 1,
+                     0, &context),
+            0);
+  ASSERT_EQ(fi_tsend(shm_sender_.ep, "via shm", 8, nullptr, shm_peer_.addr, 1,
+                     nullptr),
+            0);
+  fi_cq_tagged_entry entry = {};
+  ASSERT_TRUE(OwnerCompletion(&entry));
+  EXPECT_EQ(entry.op_context, &context);
+  EXPECT_EQ(entry.flags, FI_RECV | FI_TAGGED);
+  EXPECT_EQ(entry.len, 8u);
+  EXPECT_STREQ(buf, "via shm");
+}
+
+TEST_F(TcpShmSrxTest, AnEarlyShmMessageWaitsForTcpsReceive) {
+  ASSERT_EQ(fi_tsend(shm_sender_.ep, "early", 6, nullptr, shm_peer_.addr, 2,
+                     nullptr),
+            0);
+  ASSERT_TRUE(OwnerHolds(1));
+  char buf[16] = {};
+  int context;
+  ASSERT_EQ(fi_trecv(owner_.ep, buf, sizeof(buf), nullptr, FI_ADDR_UNSPEC, 2,
+                     0, &context),
+            0);
+  fi_cq_tagged_entry entry = {};
+  ASSERT_TRUE(OwnerCompletion(&entry));
+  EXPECT_EQ(entry.op_context, &context);
+  EXPECT_EQ(entry.len, 6u);
+  EXPECT_STREQ(buf, "early");
+}
+
+// Messages of both paths with one tag are received in arrival order.
+TEST_F(TcpShmSrxTest, BothPathsMatchInArrivalOrder) {
+  ASSERT_EQ(fi_tsend(tcp_sender_.ep, "tcp", 4, nullptr, owner_.addr, 3,
+                     nullptr),
+            0);
+  ASSERT_TRUE(OwnerHolds(1));
+  ASSERT_EQ(fi_tsend(shm_sender_.ep, "shm", 4, nullptr, shm_peer_.addr, 3,
+                     nullptr),
+            0);
+  ASSERT_TRUE(OwnerHolds(2));
+  char first[8] = {}, second[8] = {};
+  int contexts[2];
+  ASSERT_EQ(fi_trecv(owner_.ep, first, sizeof(first), nullptr, FI_ADDR_UNSPEC,
+                     3, 0, &contexts[0]),
+            0);
+  ASSERT_EQ(fi_trecv(owner_.ep, second, sizeof(second), nullptr,
+                     FI_ADDR_UNSPEC, 3, 0, &contexts[1]),
+            0);
+  fi_cq_tagged_entry entry = {};
+  ASSERT_TRUE(OwnerCompletion(&entry));
+  EXPECT_EQ(entry.op_context, &contexts[0]);
+  ASSERT_TRUE(OwnerCompletion(&entry));
+  EXPECT_EQ(entry.op_context, &contexts[1]);
+  EXPECT_STREQ(first, "tcp");
+  EXPECT_STREQ(second, "shm");
+}
+
+// The application posts on tcp while another thread sends over shm and
+// progresses shm's endpoints: owner ops, start_tag and the peer CQ cross
+// threads, messages arriving before and after their receives.
+TEST_F(TcpShmSrxTest, ReceivesPostedWhileShmProgressesElsewhere) {
+  constexpr int kMessages = 64;
+  std::atomic<bool> stop{false};
+  std::vector<std::string> texts;  // sent from until the sends complete
+  for (int i = 0; i < kMessages; ++i) texts.push_back(std::to_string(i));
+  std::thread shm_side([&] {
+    fi_cq_tagged_entry ignored;
+    for (int i = 0; i < kMessages; ++i) {
+      while (fi_tsend(shm_sender_.ep, texts[i].c_str(), texts[i].size() + 1,
+                      nullptr, shm_peer_.addr, i, nullptr) == -FI_EAGAIN) {
+        fi_cq_read(shm_sender_.cq, &ignored, 1);
+      }
+    }
+    while (!stop.load()) {
+      fi_cq_read(shm_peer_.cq, nullptr, 0);
+      fi_cq_read(shm_sender_.cq, &ignored, 1);
+    }
+  });
+  std::vector<std::array<char, 8>> bufs(kMessages);
+  for (int i = 0; i < kMessages; ++i) {
+    ASSERT_EQ(fi_trecv(owner_.ep, bufs[i].data(), bufs[i].size(), nullptr,
+                       FI_ADDR_UNSPEC, i, 0, &bufs[i]),
+              0);
+  }
+  int completed = 0;
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (completed < kMessages &&
+         std::chrono::steady_clock::now() < deadline) {
+    fi_cq_tagged_entry entry;
+    if (fi_cq_read(owner_.cq, &entry, 1) != 1) continue;
+    auto* buf = static_cast<std::array<char, 8>*>(entry.op_context);
+    EXPECT_EQ(std::to_string(entry.tag), buf->data());
+    ++completed;
+  }
+  stop.store(true);
+  shm_side.join();
+  EXPECT_EQ(completed, kMessages);
+}
+
+}  // namespace

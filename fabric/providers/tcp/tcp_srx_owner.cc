@@ -1,0 +1,183 @@
+// A TcpEp as the owner of a peer SRX (tcp_srx.h): the owner ops, and
+// handing posted receives to queued peer messages.
+#include <rdma/fi_errno.h>
+
+#include <algorithm>
+#include <mutex>
+
+#include "fabric/providers/tcp/tcp_srx.h"
+
+namespace fabric {
+namespace tcp {
+namespace {
+
+TcpEp* EpOf(const fid_peer_srx* srx) {
+  return static_cast<TcpEp*>(srx->ep_fid.fid.context);
+}
+
+// A new entry lent to the peer: what the message is known by.
+fi_peer_rx_entry* NewEntry(TcpEp* ep, fi_addr_t addr, size_t size,
+                           uint64_t tag, bool tagged) {
+  auto owned = std::make_unique<PeerRxEntry>();
+  fi_peer_rx_entry* entry = &owned->entry;
+  entry->srx = &ep->owner_srx;
+  entry->addr = addr;
+  entry->size = size;
+  entry->tag = tag;
+  entry->flags = FI_RECV | (tagged ? FI_TAGGED : FI_MSG);
+  entry->owner_context = owned.get();
+  ep->peer_entries.emplace(entry, std::move(owned));
+  return entry;
+}
+
+// Fills `entry` with the buffer of `recv` for a message of entry->size
+// bytes. Whether `recv` is used up: an FI_MULTI_RECV buffer lends its
+// unused window and is used up once less than the minimum remains.
+bool Lend(TcpEp* ep, PostedRecv& recv, fi_peer_rx_entry* entry) {
+  auto* owned = static_cast<PeerRxEntry*>(entry->owner_context);
+  owned->queued = false;
+  entry->context = recv.context;
+  entry->flags = FI_RECV | (recv.tagged ? FI_TAGGED : FI_MSG);
+  bool used_up = true;
+  if (recv.flags & FI_MULTI_RECV) {
+    size_t window = recv.capacity - recv.used;
+    owned->iov = {{static_cast<char*>(recv.iov[0].iov_base) + recv.used,
+                   window}};
+    owned->desc = {recv.desc[0]};
+    recv.used += std::min(entry->size, window);
+    used_up = recv.capacity - recv.used < ep->util.min_multi_recv;
+    if (used_up) entry->flags |= FI_MULTI_RECV;
+  } else {
+    owned->iov = recv.iov;
+    owned->desc = recv.desc;
+  }
+  entry->iov = owned->iov.data();
+  entry->desc = owned->desc.data();
+  entry->count = owned->iov.size();
+  // The completion is the peer's to write, without this reservation.
+  if (used_up && recv.reserved) CqUnreserve(ep->util.rx_cq);
+  return used_up;
+}
+
+// get_msg/get_tag: lends the first receive of `queue` that takes the
+// message, else an unmatched entry and -FI_ENOENT.
+template <typename Queue>
+int Get(fid_peer_srx* srx, Queue& queue, fi_addr_t addr, size_t size,
+        bool tagged, uint64_t tag, fi_peer_rx_entry** out) {
+  TcpEp* ep = EpOf(srx);
+  if (out == nullptr) return -FI_EINVAL;
+  std::lock_guard<OptionalMutex> lock(ep->util.mutex);
+  fi_peer_rx_entry* entry = NewEntry(ep, addr, size, tag, tagged);
+  *out = entry;
+  auto it = FindRecv(queue, ep->directed_recv, addr, tagged, tag);
+  if (it == queue.end()) return -FI_ENOENT;
+  if (Lend(ep, **it, entry)) queue.erase(it);
+  return 0;
+}
+
+int GetMsg(fid_peer_srx* srx, fi_addr_t addr, size_t size,
+           fi_peer_rx_entry** entry) {
+  return Get(srx, EpOf(srx)->recvs, addr, size, false, 0, entry);
+}
+
+// fi_peer(3) passes no size to get_tag: the lent buffer's own size
+// applies (entry->size is 0; a tagged receive is never FI_MULTI_RECV).
+int GetTag(fid_peer_srx* srx, fi_addr_t addr, uint64_t tag,
+           fi_peer_rx_entry** entry) {
+  return Get(srx, EpOf(srx)->tagged_recvs, addr, 0, true, tag, entry);
+}
+
+int QueueMsg(fi_peer_rx_entry* entry) {
+  TcpEp* ep = EpOf(entry->srx);
+  std::lock_guard<OptionalMutex> lock(ep->util.mutex);
+  auto it = FindRecv(ep->recvs, ep->directed_recv, entry->addr, false, 0);
+  if (it == ep->recvs.end()) {
+    static_cast<PeerRxEntry*>(entry->owner_context)->queued = true;
+    ep->queued_peer_msgs.push_back(entry);
+    return 0;
+  }
+  if (Lend(ep, **it, entry)) ep->recvs.erase(it);
+  return entry->srx->peer_ops->start_msg(entry);
+}
+
+int QueueTag(fi_peer_rx_entry* entry) {
+  TcpEp* ep = EpOf(entry->srx);
+  std::lock_guard<OptionalMutex> lock(ep->util.mutex);
+  auto it = FindRecv(ep->tagged_recvs, ep->directed_recv, entry->addr, true,
+                     entry->tag);
+  if (it == ep->tagged_recvs.end()) {
+    UnexpectedMsg message;
+    message.header.op = static_cast<uint8_t>(Op::kTagged);
+    message.header.tag = entry->tag;
+    message.header.size = entry->size;
+    message.source = entry->addr;
+    message.peer_entry = entry;
+    static_cast<PeerRxEntry*>(entry->owner_context)->queued = true;
+    ep->unexpected.push_back(std::move(message));
+    return 0;
+  }
+  Lend(ep, **it, entry);
+  ep->tagged_recvs.erase(it);
+  return entry->srx->peer_ops->start_tag(entry);
+}
+
+// Takes a queued `entry` out of the endpoint's queues.
+void Withdraw(TcpEp* ep, fi_peer_rx_entry* entry) {
+  auto& msgs = ep->queued_peer_msgs;
+  msgs.erase(std::remove(msgs.begin(), msgs.end(), entry), msgs.end());
+  ep->unexpected.remove_if(
+      [entry](const UnexpectedMsg& m) { return m.peer_entry == entry; });
+  for (auto it = ep->claimed.begin(); it != ep->claimed.end();) {
+    it = it->second.peer_entry == entry ? ep->claimed.erase(it) : ++it;
+  }
+}
+
+void FreeEntry(fi_peer_rx_entry* entry) {
+  TcpEp* ep = EpOf(entry->srx);
+  std::lock_guard<OptionalMutex> lock(ep->util.mutex);
+  auto it = ep->peer_entries.find(entry);
+  if (it == ep->peer_entries.end()) return;
+  if (it->second->queued) Withdraw(ep, entry);
+  ep->peer_entries.erase(it);
+}
+
+fi_ops_srx_owner kOwnerOps = {sizeof(fi_ops_srx_owner), GetMsg,   GetTag,
+                              QueueMsg,                 QueueTag, FreeEntry};
+
+}  // namespace
+
+fid_peer_srx* TcpEpOwnerSrx(TcpEp* ep) {
+  fid_peer_srx& srx = ep->owner_srx;
+  if (srx.owner_ops == nullptr) {
+    srx.ep_fid.fid.fclass = FI_CLASS_PEER_SRX;
+    srx.ep_fid.fid.context = ep;
+    srx.owner_ops = &kOwnerOps;
+  }
+  return &srx;
+}
+
+void StartPeerEntry(TcpEp* ep, fi_peer_rx_entry* entry,
+                    std::unique_ptr<PostedRecv> recv) {
+  Lend(ep, *recv, entry);
+  entry->srx->peer_ops->start_tag(entry);
+}
+
+void PostUntaggedRecv(TcpEp* ep, std::unique_ptr<PostedRecv> recv) {
+  auto& queued = ep->queued_peer_msgs;
+  for (auto it = queued.begin(); it != queued.end();) {
+    fi_peer_rx_entry* entry = *it;
+    if (ep->directed_recv && recv->source != FI_ADDR_UNSPEC &&
+        recv->source != entry->addr) {
+      ++it;
+      continue;
+    }
+    it = queued.erase(it);
+    bool used_up = Lend(ep, *recv, entry);
+    entry->srx->peer_ops->start_msg(entry);
+    if (used_up) return;
+  }
+  ep->recvs.push_back(std::move(recv));
+}
+
+}  // namespace tcp
+}  // namespace fabric

@@ -1,0 +1,172 @@
+// A TcpEp as the peer of a peer SRX owner (tcp_srx.h): receive buffers
+// come from the owner's queues.
+#include <rdma/fi_errno.h>
+#include <rdma/providers/fi_log.h>
+
+#include <utility>
+
+#include "fabric/providers/tcp/tcp_srx.h"
+
+namespace fabric {
+namespace tcp {
+namespace {
+
+fid_peer_srx* OwnerOf(const TcpEp* ep) { return ep->peer_srx->owner; }
+
+// The owner's buffer in `entry` as a receive of this endpoint's: what the
+// data path places into and completes.
+std::unique_ptr<PostedRecv> RecvOf(const fi_peer_rx_entry& entry,
+                                   bool tagged) {
+  auto recv = std::make_unique<PostedRecv>();
+  recv->context = entry.context;
+  recv->iov.assign(entry.iov, entry.iov + entry.count);
+  for (const iovec& piece : recv->iov) recv->capacity += piece.iov_len;
+  recv->tagged = tagged;
+  recv->tag = entry.tag;
+  recv->write_entry = true;
+  recv->completion_flags = entry.flags & FI_MULTI_RECV;
+  return recv;
+}
+
+// start_*/discard_*: recorded for the endpoint's progress to finish.
+int Record(fi_peer_rx_entry* entry, bool discard) {
+  auto* held = static_cast<PeerHeldMsg*>(entry->peer_context);
+  if (held == nullptr) return -FI_EINVAL;
+  TcpEp* ep = held->ep;
+  std::lock_guard<std::mutex> lock(ep->started_mutex);
+  ep->started.emplace_back(held, discard);
+  return 0;
+}
+int Start(fi_peer_rx_entry* entry) { return Record(entry, false); }
+int Discard(fi_peer_rx_entry* entry) { return Record(entry, true); }
+
+}  // namespace
+
+fi_ops_srx_peer kPeerSrxOps = {sizeof(fi_ops_srx_peer), Start, Start, Discard,
+                               Discard};
+
+int BindPeerSrx(TcpEp* ep, PeerSrx* srx, uint64_t flags) {
+  const char* refusal = nullptr;
+  if (flags != 0) refusal = "fi_ep_bind: a peer SRX binds with flags 0";
+  if (srx->domain != ep->util.domain) {
+    refusal = "fi_ep_bind: peer SRX of another domain";
+  }
+  if (ep->peer_srx != nullptr) refusal = "fi_ep_bind: a peer SRX is bound";
+  if (ep->util.info->ep_attr->type != FI_EP_RDM) {
+    refusal = "fi_ep_bind: only RDM endpoints take a peer SRX";
+  }
+  if (ep->util.enabled.load()) {
+    FI_WARN(ep->log(), FI_LOG_EP_CTRL, "fi_ep_bind: the endpoint is enabled\n");
+    return -FI_EOPBADSTATE;
+  }
+  if (refusal != nullptr) {
+    FI_WARN(ep->log(), FI_LOG_EP_CTRL, "%s\n", refusal);
+    return -FI_EINVAL;
+  }
+  ep->peer_srx = srx;
+  srx->bound_eps.fetch_add(1);
+  return 0;
+}
+
+RxTarget PeerSrxHeader(TcpLink* link, const Header& header) {
+  TcpEp* ep = link->ep;
+  fid_peer_srx* srx = OwnerOf(ep);
+  bool tagged = header.op == static_cast<uint8_t>(Op::kTagged);
+  fi_peer_rx_entry* entry = nullptr;
+  int rc = tagged
+               ? srx->owner_ops->get_tag(srx, link->peer, header.tag, &entry)
+               : srx->owner_ops->get_msg(srx, link->peer, header.size, &entry);
+  if (rc != 0 && rc != -FI_ENOENT) {
+    FI_WARN(ep->log(), FI_LOG_EP_DATA,
+            "the peer SRX owner gave no buffer (%s): message dropped\n",
+            fi_strerror(-rc));
+    link->refused = true;
+    return RxTarget{RxTarget::kDiscard};
+  }
+  link->peer_entry = entry;
+  if (rc == 0) {
+    link->current_recv = RecvOf(*entry, tagged);
+    RxTarget target;
+    target.kind = RxTarget::kUser;
+    target.iov = link->current_recv->iov.data();
+    target.iov_count = link->current_recv->iov.size();
+    target.capacity = link->current_recv->capacity;
+    return target;
+  }
+  entry->size = header.size;
+  link->current_unexpected.emplace();
+  link->current_unexpected->header = header;
+  link->current_unexpected->link = link;
+  link->current_unexpected->source = link->peer;
+  link->current_unexpected->data.reserve(header.size);
+  RxTarget target;
+  target.kind = RxTarget::kBuffer;
+  target.buffer = &link->current_unexpected->data;
+  return target;
+}
+
+void PeerSrxMessageDone(TcpLink* link, const Header& header, size_t placed) {
+  TcpEp* ep = link->ep;
+  fi_peer_rx_entry* entry = std::exchange(link->peer_entry, nullptr);
+  if (!link->current_unexpected.has_value()) {
+    CompleteRecv(ep, link, link->peer, std::move(link->current_recv), header,
+                 placed);
+    ReturnPeerEntry(ep, entry);
+    return;
+  }
+  PeerHeldMsg& held = ep->peer_held.emplace_back();
+  held.message = std::move(*link->current_unexpected);
+  link->current_unexpected.reset();
+  held.entry = entry;
+  held.tagged = header.op == static_cast<uint8_t>(Op::kTagged);
+  held.ep = ep;
+  held.self = std::prev(ep->peer_held.end());
+  entry->peer_context = &held;
+  fid_peer_srx* srx = OwnerOf(ep);
+  int rc = held.tagged ? srx->owner_ops->queue_tag(entry)
+                       : srx->owner_ops->queue_msg(entry);
+  if (rc != 0) {
+    FI_WARN(ep->log(), FI_LOG_EP_DATA,
+            "the peer SRX owner did not queue a message (%s): dropped\n",
+            fi_strerror(-rc));
+    DiscardUnexpected(held.message);
+    ReturnPeerEntry(ep, entry);
+    ep->peer_held.erase(held.self);
+  }
+}
+
+void ReturnPeerEntry(TcpEp* ep, fi_peer_rx_entry* entry) {
+  OwnerOf(ep)->owner_ops->free_entry(entry);
+}
+
+void FinishStartedPeerMsgs(TcpEp* ep) {
+  std::vector<std::pair<PeerHeldMsg*, bool>> started;
+  {
+    std::lock_guard<std::mutex> lock(ep->started_mutex);
+    started.swap(ep->started);
+  }
+  for (auto [held, discarded] : started) {
+    fi_peer_rx_entry* entry = held->entry;
+    if (discarded) {
+      DiscardUnexpected(held->message);
+    } else {
+      DeliverUnexpected(ep, std::move(held->message),
+                        RecvOf(*entry, held->tagged));
+    }
+    ReturnPeerEntry(ep, entry);
+    ep->peer_held.erase(held->self);
+  }
+}
+
+void ReleasePeerSrx(TcpEp* ep) {
+  if (ep->peer_srx == nullptr) return;
+  for (PeerHeldMsg& held : ep->peer_held) ReturnPeerEntry(ep, held.entry);
+  ep->peer_held.clear();
+  std::lock_guard<std::mutex> lock(ep->started_mutex);
+  ep->started.clear();
+  ep->peer_srx->bound_eps.fetch_sub(1);
+  ep->peer_srx = nullptr;
+}
+
+}  // namespace tcp
+}  // namespace fabric

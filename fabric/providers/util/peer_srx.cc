@@ -1,0 +1,106 @@
+#include "fabric/providers/util/peer_srx.h"
+
+#include <rdma/fi_errno.h>
+#include <rdma/providers/fi_log.h>
+
+#include "absl/strings/str_cat.h"
+#include "fabric/api/core/status.h"
+#include "fabric/providers/util/domain.h"
+#include "fabric/providers/util/fid_ops.h"
+#include "fabric/providers/util/no_ops.h"
+
+namespace fabric {
+namespace {
+
+int ClosePeerSrx(fid* object) {
+  PeerSrx* srx = reinterpret_cast<PeerSrx*>(object);
+  if (srx->bound_eps.load() > 0) {
+    FI_WARN(srx->domain->fabric->provider->c_provider(), FI_LOG_EP_CTRL,
+            "fi_close: %d endpoints are still bound to the peer SRX\n",
+            srx->bound_eps.load());
+    return -FI_EBUSY;
+  }
+  srx->domain->open_children.fetch_sub(1);
+  delete srx;
+  return 0;
+}
+
+fi_ops kPeerSrxFidOps = MakeFidOps({.close = ClosePeerSrx});
+
+// The owner's fid_peer_srx named by `context`, checked.
+absl::StatusOr<fid_peer_srx*> ImportedPeerSrx(const void* context) {
+  const auto* peer_context = static_cast<const fi_peer_srx_context*>(context);
+  if (peer_context == nullptr ||
+      peer_context->size < sizeof(fi_peer_srx_context) ||
+      peer_context->srx == nullptr) {
+    return FiError(FI_EINVAL, "fi_srx_context: FI_PEER needs a struct "
+                              "fi_peer_srx_context with the owner's "
+                              "fid_peer_srx");
+  }
+  const fi_ops_srx_owner* ops = peer_context->srx->owner_ops;
+  if (ops == nullptr || ops->size < sizeof(fi_ops_srx_owner) ||
+      ops->get_msg == nullptr || ops->get_tag == nullptr ||
+      ops->queue_msg == nullptr || ops->queue_tag == nullptr ||
+      ops->free_entry == nullptr) {
+    return FiError(FI_EINVAL, "fi_srx_context: the owner's fid_peer_srx "
+                              "lacks owner_ops");
+  }
+  return peer_context->srx;
+}
+
+absl::StatusOr<fid_ep*> Open(UtilDomain* domain, const fi_rx_attr* attr,
+                             fid_ep** srx_out, void* context) {
+  if (attr == nullptr || srx_out == nullptr) {
+    return FiError(FI_EINVAL, "fi_srx_context: attr and rx_ep must not be "
+                              "NULL");
+  }
+  const Provider& provider = *domain->fabric->provider;
+  if ((attr->op_flags & FI_PEER) == 0) {
+    return FiError(FI_ENOSYS, "fi_srx_context: shared receive contexts are "
+                              "implemented only for peer providers "
+                              "(FI_PEER)");
+  }
+  fi_ops_srx_peer* peer_ops = provider.peer_srx_ops();
+  if (peer_ops == nullptr) {
+    return FiError(FI_EINVAL, absl::StrCat("fi_srx_context: ", provider.name(),
+                                           " cannot be a peer SRX"));
+  }
+  absl::StatusOr<fid_peer_srx*> owner = ImportedPeerSrx(context);
+  if (!owner.ok()) return owner.status();
+  (*owner)->peer_ops = peer_ops;
+  auto* srx = new PeerSrx;
+  srx->ep_fid = {};
+  InitFid(&srx->ep_fid.fid, FI_CLASS_SRX_CTX, context, &kPeerSrxFidOps);
+  srx->ep_fid.ops = &kNoEpOps;
+  srx->ep_fid.msg = &kNoMsgOps;
+  srx->ep_fid.tagged = &kNoTaggedOps;
+  srx->ep_fid.rma = &kNoRmaOps;
+  srx->ep_fid.atomic = &kNoAtomicOps;
+  srx->ep_fid.collective = &kNoCollectiveOps;
+  srx->domain = domain;
+  srx->owner = *owner;
+  domain->open_children.fetch_add(1);
+  return &srx->ep_fid;
+}
+
+}  // namespace
+
+int OpenSrxContext(fid_domain* domain_fid, fi_rx_attr* attr, fid_ep** srx,
+                   void* context) {
+  auto* domain = reinterpret_cast<UtilDomain*>(domain_fid);
+  absl::StatusOr<fid_ep*> opened = Open(domain, attr, srx, context);
+  if (!opened.ok()) {
+    FI_WARN(domain->fabric->provider->c_provider(), FI_LOG_EP_CTRL, "%s\n",
+            std::string(opened.status().message()).c_str());
+    return ToFiErrno(opened.status());
+  }
+  *srx = *opened;
+  return 0;
+}
+
+PeerSrx* AsPeerSrx(fid* object) {
+  if (object == nullptr || object->ops != &kPeerSrxFidOps) return nullptr;
+  return reinterpret_cast<PeerSrx*>(object);
+}
+
+}  // namespace fabric
