@@ -1,10 +1,12 @@
 #include "fabric/providers/shm/shm_connection.h"
 
+#include <errno.h>
 #include <rdma/fi_errno.h>
 #include <string.h>
 #include <sys/mman.h>
 
 #include <atomic>
+#include <random>
 #include <utility>
 
 #include "absl/strings/match.h"
@@ -25,6 +27,17 @@ char* RingMemory(const Segment& segment, size_t ring_capacity, int index) {
          index * ByteRing::BytesNeeded(ring_capacity);
 }
 
+// Numbers for this process's connection segment names. They start at a
+// random value: processes in different pid namespaces (containers, test
+// sandboxes sharing /dev/shm) can have the same pid, which names carry.
+uint64_t NextConnectionNumber() {
+  static std::atomic<uint64_t> next{[] {
+    std::random_device random;
+    return (static_cast<uint64_t>(random()) << 32) ^ random();
+  }()};
+  return next.fetch_add(1);
+}
+
 bool ValidCapacity(uint64_t capacity) {
   return capacity >= kMinRingCapacity && capacity <= kMaxRingCapacity &&
          (capacity & (capacity - 1)) == 0;
@@ -43,11 +56,13 @@ absl::StatusOr<std::unique_ptr<RingStream>> MakeConnection(
   if (!ValidCapacity(ring_capacity) || key.size() > kAuthKeyMax) {
     return FiError(FI_EINVAL, "bad ring size or key");
   }
-  static std::atomic<uint64_t> next_connection{0};
-  std::string name =
-      SegmentName(kConnectionSegmentPrefix, next_connection.fetch_add(1));
-  absl::StatusOr<Segment> segment =
-      Segment::Create(name, ConnectionSegmentSize(ring_capacity));
+  absl::StatusOr<Segment> segment = FiError(EEXIST, "no free name");
+  for (int attempt = 0; attempt < 8; ++attempt) {
+    segment = Segment::Create(
+        SegmentName(kConnectionSegmentPrefix, NextConnectionNumber()),
+        ConnectionSegmentSize(ring_capacity));
+    if (segment.ok() || ToFiErrno(segment.status()) != -EEXIST) break;
+  }
   if (!segment.ok()) return segment.status();
   ConnectionArea* area = AreaOf(*segment);
   area->ring_capacity = static_cast<uint32_t>(ring_capacity);
