@@ -37,6 +37,19 @@ void SliceIov(const iovec* iov, size_t count, size_t offset, size_t limit,
 
 }  // namespace
 
+void TxEntry::Reset() {
+  std::vector<iovec> kept_payload = std::move(payload);
+  std::vector<char> kept_owned = std::move(owned);
+  std::vector<iovec> kept_read_iov = std::move(read_iov);
+  *this = TxEntry();
+  kept_payload.clear();
+  kept_owned.clear();
+  kept_read_iov.clear();
+  payload = std::move(kept_payload);
+  owned = std::move(kept_owned);
+  read_iov = std::move(kept_read_iov);
+}
+
 Connection::Connection(std::unique_ptr<ByteStream> stream,
                        ConnectionHandler* handler, const HmemCopier* copier)
     : stream_(std::move(stream)),

@@ -69,6 +69,8 @@ struct TxEntry {
   size_t head_size() const {
     return sizeof(Header) + header.rma_count * sizeof(RmaDescriptor);
   }
+  // Back to a new entry's state, keeping the vectors' memory for reuse.
+  void Reset();
   // What goes into the stream: the payload stays out when the peer copies
   // it from the sender (kPayloadInSender).
   size_t wire_size() const {

@@ -22,6 +22,7 @@
 #include <rdma/fi_endpoint.h>
 #include <rdma/fi_ext.h>
 
+#include <atomic>
 #include <deque>
 #include <list>
 #include <memory>
@@ -138,9 +139,15 @@ struct TcpEp {
   std::list<PeerHeldMsg> peer_held;
   std::mutex started_mutex;
   std::vector<std::pair<PeerHeldMsg*, bool>> started;  // true: discarded
+  // `started` is not empty: what each progress pass checks instead of
+  // taking the mutex.
+  std::atomic<bool> any_started{false};
 
   size_t tx_outstanding = 0;  // posted, not yet completed
   uint64_t next_id = 1;
+  // Finished transmit entries kept for the next transmits (NewTxEntry):
+  // a message then costs no allocation.
+  std::vector<std::unique_ptr<TxEntry>> spare_tx;
 
   const fi_provider* log() const {
     return util.domain->fabric->provider->c_provider();
@@ -224,6 +231,11 @@ int BindTcpEp(fid* object, fid* bound, uint64_t flags);
 // Sets the data path's ops tables on `ep` (with `cm` as its fi_ops_cm) and
 // the capabilities they read from `info`.
 void InstallDataPathOps(TcpEp* ep, const fi_info& info, fi_ops_cm* cm);
+
+// A transmit entry in its new state: a spare one when there is one.
+std::unique_ptr<TxEntry> NewTxEntry(TcpEp* ep);
+// Keeps a finished entry for NewTxEntry (up to a few dozen).
+void RecycleTxEntry(TcpEp* ep, std::unique_ptr<TxEntry> entry);
 
 // Posts a transmit the endpoint built on `link`: limits, CQ reservation,
 // FI_FENCE. 0 or -fi_errno (nothing posted).

@@ -87,7 +87,7 @@ void AnswerRead(TcpLink* link, const Header& header,
   TcpEp* ep = link->ep;
   RxTarget memory;
   int status = ResolveRma(link, header, descriptors, FI_REMOTE_READ, &memory);
-  auto answer = std::make_unique<TxEntry>();
+  std::unique_ptr<TxEntry> answer = NewTxEntry(ep);
   answer->header.op = static_cast<uint8_t>(Op::kReadResponse);
   answer->header.id = header.id;
   answer->header.status = status;
@@ -184,7 +184,7 @@ void CompleteRecv(TcpEp* ep, TcpLink* link, fi_addr_t source,
 }
 
 void SendAnswer(TcpLink* link, Op op, uint64_t id, int32_t status) {
-  auto answer = std::make_unique<TxEntry>();
+  std::unique_ptr<TxEntry> answer = NewTxEntry(link->ep);
   answer->header.op = static_cast<uint8_t>(op);
   answer->header.id = id;
   answer->header.status = status;
@@ -415,7 +415,10 @@ void TcpLink::OnMessageDone(const Header& header, size_t placed) {
 }
 
 void TcpLink::OnSent(std::unique_ptr<TxEntry> entry) {
-  if (!entry->report) return;
+  if (!entry->report) {
+    RecycleTxEntry(ep, std::move(entry));
+    return;
+  }
   if (entry->awaits_answer) {
     uint64_t id = entry->header.id;
     awaiting.emplace(id, std::move(entry));
@@ -559,8 +562,28 @@ void UnreserveReceives(TcpEp* ep) {
   }
 }
 
+std::unique_ptr<TxEntry> NewTxEntry(TcpEp* ep) {
+  if (ep->spare_tx.empty()) return std::make_unique<TxEntry>();
+  std::unique_ptr<TxEntry> entry = std::move(ep->spare_tx.back());
+  ep->spare_tx.pop_back();
+  entry->Reset();
+  return entry;
+}
+
+void RecycleTxEntry(TcpEp* ep, std::unique_ptr<TxEntry> entry) {
+  constexpr size_t kSpareTxEntries = 32;
+  // Large owned copies are not worth keeping.
+  if (ep->spare_tx.size() < kSpareTxEntries &&
+      entry->owned.capacity() <= 4096) {
+    ep->spare_tx.push_back(std::move(entry));
+  }
+}
+
 void CompleteTx(TcpEp* ep, std::unique_ptr<TxEntry> entry, int error) {
-  if (!entry->report) return;
+  if (!entry->report) {
+    RecycleTxEntry(ep, std::move(entry));
+    return;
+  }
   --ep->tx_outstanding;
   UtilEndpoint& util = ep->util;
   CntrKind cntr = static_cast<CntrKind>(entry->cntr);
@@ -571,6 +594,7 @@ void CompleteTx(TcpEp* ep, std::unique_ptr<TxEntry> entry, int error) {
     ReportError(&util, util.tx_cq, entry->reserved, entry->completion, error,
                 0, cntr);
   }
+  RecycleTxEntry(ep, std::move(entry));
 }
 
 namespace {

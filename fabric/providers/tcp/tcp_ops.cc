@@ -94,7 +94,7 @@ ssize_t Transmit(fid_ep* ep_fid, fi_addr_t dest, const TxRequest& request) {
   if ((request.flags & FI_INJECT) && total > info.tx_attr->inject_size) {
     return FailOp(*ep, FI_EINVAL, "inject of more than inject_size bytes");
   }
-  auto entry = std::make_unique<TxEntry>();
+  std::unique_ptr<TxEntry> entry = NewTxEntry(ep);
   Header& header = entry->header;
   header.op = static_cast<uint8_t>(request.op);
   header.tag = request.tag;

@@ -35,6 +35,7 @@ int Record(fi_peer_rx_entry* entry, bool discard) {
   TcpEp* ep = held->ep;
   std::lock_guard<std::mutex> lock(ep->started_mutex);
   ep->started.emplace_back(held, discard);
+  ep->any_started.store(true, std::memory_order_release);
   return 0;
 }
 int Start(fi_peer_rx_entry* entry) { return Record(entry, false); }
@@ -140,10 +141,12 @@ void ReturnPeerEntry(TcpEp* ep, fi_peer_rx_entry* entry) {
 }
 
 void FinishStartedPeerMsgs(TcpEp* ep) {
+  if (!ep->any_started.load(std::memory_order_acquire)) return;
   std::vector<std::pair<PeerHeldMsg*, bool>> started;
   {
     std::lock_guard<std::mutex> lock(ep->started_mutex);
     started.swap(ep->started);
+    ep->any_started.store(false, std::memory_order_relaxed);
   }
   for (auto [held, discarded] : started) {
     fi_peer_rx_entry* entry = held->entry;
@@ -164,6 +167,7 @@ void ReleasePeerSrx(TcpEp* ep) {
   ep->peer_held.clear();
   std::lock_guard<std::mutex> lock(ep->started_mutex);
   ep->started.clear();
+  ep->any_started.store(false, std::memory_order_relaxed);
   ep->peer_srx->bound_eps.fetch_sub(1);
   ep->peer_srx = nullptr;
 }
