@@ -3,9 +3,10 @@
 // sends back every message it receives to PARENT_HEX (the parent's
 // address, as hex), until an empty message. Exits 0 after that, 1 on an
 // error (printed to stderr). With --no-ptrace it first gives up
-// CAP_SYS_PTRACE, so it cannot copy from a parent that is not dumpable.
+// CAP_SYS_PTRACE, so it cannot copy from a parent that is not dumpable;
+// with --own-netns it first moves to a network namespace of its own.
 //
-// Usage: shm_echo_peer PARENT_HEX [--no-ptrace]
+// Usage: shm_echo_peer PARENT_HEX [--no-ptrace | --own-netns]
 #include <netinet/in.h>
 #include <rdma/fabric.h>
 #include <rdma/fi_cm.h>
@@ -13,6 +14,7 @@
 #include <rdma/fi_endpoint.h>
 #include <rdma/fi_errno.h>
 #include <linux/capability.h>
+#include <sched.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/syscall.h>
@@ -71,12 +73,17 @@ bool DropPtrace() {
 int main(int argc, char** argv) {
   sockaddr_in parent = {};
   bool no_ptrace = argc == 3 && strcmp(argv[2], "--no-ptrace") == 0;
-  if ((argc != 2 && !no_ptrace) ||
+  bool own_netns = argc == 3 && strcmp(argv[2], "--own-netns") == 0;
+  if ((argc != 2 && !no_ptrace && !own_netns) ||
       !FromHex(argv[1], &parent, sizeof(parent))) {
-    fprintf(stderr, "usage: shm_echo_peer PARENT_HEX [--no-ptrace]\n");
+    fprintf(stderr,
+            "usage: shm_echo_peer PARENT_HEX [--no-ptrace | --own-netns]\n");
     return 2;
   }
   if (no_ptrace && !DropPtrace()) return Fail("capset", -FI_EPERM);
+  if (own_netns && unshare(CLONE_NEWNET) != 0) {
+    return Fail("unshare", -FI_EPERM);
+  }
   fi_info* hints = fi_allocinfo();
   hints->fabric_attr->prov_name = strdup("shm");
   hints->ep_attr->type = FI_EP_RDM;

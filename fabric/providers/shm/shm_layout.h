@@ -50,6 +50,9 @@ struct RequestSlot {
 struct EndpointArea {
   std::atomic<uint32_t> sleeping;  // the endpoint asked for a doorbell
   std::atomic<uint64_t> posted;    // requests ever posted
+  // The endpoint's network namespace (inode): its doorbell, an abstract
+  // socket, is reachable only from there.
+  uint64_t network_namespace;
   RequestSlot slots[kRequestSlots];
 };
 

@@ -77,13 +77,25 @@ bool Alive(pid_t pid, const uint64_t* start_time) {
 
 }  // namespace
 
-absl::StatusOr<uint64_t> OwnPidNamespace() {
+namespace {
+
+absl::StatusOr<uint64_t> OwnNamespace(const char* path) {
   struct stat st;
-  if (stat("/proc/self/ns/pid", &st) != 0) {
+  if (stat(path, &st) != 0) {
     int err = errno;
-    return FiError(err, absl::StrCat("/proc/self/ns/pid: ", strerror(err)));
+    return FiError(err, absl::StrCat(path, ": ", strerror(err)));
   }
   return static_cast<uint64_t>(st.st_ino);
+}
+
+}  // namespace
+
+absl::StatusOr<uint64_t> OwnPidNamespace() {
+  return OwnNamespace("/proc/self/ns/pid");
+}
+
+absl::StatusOr<uint64_t> OwnNetworkNamespace() {
+  return OwnNamespace("/proc/self/ns/net");
 }
 
 absl::StatusOr<uint64_t> ProcessStartTime(pid_t pid) {

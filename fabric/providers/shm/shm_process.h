@@ -24,6 +24,9 @@ namespace shm {
 // containers that share /dev/shm may run processes of another.
 absl::StatusOr<uint64_t> OwnPidNamespace();
 
+// The inode of this process's network namespace (/proc/self/ns/net).
+absl::StatusOr<uint64_t> OwnNetworkNamespace();
+
 // The start time of process `pid` (field 22 of /proc/<pid>/stat);
 // FI_ENOENT when there is no such process.
 absl::StatusOr<uint64_t> ProcessStartTime(pid_t pid);

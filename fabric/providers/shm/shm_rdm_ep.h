@@ -11,8 +11,9 @@
 // peers post connection requests, and its doorbell. The first transmit to
 // an AV address makes a connection segment, posts it to the peer's segment
 // and returns 0; transmits queue on the connection until the peer accepts
-// (kAccepted) in its progress. A peer whose segment does not exist fails
-// the call with -FI_ECONNREFUSED; one that refuses (another authorization
+// (kAccepted) in its progress. A peer whose segment does not exist, or
+// whose endpoint is in another network namespace (its doorbell could not
+// be rung), fails the call with -FI_ECONNREFUSED; one that refuses (another authorization
 // key) or does not answer within kConnectTimeoutMs fails the queued
 // transmits with FI_ECONNREFUSED or FI_ETIMEDOUT.
 //

@@ -242,5 +242,12 @@ TEST_F(ShmProcessesTest, APeerKilledMidTransferFailsTheTransfer) {
   EXPECT_NE(stat(left.c_str(), &st), 0);
 }
 
+// A peer in another network namespace cannot have its doorbell rung (an
+// abstract socket), so the transmit that would connect to it is refused.
+TEST_F(ShmProcessesTest, APeerInAnotherNetworkNamespaceIsRefused) {
+  StartPeer("--own-netns");
+  EXPECT_EQ(fi_inject(ep_, "x", 2, peer_addr_), -FI_ECONNREFUSED);
+}
+
 }  // namespace
 }  // namespace fabric

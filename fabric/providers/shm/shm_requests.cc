@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "fabric/api/core/status.h"
 #include "fabric/providers/shm/shm_names.h"
+#include "fabric/providers/shm/shm_process.h"
 
 namespace fabric {
 namespace shm {
@@ -51,6 +52,9 @@ absl::StatusOr<RequestTable> RequestTable::Create(const IpAddress& address) {
   }
   // A new segment reads as zeros: every slot kFree, nothing posted.
   EndpointArea* area = AreaOf(*segment);
+  absl::StatusOr<uint64_t> network = OwnNetworkNamespace();
+  if (!network.ok()) return network.status();
+  area->network_namespace = *network;
   return RequestTable(*std::move(segment), area);
 }
 
@@ -89,6 +93,14 @@ absl::Status PostRequest(const Segment& peer, const std::string& connection,
                                            " is too small for an endpoint"));
   }
   EndpointArea* area = AreaOf(peer);
+  absl::StatusOr<uint64_t> network = OwnNetworkNamespace();
+  if (!network.ok()) return network.status();
+  if (area->network_namespace != *network) {
+    return FiError(FI_ECONNREFUSED,
+                   absl::StrCat("the endpoint of ", peer.name(),
+                                " is in another network namespace, where its "
+                                "doorbell cannot be rung"));
+  }
   for (RequestSlot& slot : area->slots) {
     uint32_t expected = kFree;
     if (!slot.state.compare_exchange_strong(expected, kFilling,

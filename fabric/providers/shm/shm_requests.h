@@ -52,7 +52,8 @@ class RequestTable {
 };
 
 // Posts the connection segment `connection` to the endpoint segment `peer`
-// (opened). FI_EAGAIN when its slots are all taken; *wake is set when the
+// (opened). FI_EAGAIN when its slots are all taken, FI_ECONNREFUSED when
+// the endpoint is in another network namespace; *wake is set when the
 // endpoint sleeps and must have its doorbell rung.
 absl::Status PostRequest(const Segment& peer, const std::string& connection,
                          bool* wake);
