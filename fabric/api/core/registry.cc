@@ -19,9 +19,10 @@ namespace {
 // The one list of compiled-in providers.
 std::vector<std::unique_ptr<Provider>> BuiltInProviders() {
   std::vector<std::unique_ptr<Provider>> providers;
+  std::unique_ptr<Provider> shm = MakeShmProvider();
   providers.push_back(MakeVerbsProvider());
-  providers.push_back(MakeTcpProvider());
-  providers.push_back(MakeShmProvider());
+  providers.push_back(MakeTcpProvider(shm.get()));  // for local peers
+  providers.push_back(std::move(shm));
   providers.push_back(MakeUdpProvider());
   return providers;
 }

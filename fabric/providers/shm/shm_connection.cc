@@ -52,7 +52,7 @@ size_t ConnectionSegmentSize(size_t ring_capacity) {
 
 absl::StatusOr<std::unique_ptr<RingStream>> MakeConnection(
     const IpAddress& own, const std::string& key, size_t ring_capacity,
-    const Doorbell* doorbell, const IpAddress& peer) {
+    const Doorbell* doorbell, const IpAddress& peer, std::string_view scope) {
   if (!ValidCapacity(ring_capacity) || key.size() > kAuthKeyMax) {
     return FiError(FI_EINVAL, "bad ring size or key");
   }
@@ -78,7 +78,7 @@ absl::StatusOr<std::unique_ptr<RingStream>> MakeConnection(
   if (!in.ok()) return in.status();
   auto stream = std::make_unique<RingStream>(*std::move(segment), area, *in,
                                              *out, /*out_index=*/0, doorbell,
-                                             DoorbellName(peer));
+                                             DoorbellName(peer, scope));
   stream->OfferProbe();
   area->state.store(kOffered, std::memory_order_release);
   return stream;
@@ -87,7 +87,8 @@ absl::StatusOr<std::unique_ptr<RingStream>> MakeConnection(
 absl::StatusOr<AcceptedConnection> TakeConnection(const std::string& name,
                                                   const std::string& key,
                                                   const Doorbell* doorbell,
-                                                  bool cross_memory) {
+                                                  bool cross_memory,
+                                                  std::string_view scope) {
   if (!absl::StartsWith(name, kConnectionSegmentPrefix)) {
     return FiError(FI_EINVAL, absl::StrCat("'", name,
                                            "' is not a connection segment"));
@@ -133,7 +134,7 @@ absl::StatusOr<AcceptedConnection> TakeConnection(const std::string& name,
   }
   if (!problem.ok()) {
     area->state.store(kRefused, std::memory_order_release);
-    if (connector.ok()) doorbell->Ring(DoorbellName(*connector));
+    if (connector.ok()) doorbell->Ring(DoorbellName(*connector, scope));
     return FiError(-ToFiErrno(problem),
                    absl::StrCat("refusing connection ", name, ": ",
                                 problem.message()));
@@ -142,11 +143,11 @@ absl::StatusOr<AcceptedConnection> TakeConnection(const std::string& name,
   accepted.connector = *connector;
   accepted.stream = std::make_unique<RingStream>(
       *std::move(segment), area, *in, *out, /*out_index=*/1, doorbell,
-      DoorbellName(*connector));
+      DoorbellName(*connector, scope));
   accepted.stream->OfferProbe();
   accepted.stream->ProbePeer(cross_memory);
   area->state.store(kAccepted, std::memory_order_release);
-  doorbell->Ring(DoorbellName(*connector));
+  doorbell->Ring(DoorbellName(*connector, scope));
   return accepted;
 }
 

@@ -14,6 +14,7 @@
 
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include "absl/status/statusor.h"
 #include "fabric/api/core/address.h"
@@ -32,10 +33,11 @@ inline constexpr size_t kMaxRingCapacity = size_t{1} << 26;
 size_t ConnectionSegmentSize(size_t ring_capacity);
 
 // A new connection segment from the endpoint at `own` (authorization key
-// `key`) to the one at `peer`, not yet posted: its stream writes ring 0.
+// `key`) to the one at `peer`, both in `scope` (shm_names.h), not yet
+// posted: its stream writes ring 0.
 absl::StatusOr<std::unique_ptr<RingStream>> MakeConnection(
     const IpAddress& own, const std::string& key, size_t ring_capacity,
-    const Doorbell* doorbell, const IpAddress& peer);
+    const Doorbell* doorbell, const IpAddress& peer, std::string_view scope);
 
 // A connection taken from a request.
 struct AcceptedConnection {
@@ -43,8 +45,8 @@ struct AcceptedConnection {
   IpAddress connector;
 };
 
-// Takes the connection segment `name` posted to an endpoint whose
-// authorization key is `key`: accepts it, or refuses it (FI_EKEYREJECTED
+// Takes the connection segment `name` posted to an endpoint in `scope`
+// whose authorization key is `key`: accepts it, or refuses it (FI_EKEYREJECTED
 // for another key, FI_EINVAL for a malformed segment, telling the
 // connector when it can).
 // With `cross_memory`, it also tries to copy the connector's memory
@@ -52,7 +54,8 @@ struct AcceptedConnection {
 absl::StatusOr<AcceptedConnection> TakeConnection(const std::string& name,
                                                   const std::string& key,
                                                   const Doorbell* doorbell,
-                                                  bool cross_memory);
+                                                  bool cross_memory,
+                                                  std::string_view scope);
 
 }  // namespace shm
 }  // namespace fabric

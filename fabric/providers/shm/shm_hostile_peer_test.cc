@@ -68,7 +68,7 @@ class ShmHostilePeerTest : public ::testing::Test {
         reinterpret_cast<sockaddr*>(&name), sizeof(name));
     ASSERT_EQ(fi_av_insert(av_, &name, 1, &to_target_, 0, nullptr), 1);
     absl::StatusOr<Doorbell> doorbell =
-        Doorbell::Bind(DoorbellName(hostile_address_));
+        Doorbell::Bind(DoorbellName(hostile_address_, ""));
     ASSERT_TRUE(doorbell.ok()) << doorbell.status();
     doorbell_ = std::make_unique<Doorbell>(*std::move(doorbell));
   }
@@ -84,7 +84,7 @@ class ShmHostilePeerTest : public ::testing::Test {
   // Posts `name` to the target's request slots as a connecting peer would.
   void Post(const std::string& name) {
     absl::StatusOr<Segment> endpoint =
-        Segment::Open(EndpointSegmentName(target_address_));
+        Segment::Open(EndpointSegmentName(target_address_, ""));
     ASSERT_TRUE(endpoint.ok()) << endpoint.status();
     bool wake = false;
     ASSERT_TRUE(PostRequest(*endpoint, name, &wake).ok());
@@ -94,7 +94,7 @@ class ShmHostilePeerTest : public ::testing::Test {
   void Connect() {
     absl::StatusOr<std::unique_ptr<RingStream>> stream =
         MakeConnection(hostile_address_, "", kMinRingCapacity,
-                       doorbell_.get(), target_address_);
+                       doorbell_.get(), target_address_, "");
     ASSERT_TRUE(stream.ok()) << stream.status();
     stream_ = *std::move(stream);
     Post(stream_->segment().name());

@@ -8,19 +8,20 @@ namespace fabric {
 namespace shm {
 namespace {
 
-std::string Suffix(const IpAddress& address) {
-  return absl::StrCat(geteuid(), "-", address.HostString(), "-",
-                      address.port());
+std::string Suffix(const IpAddress& address, std::string_view scope) {
+  return absl::StrCat(geteuid(), scope.empty() ? "" : "-", std::string(scope),
+                      "-", address.HostString(), "-", address.port());
 }
 
 }  // namespace
 
-std::string EndpointSegmentName(const IpAddress& address) {
-  return absl::StrCat(kEndpointSegmentPrefix, "-", Suffix(address));
+std::string EndpointSegmentName(const IpAddress& address,
+                                std::string_view scope) {
+  return absl::StrCat(kEndpointSegmentPrefix, "-", Suffix(address, scope));
 }
 
-std::string DoorbellName(const IpAddress& address) {
-  return absl::StrCat("fabric-shm-", Suffix(address));
+std::string DoorbellName(const IpAddress& address, std::string_view scope) {
+  return absl::StrCat("fabric-shm-", Suffix(address, scope));
 }
 
 }  // namespace shm

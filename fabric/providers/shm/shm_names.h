@@ -4,11 +4,16 @@
 // address (127.0.0.1 or ::1 with a port-like number the provider picks, or
 // the address a tcp endpoint listens on when tcp uses shm as its peer for
 // local processes); it names the endpoint's segment and doorbell. Both
-// carry the user id, so users never see each other's endpoints.
+// carry the user id, so users never see each other's endpoints, and the
+// endpoint's scope: "" for the shm provider's own endpoints, the owner
+// provider's name ("tcp") for those of a peer domain, so an owner's local
+// path never reaches an application's shm endpoint that happens to have
+// the same address, nor the other way round.
 #ifndef FABRIC_PROVIDERS_SHM_SHM_NAMES_H_
 #define FABRIC_PROVIDERS_SHM_SHM_NAMES_H_
 
 #include <string>
+#include <string_view>
 
 #include "fabric/api/core/address.h"
 
@@ -20,10 +25,12 @@ inline constexpr char kEndpointSegmentPrefix[] = "/fabric-shmep";
 // The prefix of connection segment names (SegmentName's).
 inline constexpr char kConnectionSegmentPrefix[] = "/fabric-shmc";
 
-// "/fabric-shmep-<uid>-<host>-<port>".
-std::string EndpointSegmentName(const IpAddress& address);
-// "fabric-shm-<uid>-<host>-<port>": an abstract socket name.
-std::string DoorbellName(const IpAddress& address);
+// "/fabric-shmep-<uid>-<host>-<port>", or with a scope
+// "/fabric-shmep-<uid>-<scope>-<host>-<port>".
+std::string EndpointSegmentName(const IpAddress& address,
+                                std::string_view scope);
+// "fabric-shm-<uid>[-<scope>]-<host>-<port>": an abstract socket name.
+std::string DoorbellName(const IpAddress& address, std::string_view scope);
 
 }  // namespace shm
 }  // namespace fabric

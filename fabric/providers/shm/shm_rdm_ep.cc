@@ -51,6 +51,17 @@ int Fail(const ShmRdmEp& ep, const absl::Status& status) {
   return ToFiErrno(status);
 }
 
+// A transmit's connection could not be made. That no endpoint is there is
+// an answer the owner of a local path expects (it goes another way): info.
+int FailConnect(const ShmRdmEp& ep, const absl::Status& status) {
+  if (ep.scope.empty() || ToFiErrno(status) != -FI_ECONNREFUSED) {
+    return Fail(ep, status);
+  }
+  FI_INFO(ep.log(), FI_LOG_EP_CTRL, "%s\n",
+          std::string(status.message()).c_str());
+  return ToFiErrno(status);
+}
+
 TcpLink* AddLink(ShmRdmEp* ep, std::unique_ptr<RingStream> stream,
                  fi_addr_t peer, ShmLinkState state) {
   state.stream = stream.get();
@@ -88,14 +99,15 @@ void AcceptRequests(ShmRdmEp* ep) {
   }
   for (const std::string& name : names) {
     absl::StatusOr<AcceptedConnection> accepted = TakeConnection(
-        name, ep->base.util.auth_key, &*ep->doorbell, ep->cross_memory);
+        name, ep->base.util.auth_key, &*ep->doorbell, ep->cross_memory,
+        ep->scope);
     if (!accepted.ok()) {
       Fail(*ep, accepted.status());
       continue;
     }
     fi_addr_t peer = AvFindIp(ep->base.util.av, accepted->connector);
     ShmLinkState state;
-    state.peer_segment = EndpointSegmentName(accepted->connector);
+    state.peer_segment = EndpointSegmentName(accepted->connector, ep->scope);
     NoteProbe(*ep, *accepted->stream);
     TcpLink* link = AddLink(ep, std::move(accepted->stream), peer, state);
     // What FI_SOURCE_ERR reports, and what a later AV insert is matched by.
@@ -206,11 +218,12 @@ absl::Status TakeAddress(ShmRdmEp* ep, IpAddress address) {
       FiError(FI_EADDRINUSE, "no free shm address");
   for (int attempt = 0; attempt < (pick ? 64 : 1); ++attempt) {
     if (pick) address.set_port(static_cast<uint16_t>(ports(random)));
-    requests = RequestTable::Create(address);
+    requests = RequestTable::Create(address, ep->scope);
     if (requests.ok() || ToFiErrno(requests.status()) != -FI_EADDRINUSE) break;
   }
   if (!requests.ok()) return requests.status();
-  absl::StatusOr<Doorbell> doorbell = Doorbell::Bind(DoorbellName(address));
+  absl::StatusOr<Doorbell> doorbell =
+      Doorbell::Bind(DoorbellName(address, ep->scope));
   if (!doorbell.ok()) return doorbell.status();
   ep->requests = *std::move(requests);
   ep->doorbell = *std::move(doorbell);
@@ -271,26 +284,26 @@ TcpLink* ShmRdmEpEvents::LinkFor(fi_addr_t dest, int* error) {
     return nullptr;
   }
   absl::StatusOr<Segment> peer_segment =
-      Segment::Open(EndpointSegmentName(*peer));
+      Segment::Open(EndpointSegmentName(*peer, ep->scope));
   if (!peer_segment.ok()) {
-    *error = Fail(*ep, FiError(FI_ECONNREFUSED,
-                               absl::StrCat("no shm endpoint at ",
-                                            FormatAddrStr(*peer))));
+    *error = FailConnect(*ep, FiError(FI_ECONNREFUSED,
+                                      absl::StrCat("no shm endpoint at ",
+                                                   FormatAddrStr(*peer))));
     return nullptr;
   }
   absl::StatusOr<std::unique_ptr<RingStream>> stream =
       MakeConnection(ep->address, ep->base.util.auth_key, ep->ring_capacity,
-                     &*ep->doorbell, *peer);
+                     &*ep->doorbell, *peer, ep->scope);
   bool wake = false;
   absl::Status posted =
       stream.ok() ? PostRequest(*peer_segment, (*stream)->segment().name(),
                                 &wake)
                   : stream.status();
   if (!posted.ok()) {
-    *error = Fail(*ep, posted);
+    *error = FailConnect(*ep, posted);
     return nullptr;
   }
-  if (wake) ep->doorbell->Ring(DoorbellName(*peer));
+  if (wake) ep->doorbell->Ring(DoorbellName(*peer, ep->scope));
   ShmLinkState state;
   state.peer_segment = peer_segment->name();
   state.awaiting_accept = true;
@@ -378,6 +391,9 @@ int OpenShmRdmEp(fid_domain* domain_fid, fi_info* info, fid_ep** ep_out,
   ep->base.util.ep_fid = {};
   ep->ring_capacity = options.ring_capacity;
   ep->cross_memory = options.cross_memory;
+  if (domain->peer_owner != nullptr) {
+    ep->scope = domain->peer_owner->fabric->provider->name();
+  }
   absl::StatusOr<IpAddress> address = InitialAddress(*info);
   absl::Status status =
       address.ok() ? TakeAddress(ep.get(), *address) : address.status();

@@ -114,6 +114,7 @@ class ShmRdmEp {
 
   ShmRdmEpEvents events;
   IpAddress address;  // the endpoint's name
+  std::string scope;  // and its scope (shm_names.h)
   size_t ring_capacity = 0;  // of the connections it makes
   bool cross_memory = true;  // FI_SHM_CMA: try process_vm_readv
   std::optional<RequestTable> requests;

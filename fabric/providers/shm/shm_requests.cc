@@ -34,8 +34,9 @@ size_t EndpointSegmentSize() {
   return kSegmentPayloadOffset + sizeof(EndpointArea);
 }
 
-absl::StatusOr<RequestTable> RequestTable::Create(const IpAddress& address) {
-  std::string name = EndpointSegmentName(address);
+absl::StatusOr<RequestTable> RequestTable::Create(const IpAddress& address,
+                                                  std::string_view scope) {
+  std::string name = EndpointSegmentName(address, scope);
   absl::StatusOr<Segment> segment =
       Segment::Create(name, EndpointSegmentSize());
   if (!segment.ok() && ToFiErrno(segment.status()) == -EEXIST &&

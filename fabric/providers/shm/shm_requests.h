@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -28,7 +29,8 @@ class RequestTable {
   // Creates the segment of the endpoint at `address`; one left by a
   // process that died is removed first. FI_EADDRINUSE while a live endpoint
   // has the address.
-  static absl::StatusOr<RequestTable> Create(const IpAddress& address);
+  static absl::StatusOr<RequestTable> Create(const IpAddress& address,
+                                             std::string_view scope);
 
   // Whether requests were posted since the last Take.
   bool HasRequests() const {

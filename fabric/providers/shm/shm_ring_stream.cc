@@ -25,6 +25,8 @@ RingStream::RingStream(Segment segment, ConnectionArea* area, ByteRing in,
       doorbell_(doorbell),
       peer_doorbell_(std::move(peer_doorbell)) {}
 
+RingStream::~RingStream() { Shutdown(); }
+
 void RingStream::WakePeerIf(std::atomic<uint32_t>& flag) {
   // Pairs with the fence in PrepareToSleep: either the peer sees what was
   // just published, or this sees its flag.

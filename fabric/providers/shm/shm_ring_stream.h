@@ -27,6 +27,11 @@ class RingStream : public tcp::ByteStream {
   RingStream(Segment segment, ConnectionArea* area, ByteRing in, ByteRing out,
              int out_index, const Doorbell* doorbell,
              std::string peer_doorbell);
+  // Ends both directions, as a closed socket does: the peer reads the end
+  // and its writes fail.
+  ~RingStream() override;
+  RingStream(const RingStream&) = delete;
+  RingStream& operator=(const RingStream&) = delete;
 
   ssize_t Write(const iovec* iov, size_t count) override;
   ssize_t Read(const iovec* iov, size_t count) override;

@@ -20,9 +20,14 @@ constexpr uint32_t kTcpVersion = FI_VERSION(118, 0);
 
 class TcpProvider : public IpProvider {
  public:
-  TcpProvider() : IpProvider("tcp", kTcpVersion) {
+  explicit TcpProvider(const Provider* shm)
+      : IpProvider("tcp", kTcpVersion), shm_(shm) {
     DescribeTcpEndpoint(FI_EP_RDM, &rdm_);
     DescribeTcpEndpoint(FI_EP_MSG, &msg_);
+    fi_param_define(c_provider(), "shm", FI_PARAM_BOOL,
+                    "RDM endpoints reach peers on this host through the shm "
+                    "provider (fi_peer(3)); 0 sends every peer over TCP "
+                    "(default: yes)");
   }
 
   int default_priority() const override { return 100; }
@@ -43,7 +48,7 @@ class TcpProvider : public IpProvider {
       case FI_EP_MSG:
         return tcp::OpenTcpMsgEp(domain, info, ep, context);
       case FI_EP_RDM:
-        return tcp::OpenTcpRdmEp(domain, info, ep, context);
+        return tcp::OpenTcpRdmEp(domain, info, ep, context, LocalProvider());
       default:
         FI_WARN(c_provider(), FI_LOG_EP_CTRL,
                 "fi_endpoint: tcp opens FI_EP_MSG and FI_EP_RDM endpoints\n");
@@ -73,14 +78,22 @@ class TcpProvider : public IpProvider {
   }
 
  private:
+  // shm unless FI_TCP_SHM is 0 (or there is none).
+  const Provider* LocalProvider() const {
+    int enabled = 1;
+    fi_param_get_bool(const_cast<fi_provider*>(c_provider()), "shm", &enabled);
+    return enabled != 0 ? shm_ : nullptr;
+  }
+
+  const Provider* shm_;
   InfoTemplate rdm_;
   InfoTemplate msg_;
 };
 
 }  // namespace
 
-std::unique_ptr<Provider> MakeTcpProvider() {
-  return std::make_unique<TcpProvider>();
+std::unique_ptr<Provider> MakeTcpProvider(const Provider* shm) {
+  return std::make_unique<TcpProvider>(shm);
 }
 
 }  // namespace fabric

@@ -1,9 +1,9 @@
 // File: fabric/providers/tcp/tcp_provider.h
 //
 // The tcp provider: reliable MSG and RDM endpoints over TCP sockets, a domain
-// per network interface and a fabric per IP network. Discovery and fabrics
-// are implemented; domains and the data path arrive with their own work and
-// return -FI_ENOSYS until then.
+// per network interface and a fabric per IP network. Its RDM endpoints
+// reach peers on the same host through the shm provider given to it (null:
+// none), unless FI_TCP_SHM is 0 (tcp_local_path.h).
 #ifndef FABRIC_PROVIDERS_TCP_TCP_PROVIDER_H_
 #define FABRIC_PROVIDERS_TCP_TCP_PROVIDER_H_
 
@@ -13,7 +13,7 @@
 
 namespace fabric {
 
-std::unique_ptr<Provider> MakeTcpProvider();
+std::unique_ptr<Provider> MakeTcpProvider(const Provider* shm);
 
 }  // namespace fabric
 

@@ -283,6 +283,7 @@ void ProgressHandshake(TcpRdmEp* ep, int fd) {
 
 int CloseRdmEp(fid* object) {
   TcpRdmEp* ep = ToTcpRdmEp(object);
+  ep->local_path.reset();  // shm's endpoint is a peer of this one
   if (ep->registered) ep->engine()->Remove(&ep->events);
   UnreserveReceives(&ep->base);
   ep->links.Clear();  // closes their sockets
@@ -307,6 +308,10 @@ int Enable(TcpRdmEp* ep) {
   absl::StatusOr<IpAddress> name = LocalAddress(ep->listen_fd);
   if (!name.ok()) return Fail(*ep, name.status());
   ep->listen_address = *name;
+  if (ep->local_provider != nullptr) {
+    ep->local_path =
+        TcpLocalPath::Open(*ep->local_provider, &ep->base, ep->listen_address);
+  }
   ep->base.util.enabled.store(true);
   ep->registered = true;
   ep->engine()->Add(&ep->events);
@@ -469,7 +474,7 @@ bool TcpRdmEpEvents::auto_progress() const {
 }
 
 int OpenTcpRdmEp(fid_domain* domain_fid, fi_info* info, fid_ep** ep_out,
-                 void* context) {
+                 void* context, const Provider* local_provider) {
   UtilDomain* domain = reinterpret_cast<UtilDomain*>(domain_fid);
   const fi_provider* log = domain->fabric->provider->c_provider();
   absl::StatusOr<IpAddress> address = ListenAddress(*info);
@@ -498,6 +503,8 @@ int OpenTcpRdmEp(fid_domain* domain_fid, fi_info* info, fid_ep** ep_out,
   }
   Watch(ep.get(), EPOLL_CTL_ADD, ep->listen_fd, EPOLLIN);
   InstallDataPathOps(&ep->base, *info, &kRdmCmOps);
+  InstallRdmTransmitOps(&ep->base.util.ep_fid);
+  ep->local_provider = local_provider;
   *ep_out = &ep.release()->base.util.ep_fid;
   return 0;
 }

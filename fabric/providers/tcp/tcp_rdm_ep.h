@@ -32,6 +32,9 @@
 // accepts the peer's and moves its transmits there. No transmit fails and
 // no message is reordered for the collision.
 //
+// Peers on the same host are reached through shm instead, by default
+// (tcp_local_path.h).
+//
 // Messages to one peer keep their order (one connection). FI_SOURCE reports
 // the sender's fi_addr_t from the hello's address (FI_ADDR_NOTAVAIL when
 // the AV does not hold it; such a peer's connections are not matched
@@ -58,7 +61,9 @@
 
 #include "fabric/api/core/address.h"
 #include "fabric/providers/tcp/tcp_cm.h"
+#include "fabric/providers/provider.h"
 #include "fabric/providers/tcp/tcp_ep.h"
+#include "fabric/providers/tcp/tcp_local_path.h"
 #include "fabric/providers/util/progress.h"
 
 namespace fabric {
@@ -118,6 +123,10 @@ class TcpRdmEp {
   std::vector<pollfd> watched;
   IpAddress listen_address;  // from fi_enable on: what hellos carry
   bool registered = false;  // with the domain's progress engine
+  // The provider of the local path (shm), null when FI_TCP_SHM is 0; the
+  // path itself from fi_enable on, when it could be opened.
+  const Provider* local_provider = nullptr;
+  std::unique_ptr<TcpLocalPath> local_path;
   std::list<RdmIncoming> incoming;
   RdmLinks links;
   std::unordered_map<int, TcpLink*> link_by_fd;
@@ -128,9 +137,13 @@ class TcpRdmEp {
   ProgressEngine* engine() const { return base.util.domain->progress.get(); }
 };
 
-// Provider::OpenEndpoint of tcp for FI_EP_RDM.
+// Provider::OpenEndpoint of tcp for FI_EP_RDM; `local_provider` (shm, or
+// null) reaches the peers on this host.
 int OpenTcpRdmEp(fid_domain* domain, fi_info* info, fid_ep** ep,
-                 void* context);
+                 void* context, const Provider* local_provider);
+
+// Sets the transmit calls that take the local path (tcp_rdm_ops.cc).
+void InstallRdmTransmitOps(fid_ep* ep);
 
 }  // namespace tcp
 }  // namespace fabric

@@ -31,7 +31,8 @@ absl::StatusOr<AppBuffer> DescribeAppBuffer(const UtilDomain& domain,
     const auto* mr =
         desc != nullptr ? static_cast<const UtilMr*>(desc[i]) : nullptr;
     if (mr != nullptr) {
-      if (mr->mr_fid.fid.fclass != FI_CLASS_MR || mr->domain != &domain) {
+      bool ours = mr->domain == &domain || mr->domain == domain.peer_owner;
+      if (mr->mr_fid.fid.fclass != FI_CLASS_MR || !ours) {
         return FiError(FI_EINVAL,
                        absl::StrCat("desc[", i,
                                     "] is not a memory region of this domain"));

@@ -251,6 +251,7 @@ int OpenUtilDomain(fid_fabric* fabric_fid, fi_info* info,
   domain->peer_owner = *owner;
   if (domain->peer_owner != nullptr) {
     domain->peer_owner->open_children.fetch_add(1);
+    domain->progress = domain->peer_owner->progress;
   }
   fabric->open_children.fetch_add(1);
   AddLiveObject(&domain->domain_fid.fid, fabric->provider->name(),

@@ -62,8 +62,12 @@ struct UtilDomain {
   std::shared_ptr<ProgressEngine> progress = std::make_shared<ProgressEngine>();
   // Opened with fi_domain2(FI_PEER) (fi_peer(3), "PEER DOMAIN"): the
   // owner's domain, one of ours, kept open meanwhile (it counts this one in
-  // open_children). Remote accesses to this domain's endpoints may name the
-  // owner's memory regions (MrResolveRemote).
+  // open_children). The peer domain shares the owner's progress engine (the
+  // owner's CQ reads and waits advance the peer's endpoints), its endpoints
+  // may bind the owner's AV (they then address peers by the owner's
+  // fi_addr_t values), transmits may name the owner's memory regions as
+  // local descriptors, and remote accesses to its endpoints may name them
+  // too (MrResolveRemote).
   UtilDomain* peer_owner = nullptr;
 };
 

@@ -179,9 +179,13 @@ int BindUtilEndpoint(UtilEndpoint* ep, fid* bound, uint64_t flags) {
     return 0;
   }
   if (UtilAv* av = AsUtilAv(bound); av != nullptr) {
-    if (av->domain != ep->domain || ep->av != nullptr || flags != 0) {
+    bool owners = av->domain == ep->domain->peer_owner &&
+                  av->addr_format == ep->info->addr_format;
+    if ((av->domain != ep->domain && !owners) || ep->av != nullptr ||
+        flags != 0) {
       return Fail(*ep, FI_EINVAL, "fi_ep_bind: one AV of the endpoint's "
-                                  "domain, flags 0");
+                                  "domain (or of its peer domain's owner, "
+                                  "same address format), flags 0");
     }
     if (ep->info->ep_attr->type == FI_EP_MSG) {
       return Fail(*ep, FI_EINVAL, "fi_ep_bind: MSG endpoints take no AV");

@@ -1,0 +1,220 @@
+#include "fabric/providers/tcp/tcp_local_path.h"
+
+#include <rdma/fi_errno.h>
+#include <rdma/providers/fi_log.h>
+#include <stdlib.h>
+
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "fabric/api/core/info.h"
+#include "fabric/api/core/status.h"
+#include "fabric/providers/tcp/tcp_srx.h"
+#include "fabric/providers/util/av.h"
+#include "fabric/providers/util/interfaces.h"
+#include "fabric/providers/util/ip_socket.h"
+#include "fabric/providers/util/peer_cq.h"
+
+namespace fabric {
+namespace tcp {
+namespace {
+
+// An fi_* call's result as a status naming the call.
+absl::Status Check(int rc, const char* call) {
+  if (rc == 0) return absl::OkStatus();
+  return FiError(-rc, absl::StrCat(call, ": ", fi_strerror(-rc)));
+}
+
+// Why `ep` cannot have a local path, or null.
+const char* Unsuitable(const TcpEp& ep) {
+  for (UtilCntr* cntr : ep.util.cntrs) {
+    if (cntr != nullptr) {
+      return "counters are bound (shm's completions could not count them)";
+    }
+  }
+  if (ep.peer_srx != nullptr) {
+    return "the endpoint takes its receives from another provider's SRX";
+  }
+  if (ep.util.av == nullptr) return "no AV is bound";
+  return nullptr;
+}
+
+// The shm endpoint's attributes: the tcp endpoint's own (caps, op flags,
+// progress, threading, memory registration mode, authorization key), for
+// the fabric and domain shm offers (its discovery also says when /dev/shm
+// is too small), named by `address`.
+absl::StatusOr<InfoPtr> ShmInfo(const Provider& shm, const UtilEndpoint& tcp,
+                                const IpAddress& address) {
+  GetInfoRequest request;
+  request.version = tcp.info->fabric_attr->api_version;
+  absl::StatusOr<InfoList> offered = shm.Discover(request);
+  if (!offered.ok()) return offered.status();
+  if (offered->empty()) return FiError(FI_ENODATA, "shm offers nothing");
+  const fi_info* defaults = offered->head();
+  InfoPtr info = DupInfo(*tcp.info);
+  if (info == nullptr) {
+    return FiError(FI_ENOMEM, "cannot copy the endpoint's attributes");
+  }
+  const uint64_t local_only = ~static_cast<uint64_t>(FI_REMOTE_COMM);
+  info->caps = (info->caps & local_only) | FI_LOCAL_COMM;
+  info->domain_attr->caps =
+      (info->domain_attr->caps & local_only) | FI_LOCAL_COMM;
+  info->tx_attr->op_flags = tcp.tx_op_flags;
+  info->rx_attr->op_flags = tcp.rx_op_flags;
+  info->ep_attr->protocol = defaults->ep_attr->protocol;
+  info->ep_attr->protocol_version = defaults->ep_attr->protocol_version;
+  if (!SetString(&info->fabric_attr->name, defaults->fabric_attr->name) ||
+      !SetString(&info->fabric_attr->prov_name,
+                 defaults->fabric_attr->prov_name) ||
+      !SetString(&info->domain_attr->name, defaults->domain_attr->name)) {
+    return FiError(FI_ENOMEM, "cannot name the shm fabric");
+  }
+  info->fabric_attr->prov_version = defaults->fabric_attr->prov_version;
+  free(info->dest_addr);
+  info->dest_addr = nullptr;
+  info->dest_addrlen = 0;
+  size_t len = 0;
+  CopyAddressOut(address, info->addr_format, nullptr, &len);
+  void* name = malloc(len);
+  if (name == nullptr ||
+      CopyAddressOut(address, info->addr_format, name, &len) != 0) {
+    free(name);
+    return FiError(FI_EINVAL, "cannot write the endpoint's address");
+  }
+  free(info->src_addr);
+  info->src_addr = name;
+  info->src_addrlen = len;
+  return info;
+}
+
+}  // namespace
+
+std::unique_ptr<TcpLocalPath> TcpLocalPath::Open(const Provider& shm, TcpEp* ep,
+                                                 const IpAddress& address) {
+  if (const char* why = Unsuitable(*ep); why != nullptr) {
+    FI_INFO(ep->log(), FI_LOG_EP_CTRL, "peers on this host go over TCP: %s\n",
+            why);
+    return nullptr;
+  }
+  std::unique_ptr<TcpLocalPath> path(new TcpLocalPath);
+  absl::Status status = path->OpenObjects(shm, ep, address);
+  if (!status.ok()) {
+    FI_INFO(ep->log(), FI_LOG_EP_CTRL,
+            "peers on this host go over TCP: no shm endpoint: %s\n",
+            std::string(status.message()).c_str());
+    return nullptr;
+  }
+  FI_INFO(ep->log(), FI_LOG_EP_CTRL,
+          "peers on this host go through shm (endpoint %s)\n",
+          FormatAddrStr(address).c_str());
+  return path;
+}
+
+absl::Status TcpLocalPath::OpenObjects(const Provider& shm, TcpEp* tcp,
+                                       const IpAddress& address) {
+  const UtilEndpoint& util = tcp->util;
+  av_ = util.av;
+  absl::StatusOr<std::vector<IpInterface>> interfaces = ListIpInterfaces("");
+  if (!interfaces.ok()) return interfaces.status();
+  for (const IpInterface& interface : *interfaces) {
+    host_addresses_.push_back(interface.address);
+  }
+  absl::StatusOr<InfoPtr> info = ShmInfo(shm, util, address);
+  if (!info.ok()) return info.status();
+  absl::Status status = Check(
+      shm.OpenFabric(*(*info)->fabric_attr, &fabric_, nullptr), "fi_fabric");
+  if (!status.ok()) return status;
+  domain_context_ = {sizeof(domain_context_), &util.domain->domain_fid};
+  status = Check(
+      fi_domain2(fabric_, info->get(), &domain_, FI_PEER, &domain_context_),
+      "fi_domain2");
+  if (!status.ok()) return status;
+  status = OpenCqs(util);
+  if (!status.ok()) return status;
+  fi_rx_attr rx_attr = *(*info)->rx_attr;
+  rx_attr.op_flags = FI_PEER;
+  srx_context_ = {sizeof(srx_context_), TcpEpOwnerSrx(tcp)};
+  status = Check(fi_srx_context(domain_, &rx_attr, &srx_, &srx_context_),
+                 "fi_srx_context");
+  if (!status.ok()) return status;
+  status =
+      Check(fi_endpoint(domain_, info->get(), &ep_, nullptr), "fi_endpoint");
+  if (!status.ok()) return status;
+  uint64_t tx_flags =
+      FI_TRANSMIT | (util.tx_selective ? FI_SELECTIVE_COMPLETION : 0);
+  uint64_t rx_flags =
+      FI_RECV | (util.rx_selective ? FI_SELECTIVE_COMPLETION : 0);
+  status = Check(fi_ep_bind(ep_, &av_->av_fid.fid, 0), "fi_ep_bind(av)");
+  if (status.ok() && tx_cq_ != nullptr) {
+    status = Check(fi_ep_bind(ep_, &tx_cq_->fid, tx_flags), "fi_ep_bind(cq)");
+  }
+  if (status.ok() && rx_cq_ != nullptr) {
+    status = Check(fi_ep_bind(ep_, &rx_cq_->fid, rx_flags), "fi_ep_bind(cq)");
+  }
+  if (status.ok()) {
+    status = Check(fi_ep_bind(ep_, &srx_->fid, 0), "fi_ep_bind(srx)");
+  }
+  if (!status.ok()) return status;
+  return Check(fi_enable(ep_), "fi_enable");
+}
+
+// A peer CQ over each of tcp's CQs: tx_cq_ over the transmit CQ, rx_cq_
+// over the receive CQ (the same object when tcp's two are one).
+absl::Status TcpLocalPath::OpenCqs(const UtilEndpoint& tcp) {
+  auto open = [this](UtilCq* owner, fid_cq** cq, fi_peer_cq_context* context) {
+    *context = {sizeof(fi_peer_cq_context), UtilCqOwnerFid(owner)};
+    fi_cq_attr attr = {};
+    attr.format = owner->format;
+    attr.flags = FI_PEER;
+    return Check(fi_cq_open(domain_, &attr, cq, context), "fi_cq_open");
+  };
+  if (tcp.tx_cq != nullptr) {
+    absl::Status status = open(tcp.tx_cq, &tx_cq_, &tx_cq_context_);
+    if (!status.ok()) return status;
+  }
+  if (tcp.rx_cq == nullptr) return absl::OkStatus();
+  if (tcp.rx_cq == tcp.tx_cq) {
+    rx_cq_ = tx_cq_;
+    return absl::OkStatus();
+  }
+  return open(tcp.rx_cq, &rx_cq_, &rx_cq_context_);
+}
+
+TcpLocalPath::~TcpLocalPath() {
+  for (fid_ep* ep : {ep_, srx_}) {
+    if (ep != nullptr) fi_close(&ep->fid);
+  }
+  if (rx_cq_ != nullptr && rx_cq_ != tx_cq_) fi_close(&rx_cq_->fid);
+  if (tx_cq_ != nullptr) fi_close(&tx_cq_->fid);
+  if (domain_ != nullptr) fi_close(&domain_->fid);
+  if (fabric_ != nullptr) fi_close(&fabric_->fid);
+}
+
+bool TcpLocalPath::IsLocal(const IpAddress& peer) const {
+  if (peer.IsWildcard()) return true;
+  for (const IpAddress& own : host_addresses_) {
+    if (own.SameHost(peer)) return true;
+  }
+  return false;
+}
+
+fid_ep* TcpLocalPath::Via(fi_addr_t dest) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto known = through_shm_.find(dest);
+  if (known != through_shm_.end()) return known->second ? ep_ : nullptr;
+  absl::StatusOr<IpAddress> peer = AvLookupIp(av_, dest);
+  // Not remembered: the transmit over TCP fails for an address the AV
+  // does not hold.
+  if (!peer.ok()) return nullptr;
+  bool local = IsLocal(*peer);
+  through_shm_[dest] = local;
+  return local ? ep_ : nullptr;
+}
+
+void TcpLocalPath::Refused(fi_addr_t dest) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  through_shm_[dest] = false;
+}
+
+}  // namespace tcp
+}  // namespace fabric

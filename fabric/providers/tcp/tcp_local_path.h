@@ -1,0 +1,100 @@
+// File: fabric/providers/tcp/tcp_local_path.h
+//
+// How a tcp RDM endpoint reaches peers on its own host: through an shm
+// endpoint it opens and owns, as fi_peer(3)'s example describes. At
+// fi_enable (unless FI_TCP_SHM is 0) the endpoint opens, with the shm
+// provider's own calls:
+//  - an shm fabric and a peer domain of its domain (fi_domain2, FI_PEER):
+//    shm's endpoints progress with tcp's (one progress engine: tcp's CQ
+//    reads and waits advance them), and take tcp's memory regions as local
+//    descriptors and remote keys;
+//  - a peer CQ over each of its CQs (fi_cq_open, FI_PEER): shm writes its
+//    completions into tcp's, so the application reads one CQ;
+//  - a peer SRX over its own receive queues (fi_srx_context, FI_PEER): shm
+//    takes its receive buffers from the receives posted on tcp, so matching,
+//    FI_DIRECTED_RECV and FI_MULTI_RECV stay one queue in posting order;
+//  - an shm endpoint named by the tcp endpoint's address in the "tcp" scope
+//    (shm_names.h), bound to tcp's AV: both name peers by the same
+//    addresses, so shm reports FI_SOURCE as tcp's fi_addr_t.
+// A transmit (msg, tagged, RMA, atomic) to an AV address whose IP belongs to
+// this host (an address of one of its interfaces, loopback included, or the
+// wildcard) goes through shm; one to any other goes over TCP. A peer that
+// has no shm endpoint in the scope (it runs with FI_TCP_SHM=0, as another
+// user, or in another network namespace) makes shm refuse the first
+// transmit at once (-FI_ECONNREFUSED, nothing sent): that peer then goes
+// over TCP for the rest of the endpoint's life. Each peer keeps one path,
+// so its messages keep their order.
+//
+// Not used, and logged at info level, when the endpoint has counters bound
+// (shm's completions could not count them: fi_peer(3) has no peer
+// counter), when it takes its receives from another provider's SRX, or
+// when the shm objects cannot be opened (a small /dev/shm, say).
+#ifndef FABRIC_PROVIDERS_TCP_TCP_LOCAL_PATH_H_
+#define FABRIC_PROVIDERS_TCP_TCP_LOCAL_PATH_H_
+
+#include <rdma/fi_domain.h>
+#include <rdma/fi_endpoint.h>
+#include <rdma/fi_ext.h>
+
+#include <memory>
+#include <mutex>
+#include <unordered_map>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "fabric/api/core/address.h"
+#include "fabric/providers/provider.h"
+#include "fabric/providers/tcp/tcp_ep.h"
+
+namespace fabric {
+namespace tcp {
+
+class TcpLocalPath {
+ public:
+  // The path of the enabled endpoint `ep` listening at `address`, through
+  // `shm`; null when it does not apply or cannot be opened (logged).
+  static std::unique_ptr<TcpLocalPath> Open(const Provider& shm, TcpEp* ep,
+                                            const IpAddress& address);
+  // Closes the shm objects, peers before what they import.
+  ~TcpLocalPath();
+  TcpLocalPath(const TcpLocalPath&) = delete;
+  TcpLocalPath& operator=(const TcpLocalPath&) = delete;
+
+  // The shm endpoint a transmit to `dest` goes through, or null: TCP.
+  fid_ep* Via(fi_addr_t dest);
+  // shm refused `dest` (no endpoint there): it goes over TCP from now on.
+  void Refused(fi_addr_t dest);
+
+  // The shm endpoint (tests look at its links).
+  fid_ep* shm_endpoint() const { return ep_; }
+
+ private:
+  TcpLocalPath() = default;
+  absl::Status OpenObjects(const Provider& shm, TcpEp* tcp,
+                           const IpAddress& address);
+  absl::Status OpenCqs(const UtilEndpoint& tcp);
+  // Whether `peer` is an address of this host.
+  bool IsLocal(const IpAddress& peer) const;
+
+  UtilAv* av_ = nullptr;  // tcp's, which shm's endpoint is bound to
+  std::vector<IpAddress> host_addresses_;
+  fi_peer_domain_context domain_context_ = {};
+  fi_peer_cq_context tx_cq_context_ = {};
+  fi_peer_cq_context rx_cq_context_ = {};
+  fi_peer_srx_context srx_context_ = {};
+  fid_fabric* fabric_ = nullptr;
+  fid_domain* domain_ = nullptr;
+  fid_cq* tx_cq_ = nullptr;
+  fid_cq* rx_cq_ = nullptr;  // tx_cq_ when tcp's two directions share one
+  fid_ep* srx_ = nullptr;
+  fid_ep* ep_ = nullptr;
+
+  std::mutex mutex_;  // guards through_shm_
+  // Per AV address asked about: whether it goes through shm.
+  std::unordered_map<fi_addr_t, bool> through_shm_;
+};
+
+}  // namespace tcp
+}  // namespace fabric
+
+#endif  // FABRIC_PROVIDERS_TCP_TCP_LOCAL_PATH_H_
