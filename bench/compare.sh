@@ -22,10 +22,16 @@
 #   --rounds N        rounds (default 5)
 #   --sizes A,B,...   message sizes in bytes (default 64,4096,65536,1048576)
 #   --cases A,B,...   provider-endpoint cases (default
-#                     tcp-msg,tcp-rdm,udp-dgram,shm-rdm)
+#                     tcp-msg,tcp-rdm,tcp-rdm-local,udp-dgram,shm-rdm)
 #   --programs A,B    fi_pingpong and/or pingpong (default: both)
 #   --plot FILE.png   also plot the ratios into FILE.png
 #   --timeout S       limit for each process in seconds (default 60)
+#
+# Cases: tcp-rdm runs our tcp RDM endpoints over TCP (FI_TCP_SHM=0), as
+# libfabric 1.17's are; tcp-rdm-local runs them as they are by default, with
+# peers on the same host reached through shm (tcp_local_path.h), against
+# the same libfabric tcp RDM, and is also compared with our shm-rdm (the
+# goal: within 1.2x of shm's latency).
 #
 # The numbers are only comparable on a quiet machine: the CPU count and load
 # average are printed at the start and at the end. Build with -c opt.
@@ -33,7 +39,8 @@ set -uo pipefail
 
 rounds=5
 sizes=64,4096,65536,1048576
-only_cases=tcp-msg,tcp-rdm,udp-dgram,shm-rdm
+all_cases="tcp-msg tcp-rdm tcp-rdm-local udp-dgram shm-rdm"
+only_cases=${all_cases// /,}
 programs=fi_pingpong,pingpong
 plot=
 timeout_s=60
@@ -60,8 +67,8 @@ for number in "$rounds" "$timeout_s" ${sizes//,/ }; do
   [[ "$number" =~ ^[1-9][0-9]*$ ]] || { echo "not a positive number: $number" >&2; exit 2; }
 done
 for case_name in ${only_cases//,/ }; do
-  [[ " tcp-msg tcp-rdm udp-dgram shm-rdm " == *" $case_name "* ]] ||
-    { echo "unknown case: $case_name (tcp-msg, tcp-rdm, udp-dgram, shm-rdm)" >&2; exit 2; }
+  [[ " $all_cases " == *" $case_name "* ]] ||
+    { echo "unknown case: $case_name ($all_cases)" >&2; exit 2; }
 done
 for program in ${programs//,/ }; do
   [[ " fi_pingpong pingpong " == *" $program "* ]] ||
@@ -85,6 +92,15 @@ goals=(
   "shm-rdm 1048576 bandwidth 1.0"
 )
 readonly udp_max=65507
+
+# case_run CASE: "PROVIDER EP_TYPE FI_TCP_SHM" of a case.
+case_run() {
+  case "$1" in
+    tcp-rdm) echo "tcp rdm 0" ;;
+    tcp-rdm-local) echo "tcp rdm 1" ;;
+    *) echo "${1%-*} ${1#*-} 1" ;;
+  esac
+}
 
 runfiles="${RUNFILES_DIR:-$0.runfiles}/fabric"
 [ -d "$runfiles" ] || runfiles="$PWD"
@@ -146,12 +162,12 @@ for round in $(seq "$rounds"); do
   start=$SECONDS
   for program in ${programs//,/ }; do
     for case_name in ${only_cases//,/ }; do
-      provider=${case_name%-*}
-      ep_type=${case_name#*-}
+      read -r provider ep_type tcp_shm <<<"$(case_run "$case_name")"
       for size in ${sizes//,/ }; do
         [ "$provider" = udp ] && [ "$size" -gt "$udp_max" ] && continue
         for lib in "${libs[@]}"; do
-          if out=$(FI_PINGPONG=${program_path[$program]} "$pingpong_once" \
+          if out=$(FI_TCP_SHM=$tcp_shm FI_PINGPONG=${program_path[$program]} \
+            "$pingpong_once" \
             "$work/$lib" "$provider" "$ep_type" "$size" \
             "$(iterations_for "$size")" "$timeout_s"); then
             read -r usec mbps <<<"$out"
@@ -230,6 +246,23 @@ for program in ${programs//,/ }; do
   done
 done
 echo "us: latency usec/xfer (ours/libfabric < 1: ours faster); MB/s: bandwidth (> 1: ours faster)."
+
+# Our tcp RDM to a peer on this host against our shm's own latency.
+if [[ ",$only_cases," == *,tcp-rdm-local,* && ",$only_cases," == *,shm-rdm,* ]]; then
+  echo
+  echo "Ours, tcp-rdm-local / shm-rdm latency (goal <= 1.2x at 64 B):"
+  for program in ${programs//,/ }; do
+    for size in ${sizes//,/ }; do
+      local_us=$(median "$program" tcp-rdm-local "$size" ours 7)
+      shm_us=$(median "$program" shm-rdm "$size" ours 7)
+      ratio_local=$(ratio "$local_us" "$shm_us")
+      notes=
+      [ "$size" = 64 ] && notes=$(verdict "$ratio_local" 1.2 latency)
+      printf '  %-12s %8s  %9s %9s %7s  %s\n' "$program" "$size" \
+        "${local_us:-failed}" "${shm_us:-failed}" "$ratio_local" "$notes"
+    done
+  done
+fi
 
 echo
 echo "Per round (usec/xfer; x = failed):"

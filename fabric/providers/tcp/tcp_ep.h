@@ -127,8 +127,12 @@ struct TcpEp {
   // the entries lent to them until free_entry, and their queued untagged
   // messages in arrival order (queued tagged ones are in `unexpected`).
   fid_peer_srx owner_srx = {};
-  std::unordered_map<fi_peer_rx_entry*, std::unique_ptr<PeerRxEntry>>
-      peer_entries;
+  using PeerEntries =
+      std::unordered_map<fi_peer_rx_entry*, std::unique_ptr<PeerRxEntry>>;
+  PeerEntries peer_entries;
+  // Entries freed, kept with their map nodes for the next messages (a
+  // message then costs no allocation).
+  std::vector<PeerEntries::node_type> spare_peer_entries;
   std::deque<fi_peer_rx_entry*> queued_peer_msgs;
 
   // As a peer (tcp_srx.h): the SRX it is bound to, its messages queued at
@@ -148,6 +152,8 @@ struct TcpEp {
   // Finished transmit entries kept for the next transmits (NewTxEntry):
   // a message then costs no allocation.
   std::vector<std::unique_ptr<TxEntry>> spare_tx;
+  // The same for receives (NewPostedRecv).
+  std::vector<std::unique_ptr<PostedRecv>> spare_recvs;
 
   const fi_provider* log() const {
     return util.domain->fabric->provider->c_provider();
@@ -236,6 +242,10 @@ void InstallDataPathOps(TcpEp* ep, const fi_info& info, fi_ops_cm* cm);
 std::unique_ptr<TxEntry> NewTxEntry(TcpEp* ep);
 // Keeps a finished entry for NewTxEntry (up to a few dozen).
 void RecycleTxEntry(TcpEp* ep, std::unique_ptr<TxEntry> entry);
+// A receive in its new state: a spare one when there is one.
+std::unique_ptr<PostedRecv> NewPostedRecv(TcpEp* ep);
+// Keeps a receive done with for NewPostedRecv (up to a few dozen).
+void RecyclePostedRecv(TcpEp* ep, std::unique_ptr<PostedRecv> recv);
 
 // Posts a transmit the endpoint built on `link`: limits, CQ reservation,
 // FI_FENCE. 0 or -fi_errno (nothing posted).

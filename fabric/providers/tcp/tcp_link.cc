@@ -181,6 +181,7 @@ void CompleteRecv(TcpEp* ep, TcpLink* link, fi_addr_t source,
   if ((header.flags & kAckRequested) && link != nullptr) {
     SendAnswer(link, Op::kAck, header.id, 0);
   }
+  RecyclePostedRecv(ep, std::move(recv));  // null when kept (FI_MULTI_RECV)
 }
 
 void SendAnswer(TcpLink* link, Op op, uint64_t id, int32_t status) {
@@ -576,6 +577,28 @@ void RecycleTxEntry(TcpEp* ep, std::unique_ptr<TxEntry> entry) {
   if (ep->spare_tx.size() < kSpareTxEntries &&
       entry->owned.capacity() <= 4096) {
     ep->spare_tx.push_back(std::move(entry));
+  }
+}
+
+std::unique_ptr<PostedRecv> NewPostedRecv(TcpEp* ep) {
+  if (ep->spare_recvs.empty()) return std::make_unique<PostedRecv>();
+  std::unique_ptr<PostedRecv> recv = std::move(ep->spare_recvs.back());
+  ep->spare_recvs.pop_back();
+  // Fresh, but with the iov and desc storage kept.
+  std::vector<iovec> iov = std::move(recv->iov);
+  std::vector<void*> desc = std::move(recv->desc);
+  *recv = PostedRecv();
+  iov.clear();
+  desc.clear();
+  recv->iov = std::move(iov);
+  recv->desc = std::move(desc);
+  return recv;
+}
+
+void RecyclePostedRecv(TcpEp* ep, std::unique_ptr<PostedRecv> recv) {
+  constexpr size_t kSpareRecvs = 32;
+  if (recv != nullptr && ep->spare_recvs.size() < kSpareRecvs) {
+    ep->spare_recvs.push_back(std::move(recv));
   }
 }
 

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 
 #include <string>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "fabric/api/core/info.h"
@@ -42,9 +43,8 @@ const char* Unsuitable(const TcpEp& ep) {
 // The shm endpoint's attributes: the tcp endpoint's own (caps, op flags,
 // progress, threading, memory registration mode, authorization key), for
 // the fabric and domain shm offers (its discovery also says when /dev/shm
-// is too small), named by `address`.
-absl::StatusOr<InfoPtr> ShmInfo(const Provider& shm, const UtilEndpoint& tcp,
-                                const IpAddress& address) {
+// is too small). No source address: the domain's interfaces are shm's.
+absl::StatusOr<InfoPtr> ShmInfo(const Provider& shm, const UtilEndpoint& tcp) {
   GetInfoRequest request;
   request.version = tcp.info->fabric_attr->api_version;
   absl::StatusOr<InfoList> offered = shm.Discover(request);
@@ -70,21 +70,25 @@ absl::StatusOr<InfoPtr> ShmInfo(const Provider& shm, const UtilEndpoint& tcp,
     return FiError(FI_ENOMEM, "cannot name the shm fabric");
   }
   info->fabric_attr->prov_version = defaults->fabric_attr->prov_version;
-  free(info->dest_addr);
-  info->dest_addr = nullptr;
+  for (void** addr : {&info->src_addr, &info->dest_addr}) {
+    free(*addr);
+    *addr = nullptr;
+  }
+  info->src_addrlen = 0;
   info->dest_addrlen = 0;
+  return info;
+}
+
+// Names the endpoint `info` opens by `address`.
+absl::Status SetSource(fi_info* info, const IpAddress& address) {
   size_t len = 0;
   CopyAddressOut(address, info->addr_format, nullptr, &len);
-  void* name = malloc(len);
-  if (name == nullptr ||
-      CopyAddressOut(address, info->addr_format, name, &len) != 0) {
-    free(name);
+  std::vector<char> name(len);
+  if (CopyAddressOut(address, info->addr_format, name.data(), &len) != 0 ||
+      !SetAddress(&info->src_addr, &info->src_addrlen, name.data(), len)) {
     return FiError(FI_EINVAL, "cannot write the endpoint's address");
   }
-  free(info->src_addr);
-  info->src_addr = name;
-  info->src_addrlen = len;
-  return info;
+  return absl::OkStatus();
 }
 
 }  // namespace
@@ -114,12 +118,13 @@ absl::Status TcpLocalPath::OpenObjects(const Provider& shm, TcpEp* tcp,
                                        const IpAddress& address) {
   const UtilEndpoint& util = tcp->util;
   av_ = util.av;
+  paths_ = std::vector<std::atomic<uint8_t>>(kFastAddresses);
   absl::StatusOr<std::vector<IpInterface>> interfaces = ListIpInterfaces("");
   if (!interfaces.ok()) return interfaces.status();
   for (const IpInterface& interface : *interfaces) {
     host_addresses_.push_back(interface.address);
   }
-  absl::StatusOr<InfoPtr> info = ShmInfo(shm, util, address);
+  absl::StatusOr<InfoPtr> info = ShmInfo(shm, util);
   if (!info.ok()) return info.status();
   absl::Status status = Check(
       shm.OpenFabric(*(*info)->fabric_attr, &fabric_, nullptr), "fi_fabric");
@@ -136,6 +141,8 @@ absl::Status TcpLocalPath::OpenObjects(const Provider& shm, TcpEp* tcp,
   srx_context_ = {sizeof(srx_context_), TcpEpOwnerSrx(tcp)};
   status = Check(fi_srx_context(domain_, &rx_attr, &srx_, &srx_context_),
                  "fi_srx_context");
+  if (!status.ok()) return status;
+  status = SetSource(info->get(), address);
   if (!status.ok()) return status;
   status =
       Check(fi_endpoint(domain_, info->get(), &ep_, nullptr), "fi_endpoint");
@@ -199,21 +206,37 @@ bool TcpLocalPath::IsLocal(const IpAddress& peer) const {
 }
 
 fid_ep* TcpLocalPath::Via(fi_addr_t dest) {
+  if (dest < paths_.size()) {
+    uint8_t known = paths_[dest].load(std::memory_order_relaxed);
+    if (known != kUndecided) return known == kShm ? ep_ : nullptr;
+  }
   std::lock_guard<std::mutex> lock(mutex_);
-  auto known = through_shm_.find(dest);
-  if (known != through_shm_.end()) return known->second ? ep_ : nullptr;
+  if (dest >= paths_.size()) {
+    auto known = paths_beyond_.find(dest);
+    if (known != paths_beyond_.end()) {
+      return known->second == kShm ? ep_ : nullptr;
+    }
+  }
   absl::StatusOr<IpAddress> peer = AvLookupIp(av_, dest);
   // Not remembered: the transmit over TCP fails for an address the AV
   // does not hold.
   if (!peer.ok()) return nullptr;
-  bool local = IsLocal(*peer);
-  through_shm_[dest] = local;
-  return local ? ep_ : nullptr;
+  Path path = IsLocal(*peer) ? kShm : kTcp;
+  Decide(dest, path);
+  return path == kShm ? ep_ : nullptr;
 }
 
 void TcpLocalPath::Refused(fi_addr_t dest) {
   std::lock_guard<std::mutex> lock(mutex_);
-  through_shm_[dest] = false;
+  Decide(dest, kTcp);
+}
+
+void TcpLocalPath::Decide(fi_addr_t dest, Path path) {
+  if (dest < paths_.size()) {
+    paths_[dest].store(path, std::memory_order_relaxed);
+  } else {
+    paths_beyond_[dest] = path;
+  }
 }
 
 }  // namespace tcp

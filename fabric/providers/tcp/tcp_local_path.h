@@ -36,6 +36,7 @@
 #include <rdma/fi_endpoint.h>
 #include <rdma/fi_ext.h>
 
+#include <atomic>
 #include <memory>
 #include <mutex>
 #include <unordered_map>
@@ -89,9 +90,16 @@ class TcpLocalPath {
   fid_ep* srx_ = nullptr;
   fid_ep* ep_ = nullptr;
 
-  std::mutex mutex_;  // guards through_shm_
-  // Per AV address asked about: whether it goes through shm.
-  std::unordered_map<fi_addr_t, bool> through_shm_;
+  // Per AV address asked about, which path it takes: read without a lock
+  // below kFastAddresses (AV indices are consecutive from 0), in a map
+  // under mutex_ above.
+  enum Path : uint8_t { kUndecided = 0, kShm, kTcp };
+  static constexpr size_t kFastAddresses = 65536;
+  std::vector<std::atomic<uint8_t>> paths_;
+  std::mutex mutex_;  // guards deciding, and paths_beyond_
+  std::unordered_map<fi_addr_t, Path> paths_beyond_;
+  // Records `path` for `dest` (mutex_ held).
+  void Decide(fi_addr_t dest, Path path);
 };
 
 }  // namespace tcp

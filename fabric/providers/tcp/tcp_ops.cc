@@ -190,7 +190,7 @@ ssize_t Receive(fid_ep* ep_fid, fi_addr_t source, const RxRequest& request) {
       ep->recvs.size() + ep->tagged_recvs.size() >= info.rx_attr->size) {
     return -FI_EAGAIN;
   }
-  auto recv = std::make_unique<PostedRecv>();
+  std::unique_ptr<PostedRecv> recv = NewPostedRecv(ep);
   recv->context = request.context;
   recv->flags = request.flags;
   recv->iov.assign(request.iov, request.iov + request.count);

@@ -43,6 +43,11 @@ int Fail(const TcpRdmEp& ep, const absl::Status& status) {
 // A pass polls the sockets with poll(2) while there are at most this many
 // (cheaper than epoll_wait), with the epoll set beyond.
 constexpr size_t kPollLimit = 8;
+// While the endpoint has no connection, only every this many passes looks
+// at it: a pass then costs no lock and no system call, which is what a
+// polling loop over peers on this host (through shm) feels. A new
+// connection waits some tens of microseconds more for it.
+constexpr uint32_t kIdleListenPollPasses = 1024;
 
 // Registers, changes (EPOLLIN/EPOLLOUT, which poll(2) spells alike) or
 // drops what a pass asks about `fd`.
@@ -67,6 +72,7 @@ TcpLink* AddLink(TcpRdmEp* ep, int fd, fi_addr_t peer, uint32_t events) {
       &ep->base, std::make_unique<SocketStream>(fd), peer));
   ep->link_by_fd[fd] = link;
   Watch(ep, EPOLL_CTL_ADD, fd, events);
+  ep->has_sockets.store(true, std::memory_order_release);
   return link;
 }
 
@@ -260,6 +266,7 @@ void ProgressOutgoing(TcpRdmEp* ep, TcpLink* link, RdmHandshake& handshake) {
 void AcceptConnections(TcpRdmEp* ep) {
   for (int fd; (fd = AcceptSocket(ep->listen_fd, ep->log())) >= 0;) {
     ep->incoming.push_back(RdmIncoming{fd, CmReader()});
+    ep->has_sockets.store(true, std::memory_order_release);
     Watch(ep, EPOLL_CTL_ADD, fd, EPOLLIN);
   }
 }
@@ -444,7 +451,14 @@ void Dispatch(TcpRdmEp* ep, int fd) {
 
 void TcpRdmEpEvents::Progress() {
   TcpRdmEp* ep = ep_;
+  if (!ep->has_sockets.load(std::memory_order_acquire) &&
+      !ep->base.any_started.load(std::memory_order_acquire) &&
+      ++ep->idle_passes % kIdleListenPollPasses != 0) {
+    return;
+  }
   std::lock_guard<OptionalMutex> lock(ep->base.util.mutex);
+  ep->has_sockets.store(!ep->links.all.empty() || !ep->incoming.empty(),
+                        std::memory_order_release);
   ep->links.FreeClosed();
   FinishStartedPeerMsgs(&ep->base);
   if (!ep->handshakes.empty()) ExpireHandshakes(ep);

@@ -53,6 +53,7 @@
 #include <poll.h>
 #include <rdma/fabric.h>
 
+#include <atomic>
 #include <chrono>
 #include <list>
 #include <memory>
@@ -123,6 +124,10 @@ class TcpRdmEp {
   std::vector<pollfd> watched;
   IpAddress listen_address;  // from fi_enable on: what hellos carry
   bool registered = false;  // with the domain's progress engine
+  // Whether it has connections (links or accepted sockets): without, most
+  // progress passes skip it. Set when one is made, recomputed by passes.
+  std::atomic<bool> has_sockets{false};
+  uint32_t idle_passes = 0;  // progress passes without a connection
   // The provider of the local path (shm), null when FI_TCP_SHM is 0; the
   // path itself from fi_enable on, when it could be opened.
   const Provider* local_provider = nullptr;

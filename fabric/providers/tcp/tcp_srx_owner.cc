@@ -15,18 +15,34 @@ TcpEp* EpOf(const fid_peer_srx* srx) {
   return static_cast<TcpEp*>(srx->ep_fid.fid.context);
 }
 
-// A new entry lent to the peer: what the message is known by.
+// Freed entries kept for reuse, at most.
+constexpr size_t kMaxSparePeerEntries = 64;
+
+// A new entry lent to the peer (a spare one when there is one): what the
+// message is known by.
 fi_peer_rx_entry* NewEntry(TcpEp* ep, fi_addr_t addr, size_t size,
                            uint64_t tag, bool tagged) {
-  auto owned = std::make_unique<PeerRxEntry>();
+  PeerRxEntry* owned = nullptr;
+  if (!ep->spare_peer_entries.empty()) {
+    TcpEp::PeerEntries::node_type node =
+        std::move(ep->spare_peer_entries.back());
+    ep->spare_peer_entries.pop_back();
+    owned = node.mapped().get();
+    ep->peer_entries.insert(std::move(node));
+  } else {
+    auto made = std::make_unique<PeerRxEntry>();
+    owned = made.get();
+    ep->peer_entries.emplace(&made->entry, std::move(made));
+  }
+  owned->queued = false;
   fi_peer_rx_entry* entry = &owned->entry;
+  *entry = {};
   entry->srx = &ep->owner_srx;
   entry->addr = addr;
   entry->size = size;
   entry->tag = tag;
   entry->flags = FI_RECV | (tagged ? FI_TAGGED : FI_MSG);
-  entry->owner_context = owned.get();
-  ep->peer_entries.emplace(entry, std::move(owned));
+  entry->owner_context = owned;
   return entry;
 }
 
@@ -71,7 +87,10 @@ int Get(fid_peer_srx* srx, Queue& queue, fi_addr_t addr, size_t size,
   *out = entry;
   auto it = FindRecv(queue, ep->directed_recv, addr, tagged, tag);
   if (it == queue.end()) return -FI_ENOENT;
-  if (Lend(ep, **it, entry)) queue.erase(it);
+  if (Lend(ep, **it, entry)) {
+    RecyclePostedRecv(ep, std::move(*it));
+    queue.erase(it);
+  }
   return 0;
 }
 
@@ -96,7 +115,10 @@ int QueueMsg(fi_peer_rx_entry* entry) {
     ep->queued_peer_msgs.push_back(entry);
     return 0;
   }
-  if (Lend(ep, **it, entry)) ep->recvs.erase(it);
+  if (Lend(ep, **it, entry)) {
+    RecyclePostedRecv(ep, std::move(*it));
+    ep->recvs.erase(it);
+  }
   return entry->srx->peer_ops->start_msg(entry);
 }
 
@@ -117,6 +139,7 @@ int QueueTag(fi_peer_rx_entry* entry) {
     return 0;
   }
   Lend(ep, **it, entry);
+  RecyclePostedRecv(ep, std::move(*it));
   ep->tagged_recvs.erase(it);
   return entry->srx->peer_ops->start_tag(entry);
 }
@@ -138,7 +161,10 @@ void FreeEntry(fi_peer_rx_entry* entry) {
   auto it = ep->peer_entries.find(entry);
   if (it == ep->peer_entries.end()) return;
   if (it->second->queued) Withdraw(ep, entry);
-  ep->peer_entries.erase(it);
+  TcpEp::PeerEntries::node_type node = ep->peer_entries.extract(it);
+  if (ep->spare_peer_entries.size() < kMaxSparePeerEntries) {
+    ep->spare_peer_entries.push_back(std::move(node));
+  }
 }
 
 fi_ops_srx_owner kOwnerOps = {sizeof(fi_ops_srx_owner), GetMsg,   GetTag,

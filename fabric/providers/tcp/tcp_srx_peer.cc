@@ -15,9 +15,9 @@ fid_peer_srx* OwnerOf(const TcpEp* ep) { return ep->peer_srx->owner; }
 
 // The owner's buffer in `entry` as a receive of this endpoint's: what the
 // data path places into and completes.
-std::unique_ptr<PostedRecv> RecvOf(const fi_peer_rx_entry& entry,
+std::unique_ptr<PostedRecv> RecvOf(TcpEp* ep, const fi_peer_rx_entry& entry,
                                    bool tagged) {
-  auto recv = std::make_unique<PostedRecv>();
+  std::unique_ptr<PostedRecv> recv = NewPostedRecv(ep);
   recv->context = entry.context;
   recv->iov.assign(entry.iov, entry.iov + entry.count);
   for (const iovec& piece : recv->iov) recv->capacity += piece.iov_len;
@@ -86,7 +86,7 @@ RxTarget PeerSrxHeader(TcpLink* link, const Header& header) {
   }
   link->peer_entry = entry;
   if (rc == 0) {
-    link->current_recv = RecvOf(*entry, tagged);
+    link->current_recv = RecvOf(link->ep, *entry, tagged);
     RxTarget target;
     target.kind = RxTarget::kUser;
     target.iov = link->current_recv->iov.data();
@@ -154,7 +154,7 @@ void FinishStartedPeerMsgs(TcpEp* ep) {
       DiscardUnexpected(held->message);
     } else {
       DeliverUnexpected(ep, std::move(held->message),
-                        RecvOf(*entry, held->tagged));
+                        RecvOf(ep, *entry, held->tagged));
     }
     ReturnPeerEntry(ep, entry);
     ep->peer_held.erase(held->self);
