@@ -242,8 +242,12 @@ bool Connection::PullPayload(const RmaDescriptor* from) {
   ssize_t n = stream_->Pull(local.data(), local.size(), remote,
                             header_.rma_count);
   if (n != static_cast<ssize_t>(want)) {
-    Close(n < 0 && n != -EFAULT ? -ErrnoToFi(static_cast<int>(-n))
-                                : -FI_EIO);
+    // ESRCH: the sender's process is gone, as a reset connection says;
+    // EFAULT or a short copy: it named memory it does not have.
+    int error = n == -ESRCH ? -FI_ECONNRESET
+                : n < 0 && n != -EFAULT ? -ErrnoToFi(static_cast<int>(-n))
+                                        : -FI_EIO;
+    Close(error);
     return false;
   }
   if (!bounce.empty()) {

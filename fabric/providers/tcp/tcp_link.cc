@@ -382,9 +382,21 @@ void TcpLink::OnMessageDone(const Header& header, size_t placed) {
         return;
       }
       if (current_unexpected.has_value()) {
-        ep->unexpected_bytes += header.size;
-        ep->unexpected.push_back(std::move(*current_unexpected));
+        UnexpectedMsg message = std::move(*current_unexpected);
         current_unexpected.reset();
+        // A receive posted while the message arrived takes it now: older
+        // buffered messages it would have taken first were taken when it
+        // was posted.
+        auto it = FindRecv(ep->tagged_recvs, ep->directed_recv, peer, true,
+                           header.tag);
+        if (it != ep->tagged_recvs.end()) {
+          std::unique_ptr<PostedRecv> recv = std::move(*it);
+          ep->tagged_recvs.erase(it);
+          DeliverUnexpected(ep, std::move(message), std::move(recv));
+          return;
+        }
+        ep->unexpected_bytes += header.size;
+        ep->unexpected.push_back(std::move(message));
         return;
       }
       CompleteRecv(ep, this, peer, std::move(current_recv), header, placed);
