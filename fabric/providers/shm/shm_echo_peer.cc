@@ -23,6 +23,8 @@
 #include <string>
 #include <vector>
 
+#include "fabric/providers/tcp/loopback_testing.h"
+
 namespace {
 
 int Fail(const char* what, int rc) {
@@ -94,24 +96,13 @@ int main(int argc, char** argv) {
   int rc = fi_getinfo(FI_VERSION(1, 18), nullptr, nullptr, 0, hints, &info);
   fi_freeinfo(hints);
   if (rc != 0) return Fail("fi_getinfo", rc);
-  fid_fabric* fabric;
-  fid_domain* domain;
-  fid_av* av;
-  fid_cq* cq;
-  fid_ep* ep;
-  fi_av_attr av_attr = {};
-  fi_cq_attr cq_attr = {};
-  cq_attr.format = FI_CQ_FORMAT_MSG;
-  if ((rc = fi_fabric(info->fabric_attr, &fabric, nullptr)) != 0 ||
-      (rc = fi_domain(fabric, info, &domain, nullptr)) != 0 ||
-      (rc = fi_av_open(domain, &av_attr, &av, nullptr)) != 0 ||
-      (rc = fi_cq_open(domain, &cq_attr, &cq, nullptr)) != 0 ||
-      (rc = fi_endpoint(domain, info, &ep, nullptr)) != 0 ||
-      (rc = fi_ep_bind(ep, &av->fid, 0)) != 0 ||
-      (rc = fi_ep_bind(ep, &cq->fid, FI_TRANSMIT | FI_RECV)) != 0 ||
-      (rc = fi_enable(ep)) != 0) {
+  fabric::tcp::RdmEndpoint rdm;
+  if ((rc = fabric::tcp::OpenRdmEndpoint(info, FI_CQ_FORMAT_MSG, &rdm)) != 0) {
     return Fail("setup", rc);
   }
+  fid_av* av = rdm.av;
+  fid_cq* cq = rdm.cq;
+  fid_ep* ep = rdm.ep;
   fi_addr_t to_parent;
   if (fi_av_insert(av, &parent, 1, &to_parent, 0, nullptr) != 1) {
     return Fail("fi_av_insert", -FI_EINVAL);
@@ -141,11 +132,7 @@ int main(int argc, char** argv) {
     if (rc != 0) return Fail("fi_send", rc);
     if ((got = WaitOne(cq)) != 1) return Fail("send", static_cast<int>(got));
   }
-  fi_close(&ep->fid);
-  fi_close(&cq->fid);
-  fi_close(&av->fid);
-  fi_close(&domain->fid);
-  fi_close(&fabric->fid);
+  fabric::tcp::CloseRdmEndpoint(&rdm);
   fi_freeinfo(info);
   return 0;
 }

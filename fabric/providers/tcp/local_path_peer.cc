@@ -25,6 +25,8 @@
 #include <string>
 #include <vector>
 
+#include "fabric/providers/tcp/loopback_testing.h"
+
 namespace {
 
 int Fail(const char* what, int rc) {
@@ -87,24 +89,13 @@ int main(int argc, char** argv) {
       fi_getinfo(FI_VERSION(1, 18), argv[3], nullptr, FI_SOURCE, hints, &info);
   fi_freeinfo(hints);
   if (rc != 0) return Fail("fi_getinfo", rc);
-  fid_fabric* fabric = nullptr;
-  fid_domain* domain = nullptr;
-  fid_av* av = nullptr;
-  fid_cq* cq = nullptr;
-  fid_ep* ep = nullptr;
-  fi_av_attr av_attr = {};
-  fi_cq_attr cq_attr = {};
-  cq_attr.format = FI_CQ_FORMAT_TAGGED;
-  if ((rc = fi_fabric(info->fabric_attr, &fabric, nullptr)) != 0 ||
-      (rc = fi_domain(fabric, info, &domain, nullptr)) != 0 ||
-      (rc = fi_av_open(domain, &av_attr, &av, nullptr)) != 0 ||
-      (rc = fi_cq_open(domain, &cq_attr, &cq, nullptr)) != 0 ||
-      (rc = fi_endpoint(domain, info, &ep, nullptr)) != 0 ||
-      (rc = fi_ep_bind(ep, &av->fid, 0)) != 0 ||
-      (rc = fi_ep_bind(ep, &cq->fid, FI_TRANSMIT | FI_RECV)) != 0 ||
-      (rc = fi_enable(ep)) != 0) {
+  fabric::tcp::RdmEndpoint rdm;
+  if ((rc = fabric::tcp::OpenRdmEndpoint(info, FI_CQ_FORMAT_TAGGED, &rdm)) != 0) {
     return Fail("opening the endpoint", rc);
   }
+  fid_av* av = rdm.av;
+  fid_cq* cq = rdm.cq;
+  fid_ep* ep = rdm.ep;
   sockaddr_in own = {};
   size_t len = sizeof(own);
   if ((rc = fi_getname(&ep->fid, &own, &len)) != 0) {
@@ -147,11 +138,7 @@ int main(int argc, char** argv) {
     fprintf(stderr, "local_path_peer: got '%s'\n", done);
     return 1;
   }
-  fi_close(&ep->fid);
-  fi_close(&cq->fid);
-  fi_close(&av->fid);
-  fi_close(&domain->fid);
-  fi_close(&fabric->fid);
+  fabric::tcp::CloseRdmEndpoint(&rdm);
   fi_freeinfo(info);
   printf("ok\n");
   return 0;

@@ -40,6 +40,29 @@ int OpenBoundEndpoint(fid_domain* domain, fi_info* info, fid_av* av,
   return rc;
 }
 
+int OpenRdmEndpoint(fi_info* info, fi_cq_format format, RdmEndpoint* out) {
+  fi_av_attr av_attr = {};
+  fi_cq_attr cq_attr = {};
+  cq_attr.format = format;
+  int rc = fi_fabric(info->fabric_attr, &out->fabric, nullptr);
+  if (rc == 0) rc = fi_domain(out->fabric, info, &out->domain, nullptr);
+  if (rc == 0) rc = fi_av_open(out->domain, &av_attr, &out->av, nullptr);
+  if (rc == 0) rc = fi_cq_open(out->domain, &cq_attr, &out->cq, nullptr);
+  if (rc == 0) {
+    rc = OpenBoundEndpoint(out->domain, info, out->av, out->cq, &out->ep);
+  }
+  return rc;
+}
+
+void CloseRdmEndpoint(RdmEndpoint* endpoint) {
+  if (endpoint->ep != nullptr) fi_close(&endpoint->ep->fid);
+  if (endpoint->cq != nullptr) fi_close(&endpoint->cq->fid);
+  if (endpoint->av != nullptr) fi_close(&endpoint->av->fid);
+  if (endpoint->domain != nullptr) fi_close(&endpoint->domain->fid);
+  if (endpoint->fabric != nullptr) fi_close(&endpoint->fabric->fid);
+  *endpoint = {};
+}
+
 int CloseLoopbackDomain(LoopbackDomain* domain) {
   int rc = 0;
   if (domain->domain != nullptr) rc = fi_close(&domain->domain->fid);

@@ -41,6 +41,22 @@ int OpenTableAv(fid_domain* domain, fid_av** av);
 // the info; 0 or the first failing fi_close's result.
 int CloseLoopbackDomain(LoopbackDomain* domain);
 
+// A peer process's one RDM endpoint and what it stands on: one CQ for both
+// directions.
+struct RdmEndpoint {
+  fid_fabric* fabric = nullptr;
+  fid_domain* domain = nullptr;
+  fid_av* av = nullptr;
+  fid_cq* cq = nullptr;
+  fid_ep* ep = nullptr;
+};
+
+// Opens all of `out` for `info` (CQ entries of `format`) and enables the
+// endpoint; 0 or the first failing call's result.
+int OpenRdmEndpoint(fi_info* info, fi_cq_format format, RdmEndpoint* out);
+// Closes what OpenRdmEndpoint opened, the endpoint first.
+void CloseRdmEndpoint(RdmEndpoint* endpoint);
+
 }  // namespace tcp
 }  // namespace fabric
 
