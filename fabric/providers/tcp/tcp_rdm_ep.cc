@@ -307,7 +307,6 @@ int CloseRdmEp(fid* object) {
 }
 
 int Enable(TcpRdmEp* ep) {
-  if (ep->base.util.enabled.load()) return 0;
   if (int rc = CheckEnable(ep->base.util); rc != 0) return rc;
   if (listen(ep->listen_fd, kBacklog) != 0) {
     return Fail(*ep, FiError(errno, absl::StrCat("listen: ", strerror(errno))));
@@ -315,10 +314,6 @@ int Enable(TcpRdmEp* ep) {
   absl::StatusOr<IpAddress> name = LocalAddress(ep->listen_fd);
   if (!name.ok()) return Fail(*ep, name.status());
   ep->listen_address = *name;
-  if (ep->local_provider != nullptr) {
-    ep->local_path =
-        TcpLocalPath::Open(*ep->local_provider, &ep->base, ep->listen_address);
-  }
   ep->base.util.enabled.store(true);
   ep->registered = true;
   ep->engine()->Add(&ep->events);
@@ -327,9 +322,22 @@ int Enable(TcpRdmEp* ep) {
 
 int ControlRdmEp(fid* object, int command, void* arg) {
   TcpRdmEp* ep = ToTcpRdmEp(object);
-  std::lock_guard<OptionalMutex> lock(ep->base.util.mutex);
-  if (command == FI_ENABLE) return Enable(ep);
-  return ControlUtilEndpoint(&ep->base.util, command, arg);
+  if (command != FI_ENABLE) {
+    std::lock_guard<OptionalMutex> lock(ep->base.util.mutex);
+    return ControlUtilEndpoint(&ep->base.util, command, arg);
+  }
+  {
+    std::lock_guard<OptionalMutex> lock(ep->base.util.mutex);
+    if (ep->base.util.enabled.load()) return 0;
+    if (int rc = Enable(ep); rc != 0) return rc;
+  }
+  // Without the endpoint's lock: shm's progress takes shm's lock, then
+  // this endpoint's (the owner's SRX calls).
+  if (ep->local_provider != nullptr) {
+    ep->local_path =
+        TcpLocalPath::Open(*ep->local_provider, &ep->base, ep->listen_address);
+  }
+  return 0;
 }
 
 int GetName(fid* object, void* addr, size_t* addrlen) {
