@@ -31,8 +31,8 @@ absl::StatusOr<AppBuffer> DescribeAppBuffer(const UtilDomain& domain,
     const auto* mr =
         desc != nullptr ? static_cast<const UtilMr*>(desc[i]) : nullptr;
     if (mr != nullptr) {
-      bool ours = mr->domain == &domain || mr->domain == domain.peer_owner;
-      if (mr->mr_fid.fid.fclass != FI_CLASS_MR || !ours) {
+      if (mr->mr_fid.fid.fclass != FI_CLASS_MR ||
+          (mr->domain != &domain && mr->domain != domain.peer_owner)) {
         return FiError(FI_EINVAL,
                        absl::StrCat("desc[", i,
                                     "] is not a memory region of this domain"));
