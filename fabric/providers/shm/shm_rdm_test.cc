@@ -29,6 +29,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "fabric/providers/tcp/loopback_testing.h"
+#include "fabric/api/config/log_capture.h"
 #include "gtest/gtest.h"
 
 namespace fabric {
@@ -38,47 +39,6 @@ struct End {
   fid_cq* cq = nullptr;  // transmit and receive
   fid_ep* ep = nullptr;
   fi_addr_t addr = FI_ADDR_NOTAVAIL;
-};
-
-// The library's log lines while it lives (fi_import_log).
-class LogCapture {
- public:
-  LogCapture() {
-    ops_ = {0, &Enabled, nullptr, &Log};
-    logging_.ops = &ops_;
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      lines_.clear();
-    }
-    EXPECT_EQ(fi_import_log(FI_VERSION(1, 18), 0, &logging_), 0);
-  }
-  ~LogCapture() { EXPECT_EQ(fi_close(&logging_.fid), 0); }
-
-  // Lines containing `text`.
-  int Count(const std::string& text) {
-    std::lock_guard<std::mutex> lock(mutex_);
-    int count = 0;
-    for (const std::string& line : lines_) {
-      if (line.find(text) != std::string::npos) ++count;
-    }
-    return count;
-  }
-
- private:
-  static int Enabled(const fi_provider*, fi_log_level, fi_log_subsys,
-                     uint64_t) {
-    return 1;
-  }
-  static void Log(const fi_provider*, fi_log_level, fi_log_subsys,
-                  const char*, int, const char* msg) {
-    std::lock_guard<std::mutex> lock(mutex_);
-    lines_.push_back(msg);
-  }
-
-  static inline std::mutex mutex_;
-  static inline std::vector<std::string> lines_;
-  fi_ops_log ops_;
-  fid_logging logging_ = {};
 };
 
 // The /dev/shm entries of this user whose names start with `prefix`.

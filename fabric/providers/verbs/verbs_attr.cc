@@ -1,0 +1,143 @@
+#include "fabric/providers/verbs/verbs_attr.h"
+
+#include <endian.h>
+#include <infiniband/ib.h>
+#include <netinet/in.h>
+#include <rdma/fi_errno.h>
+#include <string.h>
+
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "fabric/api/core/status.h"
+#include "fabric/providers/util/info_template.h"
+
+namespace fabric {
+namespace verbs {
+namespace {
+
+constexpr char kProviderName[] = "verbs";
+
+// A device limit as a count (a negative one, which no device reports, as
+// none).
+size_t Limit(int value) { return value > 0 ? static_cast<size_t>(value) : 0; }
+
+}  // namespace
+
+void DescribeRc(const PortDescription& port, InfoTemplate* t) {
+  const ibv_device_attr& device = port.device_attr;
+  const uint64_t max_msg_size = port.port_attr.max_msg_sz;
+  t->tx.msg_order = FI_ORDER_SAS;
+  t->tx.comp_order = FI_ORDER_STRICT;
+  t->tx.size = Limit(device.max_qp_wr);
+  t->tx.iov_limit = Limit(device.max_sge);
+  t->tx.rma_iov_limit = 1;
+  t->tx.inject_size = kInjectSize;
+  t->rx.msg_order = FI_ORDER_SAS;
+  t->rx.comp_order = FI_ORDER_STRICT;
+  t->rx.size = Limit(device.max_qp_wr);
+  t->rx.iov_limit = Limit(device.max_sge);
+  t->ep.type = FI_EP_MSG;
+  t->ep.protocol = FI_PROTO_RDMA_CM_IB_RC;
+  t->ep.protocol_version = 1;
+  t->ep.max_msg_size = max_msg_size;
+  t->ep.max_order_raw_size = max_msg_size;
+  t->ep.max_order_war_size = max_msg_size;
+  t->ep.max_order_waw_size = max_msg_size;
+  t->domain.mr_mode = kMrMode;
+  t->domain.mr_key_size = 4;
+  t->domain.cq_data_size = 4;
+  t->domain.cq_cnt = Limit(device.max_cq);
+  t->domain.ep_cnt = Limit(device.max_qp);
+  t->domain.tx_ctx_cnt = std::min(Limit(device.max_cq), Limit(device.max_qp));
+  t->domain.rx_ctx_cnt = t->domain.tx_ctx_cnt;
+  t->domain.max_ep_srx_ctx = Limit(device.max_srq);
+  t->domain.mr_cnt = Limit(device.max_mr);
+  t->domain.max_err_data = 0;
+  uint64_t atomic = device.atomic_cap != IBV_ATOMIC_NONE
+                        ? static_cast<uint64_t>(FI_ATOMIC)
+                        : 0;
+  t->SetCaps(
+      FI_MSG | FI_RMA | atomic | FI_SEND | FI_READ | FI_WRITE,
+      FI_MSG | FI_RMA | atomic | FI_RECV | FI_REMOTE_READ | FI_REMOTE_WRITE);
+}
+
+namespace {
+
+// The port's GID 0 as an AF_IB socket address.
+sockaddr_ib IbAddress(const ibv_gid& gid) {
+  sockaddr_ib address = {};
+  address.sib_family = AF_IB;
+  address.sib_pkey = htons(0xffff);
+  memcpy(&address.sib_addr, gid.raw, sizeof(gid.raw));
+  return address;
+}
+
+// A copy of `base` named for `port`, with `address` as its source.
+absl::StatusOr<InfoPtr> Named(const fi_info& base, const PortDescription& port,
+                              uint32_t prov_version, uint32_t addr_format,
+                              const void* address, size_t len) {
+  InfoPtr info = DupInfo(base);
+  if (info == nullptr ||
+      !SetString(&info->fabric_attr->name, FabricName(port.gid)) ||
+      !SetString(&info->fabric_attr->prov_name, kProviderName) ||
+      !SetString(&info->domain_attr->name, port.device) ||
+      !SetAddress(&info->src_addr, &info->src_addrlen, address, len)) {
+    return FiError(FI_ENOMEM, "cannot build a verbs fi_info");
+  }
+  info->fabric_attr->prov_version = prov_version;
+  info->addr_format = addr_format;
+  return info;
+}
+
+}  // namespace
+
+std::string FabricName(const ibv_gid& gid) {
+  return absl::StrFormat("IB-0x%016x", be64toh(gid.global.subnet_prefix));
+}
+
+absl::StatusOr<InfoList> PortInfos(const PortDescription& port,
+                                   uint32_t prov_version) {
+  const std::string where =
+      absl::StrCat(port.device, " port ", static_cast<int>(port.port));
+  if (port.port_attr.state != IBV_PORT_ACTIVE) {
+    return FiError(FI_ENODATA, absl::StrCat(where, " is not ACTIVE (state ",
+                                            port.port_attr.state, ")"));
+  }
+  const uint8_t link = port.port_attr.link_layer;
+  // Before link layers were reported, every port was InfiniBand.
+  const bool infiniband =
+      link == IBV_LINK_LAYER_INFINIBAND || link == IBV_LINK_LAYER_UNSPECIFIED;
+  if (!infiniband && link != IBV_LINK_LAYER_ETHERNET) {
+    return FiError(FI_ENODATA,
+                   absl::StrCat(where, " has an unknown link layer ", link));
+  }
+  InfoTemplate rc;
+  DescribeRc(port, &rc);
+  InfoList infos;
+  if (infiniband) {
+    sockaddr_ib address = IbAddress(port.gid);
+    absl::StatusOr<InfoPtr> info = Named(
+        rc.info, port, prov_version, FI_SOCKADDR_IB, &address, sizeof(address));
+    if (!info.ok()) return info.status();
+    infos.Append(*std::move(info));
+  }
+  for (const IpAddress& ip : port.ip_addresses) {
+    uint32_t format =
+        ip.family() == AF_INET6 ? FI_SOCKADDR_IN6 : FI_SOCKADDR_IN;
+    absl::StatusOr<InfoPtr> info = Named(rc.info, port, prov_version, format,
+                                         ip.sockaddr_ptr(), ip.length());
+    if (!info.ok()) return info.status();
+    infos.Append(*std::move(info));
+  }
+  if (infos.empty()) {
+    return FiError(FI_ENODATA, absl::StrCat(where,
+                                            " is Ethernet (RoCE) without an IP "
+                                            "address on its interface"));
+  }
+  return infos;
+}
+
+}  // namespace verbs
+}  // namespace fabric

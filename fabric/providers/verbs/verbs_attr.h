@@ -1,0 +1,67 @@
+// File: fabric/providers/verbs/verbs_attr.h
+//
+// What the verbs provider reports for one port of an RDMA device, from the
+// device's and the port's attributes (ibv_query_device, ibv_query_port,
+// ibv_query_gid): pure functions, so that attributes captured on real
+// hardware test them here.
+//
+// A port that is ACTIVE gives one FI_EP_MSG fi_info (FI_PROTO_RDMA_CM_IB_RC)
+// per address it has: on InfiniBand, its GID 0 as FI_SOCKADDR_IB; on both
+// InfiniBand (IPoIB) and Ethernet (RoCE), each IPv4 address of its network
+// interface as FI_SOCKADDR_IN. The domain is the device ("mlx5_0"), the
+// fabric "IB-0x" and GID 0's subnet prefix in hex (libfabric's naming).
+// Limits come from the device: queue depths from max_qp_wr, iov limits
+// from max_sge, counts of CQs, endpoints and regions from max_cq, max_qp
+// and max_mr, the message size from the port's max_msg_sz; FI_ATOMIC only
+// when the device's atomic_cap is not IBV_ATOMIC_NONE. The memory
+// registration mode is what RC needs: FI_MR_LOCAL, FI_MR_VIRT_ADDR,
+// FI_MR_ALLOCATED and FI_MR_PROV_KEY. inject_size is 64 (the inline size
+// most devices take; the device attributes do not say).
+#ifndef FABRIC_PROVIDERS_VERBS_VERBS_ATTR_H_
+#define FABRIC_PROVIDERS_VERBS_VERBS_ATTR_H_
+
+#include <infiniband/verbs.h>
+
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "fabric/api/core/address.h"
+#include "fabric/api/core/info.h"
+#include "fabric/providers/util/info_template.h"
+
+namespace fabric {
+namespace verbs {
+
+// One port as discovery finds it.
+struct PortDescription {
+  std::string device;  // ibv_get_device_name
+  ibv_device_attr device_attr = {};
+  uint8_t port = 1;
+  ibv_port_attr port_attr = {};
+  ibv_gid gid = {};  // index 0
+  // The IPv4 and IPv6 addresses of the port's network interface (RoCE,
+  // IPoIB), port 0.
+  std::vector<IpAddress> ip_addresses;
+};
+
+inline constexpr uint64_t kMrMode =
+    FI_MR_LOCAL | FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY;
+inline constexpr size_t kInjectSize = 64;
+
+// An RC queue pair's attributes on `port`'s device (no names, no address).
+void DescribeRc(const PortDescription& port, InfoTemplate* t);
+
+// "IB-0xfe80000000000000": the fabric of GID `gid`'s subnet.
+std::string FabricName(const ibv_gid& gid);
+
+// The fi_info entries of `port` (prov_name "verbs"), or FI_ENODATA with
+// the reason when it offers none (a port that is not ACTIVE, an unknown
+// link layer, no address).
+absl::StatusOr<InfoList> PortInfos(const PortDescription& port,
+                                   uint32_t prov_version);
+
+}  // namespace verbs
+}  // namespace fabric
+
+#endif  // FABRIC_PROVIDERS_VERBS_VERBS_ATTR_H_

@@ -1,0 +1,253 @@
+// The verbs provider's mapping from device and port attributes to fi_info,
+// fed with attributes as `ibv_devinfo -v` printed them on real devices
+// (quoted in public issue threads; ports: what such devices report).
+#include "fabric/providers/verbs/verbs_attr.h"
+
+#include <arpa/inet.h>
+#include <endian.h>
+#include <infiniband/ib.h>
+#include <rdma/fi_errno.h>
+#include <string.h>
+
+#include <string>
+#include <vector>
+
+#include "fabric/api/core/status.h"
+#include "gtest/gtest.h"
+
+namespace fabric {
+namespace verbs {
+namespace {
+
+constexpr uint32_t kVersion = FI_VERSION(118, 0);
+
+ibv_gid Gid(uint64_t prefix, uint64_t interface_id) {
+  ibv_gid gid = {};
+  gid.global.subnet_prefix = htobe64(prefix);
+  gid.global.interface_id = htobe64(interface_id);
+  return gid;
+}
+
+IpAddress Ip(const char* text) {
+  sockaddr_storage storage = {};
+  socklen_t len = 0;
+  if (strchr(text, ':') != nullptr) {
+    auto* in6 = reinterpret_cast<sockaddr_in6*>(&storage);
+    in6->sin6_family = AF_INET6;
+    inet_pton(AF_INET6, text, &in6->sin6_addr);
+    len = sizeof(*in6);
+  } else {
+    auto* in = reinterpret_cast<sockaddr_in*>(&storage);
+    in->sin_family = AF_INET;
+    inet_pton(AF_INET, text, &in->sin_addr);
+    len = sizeof(*in);
+  }
+  return *IpAddress::FromSockaddr(reinterpret_cast<sockaddr*>(&storage), len);
+}
+
+// A Mellanox Connect-IB HCA (ofiwg/libfabric pull request #9940): no
+// atomics. One InfiniBand port, ACTIVE, with an IPoIB address.
+PortDescription ConnectIb() {
+  PortDescription port;
+  port.device = "ibp6s0";
+  ibv_device_attr& device = port.device_attr;
+  device.max_mr_size = 0xffffffffffffffffull;
+  device.max_qp = 262144;
+  device.max_qp_wr = 32768;
+  device.max_sge = 30;
+  device.max_sge_rd = 30;
+  device.max_cq = 16777216;
+  device.max_cqe = 4194303;
+  device.max_mr = 16777216;
+  device.max_pd = 16777216;
+  device.max_qp_rd_atom = 16;
+  device.atomic_cap = IBV_ATOMIC_NONE;
+  device.phys_port_cnt = 1;
+  port.port = 1;
+  port.port_attr.state = IBV_PORT_ACTIVE;
+  port.port_attr.active_mtu = IBV_MTU_4096;
+  port.port_attr.link_layer = IBV_LINK_LAYER_INFINIBAND;
+  port.port_attr.max_msg_sz = 0x40000000;
+  port.port_attr.lid = 7;
+  port.gid = Gid(0xfe80000000000000ull, 0xf4521403006e54f1ull);
+  port.ip_addresses = {Ip("192.168.100.7")};
+  return port;
+}
+
+// A ConnectX-5 on Ethernet (RoCE) with atomics (openucx/ucx issues #9830,
+// #10317 and #10430: device and port as printed there), with an IPv4 and
+// an IPv6 address on its interface.
+PortDescription ConnectX5Roce() {
+  PortDescription port;
+  port.device = "mlx5_bond_0";
+  ibv_device_attr& device = port.device_attr;
+  device.max_mr_size = 0xffffffffffffffffull;
+  device.max_qp = 262144;
+  device.max_qp_wr = 32768;
+  device.max_sge = 30;
+  device.max_cq = 16777216;
+  device.max_cqe = 4194303;
+  device.max_mr = 16777216;
+  device.max_pd = 8388608;
+  device.max_qp_rd_atom = 16;
+  device.atomic_cap = IBV_ATOMIC_HCA;
+  device.max_srq = 8388608;
+  device.max_srq_wr = 32767;
+  port.port_attr.state = IBV_PORT_ACTIVE;
+  port.port_attr.max_mtu = IBV_MTU_4096;
+  port.port_attr.active_mtu = IBV_MTU_1024;
+  port.port_attr.link_layer = IBV_LINK_LAYER_ETHERNET;
+  port.port_attr.max_msg_sz = 0x40000000;
+  port.gid = Gid(0xfe80000000000000ull, 0xbacef6fffee94d5eull);
+  port.ip_addresses = {Ip("10.1.2.3"), Ip("fd00::3")};
+  return port;
+}
+
+// A QLogic FastLinQ (qedr) RoCE device (openucx/ucx issue #5148).
+PortDescription Qedr() {
+  PortDescription port;
+  port.device = "qedr0";
+  ibv_device_attr& device = port.device_attr;
+  device.max_mr_size = 0x10000000000ull;
+  device.max_qp = 8568;
+  device.max_qp_wr = 32767;
+  device.max_sge = 4;
+  device.max_cq = 17136;
+  device.max_cqe = 8388480;
+  device.max_mr = 131070;
+  device.max_pd = 65536;
+  device.max_qp_rd_atom = 32;
+  port.port_attr.state = IBV_PORT_ACTIVE;
+  port.port_attr.link_layer = IBV_LINK_LAYER_ETHERNET;
+  port.port_attr.max_msg_sz = 0x80000000;
+  port.gid = Gid(0xfe80000000000000ull, 0xf6e9d4fffe61b108ull);
+  port.ip_addresses = {Ip("10.9.9.9")};
+  return port;
+}
+
+std::vector<const fi_info*> All(const InfoList& list) {
+  std::vector<const fi_info*> infos;
+  for (const fi_info* info = list.head(); info != nullptr; info = info->next) {
+    infos.push_back(info);
+  }
+  return infos;
+}
+
+TEST(VerbsAttrTest, AnInfiniBandPortGivesItsGidAndItsIpoibAddress) {
+  absl::StatusOr<InfoList> list = PortInfos(ConnectIb(), kVersion);
+  ASSERT_TRUE(list.ok()) << list.status();
+  std::vector<const fi_info*> infos = All(*list);
+  ASSERT_EQ(infos.size(), 2u);
+  EXPECT_EQ(infos[0]->addr_format, FI_SOCKADDR_IB);
+  EXPECT_EQ(infos[1]->addr_format, FI_SOCKADDR_IN);
+  ASSERT_EQ(infos[0]->src_addrlen, sizeof(sockaddr_ib));
+  const auto* ib = static_cast<const sockaddr_ib*>(infos[0]->src_addr);
+  EXPECT_EQ(ib->sib_family, AF_IB);
+  EXPECT_EQ(memcmp(&ib->sib_addr, ConnectIb().gid.raw, 16), 0);
+  ASSERT_EQ(infos[1]->src_addrlen, sizeof(sockaddr_in));
+  EXPECT_EQ(
+      static_cast<const sockaddr_in*>(infos[1]->src_addr)->sin_addr.s_addr,
+      inet_addr("192.168.100.7"));
+  for (const fi_info* info : infos) {
+    EXPECT_STREQ(info->fabric_attr->name, "IB-0xfe80000000000000");
+    EXPECT_STREQ(info->fabric_attr->prov_name, "verbs");
+    EXPECT_EQ(info->fabric_attr->prov_version, kVersion);
+    EXPECT_STREQ(info->domain_attr->name, "ibp6s0");
+    EXPECT_EQ(info->ep_attr->type, FI_EP_MSG);
+    EXPECT_EQ(info->ep_attr->protocol, FI_PROTO_RDMA_CM_IB_RC);
+    EXPECT_EQ(info->ep_attr->max_msg_size, 0x40000000u);
+    EXPECT_EQ(info->tx_attr->size, 32768u);
+    EXPECT_EQ(info->rx_attr->size, 32768u);
+    EXPECT_EQ(info->tx_attr->iov_limit, 30u);
+    EXPECT_EQ(info->tx_attr->rma_iov_limit, 1u);
+    EXPECT_EQ(info->tx_attr->inject_size, kInjectSize);
+    EXPECT_EQ(info->domain_attr->ep_cnt, 262144u);
+    EXPECT_EQ(info->domain_attr->cq_cnt, 16777216u);
+    EXPECT_EQ(info->domain_attr->mr_cnt, 16777216u);
+    EXPECT_EQ(info->domain_attr->tx_ctx_cnt, 262144u);
+    EXPECT_EQ(info->domain_attr->mr_mode, static_cast<int>(kMrMode));
+    EXPECT_EQ(info->domain_attr->mr_key_size, 4u);
+    EXPECT_EQ(info->domain_attr->cq_data_size, 4u);
+    // ATOMIC_NONE: no FI_ATOMIC anywhere.
+    EXPECT_EQ(info->caps & FI_ATOMIC, 0u);
+    EXPECT_EQ(info->tx_attr->caps & FI_ATOMIC, 0u);
+    EXPECT_NE(info->caps & FI_RMA, 0u);
+    EXPECT_NE(info->caps & FI_MSG, 0u);
+  }
+}
+
+TEST(VerbsAttrTest, ARocePortGivesItsIpAddressesAndItsAtomics) {
+  absl::StatusOr<InfoList> list = PortInfos(ConnectX5Roce(), kVersion);
+  ASSERT_TRUE(list.ok()) << list.status();
+  std::vector<const fi_info*> infos = All(*list);
+  ASSERT_EQ(infos.size(), 2u);  // no AF_IB address on Ethernet
+  EXPECT_EQ(infos[0]->addr_format, FI_SOCKADDR_IN);
+  EXPECT_EQ(infos[1]->addr_format, FI_SOCKADDR_IN6);
+  EXPECT_EQ(infos[1]->src_addrlen, sizeof(sockaddr_in6));
+  for (const fi_info* info : infos) {
+    EXPECT_STREQ(info->domain_attr->name, "mlx5_bond_0");
+    EXPECT_STREQ(info->fabric_attr->name, "IB-0xfe80000000000000");
+    EXPECT_NE(info->caps & FI_ATOMIC, 0u);
+    EXPECT_NE(info->rx_attr->caps & FI_ATOMIC, 0u);
+    EXPECT_EQ(info->domain_attr->max_ep_srx_ctx, 8388608u);
+  }
+}
+
+TEST(VerbsAttrTest, SmallDevicesGiveTheirOwnLimits) {
+  absl::StatusOr<InfoList> list = PortInfos(Qedr(), kVersion);
+  ASSERT_TRUE(list.ok()) << list.status();
+  const fi_info* info = list->head();
+  ASSERT_NE(info, nullptr);
+  EXPECT_EQ(info->tx_attr->size, 32767u);
+  EXPECT_EQ(info->tx_attr->iov_limit, 4u);
+  EXPECT_EQ(info->domain_attr->ep_cnt, 8568u);
+  EXPECT_EQ(info->domain_attr->cq_cnt, 17136u);
+  // Contexts: as many as both CQs and QPs allow.
+  EXPECT_EQ(info->domain_attr->tx_ctx_cnt, 8568u);
+  EXPECT_EQ(info->domain_attr->mr_cnt, 131070u);
+  EXPECT_EQ(info->ep_attr->max_msg_size, 0x80000000u);
+  EXPECT_EQ(info->domain_attr->max_ep_srx_ctx, 0u);
+}
+
+TEST(VerbsAttrTest, PortsThatOfferNothingSayWhy) {
+  PortDescription down = ConnectIb();
+  down.port_attr.state = IBV_PORT_DOWN;
+  absl::StatusOr<InfoList> list = PortInfos(down, kVersion);
+  ASSERT_FALSE(list.ok());
+  EXPECT_EQ(ToFiErrno(list.status()), -FI_ENODATA);
+  EXPECT_NE(list.status().message().find("ibp6s0 port 1 is not ACTIVE"),
+            std::string::npos)
+      << list.status();
+
+  PortDescription no_ip = ConnectX5Roce();
+  no_ip.ip_addresses.clear();
+  list = PortInfos(no_ip, kVersion);
+  ASSERT_FALSE(list.ok());
+  EXPECT_NE(list.status().message().find("without an IP address"),
+            std::string::npos)
+      << list.status();
+
+  PortDescription odd = ConnectIb();
+  odd.port_attr.link_layer = 7;
+  list = PortInfos(odd, kVersion);
+  ASSERT_FALSE(list.ok());
+  EXPECT_NE(list.status().message().find("unknown link layer 7"),
+            std::string::npos)
+      << list.status();
+
+  // A device reporting a negative limit offers none of that resource.
+  PortDescription broken = Qedr();
+  broken.device_attr.max_qp_wr = -1;
+  list = PortInfos(broken, kVersion);
+  ASSERT_TRUE(list.ok());
+  EXPECT_EQ(list->head()->tx_attr->size, 0u);
+}
+
+TEST(VerbsAttrTest, FabricNamesFollowTheSubnetPrefix) {
+  EXPECT_EQ(FabricName(Gid(0xfe80000000000000ull, 1)), "IB-0xfe80000000000000");
+  EXPECT_EQ(FabricName(Gid(0x0012345600000000ull, 1)), "IB-0x0012345600000000");
+}
+
+}  // namespace
+}  // namespace verbs
+}  // namespace fabric
