@@ -347,7 +347,9 @@ void ShmRdmEpEvents::Progress() {
     ShmLinkState& state = AsShmLink(link)->shm;
     if (state.awaiting_accept) {
       ProgressOutgoing(ep, link, state);
-    } else {
+    } else if (state.stream->HasInput() ||
+               link->connection.HasWorkWithoutInput()) {
+      // (Most passes of a polling loop find neither.)
       link->connection.Progress();
     }
     // A link that closed left `all`: the next one moved to index i.

@@ -114,6 +114,13 @@ class Connection {
   // The handler last answered kStall: the message waits (perhaps already
   // read from the socket, so no readiness will announce it again).
   bool stalled() const { return stalled_; }
+  // Whether Progress() could do anything without new bytes from the
+  // stream: transmits queued, bytes read but not dispatched, a message
+  // partly read or waiting for a receive.
+  bool HasWorkWithoutInput() const {
+    return !queue_.empty() || end_ > begin_ || stalled_ ||
+           state_ != ReadState::kHeader;
+  }
 
   // Queues `entry` and writes what the socket takes now (nothing while
   // held).
