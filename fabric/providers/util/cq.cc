@@ -78,6 +78,7 @@ ssize_t TakeCompletions(UtilCq& cq, void* buf, size_t count,
     cq.entries.pop_front();
     ++taken;
   }
+  cq.size.store(cq.entries.size(), std::memory_order_release);
   if (cq.entries.empty()) cq.wait->Clear();
   if (taken > 0) return static_cast<ssize_t>(taken);
   return cq.entries.empty() ? -FI_EAGAIN : -FI_EAVAIL;
@@ -94,14 +95,13 @@ ssize_t ReadFromCq(fid_cq* cq_fid, void* buf, size_t count,
                    fi_addr_t* sources) {
   UtilCq& cq = *ToUtilCq(cq_fid);
   if (ssize_t rc = CheckReadArguments(cq, buf, count); rc != 0) return rc;
-  std::unique_lock<std::mutex> lock(cq.wait->mutex());
   // Progress only when there is nothing to hand out already: a completion
   // that is waiting costs no system call.
-  if (cq.entries.empty()) {
-    lock.unlock();
+  if (cq.size.load(std::memory_order_acquire) == 0) {
     cq.wait->Progress();
-    lock.lock();
+    if (cq.size.load(std::memory_order_acquire) == 0) return -FI_EAGAIN;
   }
+  std::unique_lock<std::mutex> lock(cq.wait->mutex());
   if (count == 0) return cq.entries.empty() ? -FI_EAGAIN : 0;
   return TakeCompletions(cq, buf, count, sources);
 }
@@ -150,6 +150,7 @@ ssize_t ReadErrCq(fid_cq* cq_fid, fi_cq_err_entry* buf, uint64_t flags) {
   DeliverErrorEntry(ApiVersion(cq), head.error, std::move(head.err_data),
                     &cq.last_err_data, buf);
   cq.entries.pop_front();
+  cq.size.store(cq.entries.size(), std::memory_order_release);
   if (cq.entries.empty()) cq.wait->Clear();
   return 1;
 }
@@ -175,6 +176,7 @@ int Push(UtilCq& cq, CqEntry entry, bool reserved) {
     return -FI_EAGAIN;
   }
   cq.entries.push_back(std::move(entry));
+  cq.size.store(cq.entries.size(), std::memory_order_release);
   cq.wait->Signal();
   return 0;
 }

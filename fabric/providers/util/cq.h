@@ -46,6 +46,9 @@ struct UtilCq {
   fi_cq_wait_cond wait_cond;
   std::unique_ptr<WaitObject> wait;
   std::deque<CqEntry> entries;      // guarded by wait->mutex()
+  // entries.size(), stored whenever it changes: what a read of an empty CQ
+  // checks instead of taking the lock (a polling loop's common case).
+  std::atomic<size_t> size{0};
   bool signaled = false;            // fi_cq_signal, guarded likewise
   size_t reserved = 0;  // room promised to posted operations, likewise
   std::vector<char> last_err_data;  // what readerr last pointed the app at
