@@ -1,8 +1,9 @@
-// The larger design in one process: a tcp RDM endpoint owns the receive
-// queues (TcpEpOwnerSrx) and the CQ (UtilCqOwnerFid); an shm RDM endpoint
-// imports both (fi_srx_context and fi_cq_open with FI_PEER). The
-// application posts on tcp and reads tcp's CQ only, whichever path a
-// message takes.
+// The larger design in one process: an RDM endpoint of one provider owns
+// the receive queues (TcpEpOwnerSrx) and the CQ (UtilCqOwnerFid); an RDM
+// endpoint of the other imports both (fi_srx_context and fi_cq_open with
+// FI_PEER). Both ways round: tcp owner with an shm peer (what tcp's local
+// path does), and shm owner with a tcp peer. The application posts on the
+// owner and reads the owner's CQ only, whichever path a message takes.
 #include <rdma/fabric.h>
 #include <rdma/fi_cm.h>
 #include <rdma/fi_domain.h>
@@ -41,11 +42,14 @@ struct End {
   fi_addr_t addr = FI_ADDR_NOTAVAIL;  // in its side's AV
 };
 
-class TcpShmSrxTest : public ::testing::Test {
+// Parameter: the owner's provider ("tcp" or "shm"); the peer is the other.
+class SrxOwnerPeerTest : public ::testing::TestWithParam<const char*> {
  protected:
   void SetUp() override {
-    for (auto [side, provider] : {std::pair{&tcp_, "tcp"},
-                                  std::pair{&shm_, "shm"}}) {
+    const bool tcp_owns = std::string(GetParam()) == "tcp";
+    for (auto [side, provider] :
+         {std::pair{&owner_side_, tcp_owns ? "tcp" : "shm"},
+          std::pair{&peer_side_, tcp_owns ? "shm" : "tcp"}}) {
       ASSERT_EQ(fabric::tcp::OpenLoopbackDomain(
                     FI_EP_RDM, FI_MSG | FI_TAGGED | FI_SOURCE,
                     [provider = provider](fi_info* hints) {
@@ -58,28 +62,26 @@ class TcpShmSrxTest : public ::testing::Test {
                 0);
       ASSERT_EQ(fabric::tcp::OpenTableAv(side->loopback.domain, &side->av), 0);
     }
-    Open(&tcp_, &owner_, nullptr, nullptr);
-    Open(&tcp_, &tcp_sender_, nullptr, nullptr);
-    Open(&shm_, &shm_sender_, nullptr, nullptr);
-    // shm's peer endpoint: tcp's CQ and receive queues.
-    cq_context_ = {sizeof(cq_context_),
-                   fabric::UtilCqOwnerFid(
-                       reinterpret_cast<fabric::UtilCq*>(owner_.cq))};
-    srx_context_ = {sizeof(srx_context_),
-                    fabric::tcp::TcpEpOwnerSrx(
-                        fabric::tcp::ToTcpEp(owner_.ep))};
-    fi_rx_attr rx_attr = *shm_.loopback.info->rx_attr;
+    Open(&owner_side_, &owner_, nullptr, nullptr);
+    Open(&owner_side_, &owner_sender_, nullptr, nullptr);
+    Open(&peer_side_, &peer_sender_, nullptr, nullptr);
+    // The peer endpoint: the owner's CQ and receive queues.
+    cq_context_ = {
+        sizeof(cq_context_),
+        fabric::UtilCqOwnerFid(reinterpret_cast<fabric::UtilCq*>(owner_.cq))};
+    srx_context_ = {sizeof(srx_context_), fabric::tcp::TcpEpOwnerSrx(
+                                              fabric::tcp::ToTcpEp(owner_.ep))};
+    fi_rx_attr rx_attr = *peer_side_.loopback.info->rx_attr;
     rx_attr.op_flags = FI_PEER;
-    ASSERT_EQ(fi_srx_context(shm_.loopback.domain, &rx_attr, &srx_,
+    ASSERT_EQ(fi_srx_context(peer_side_.loopback.domain, &rx_attr, &srx_,
                              &srx_context_),
               0);
-    Open(&shm_, &shm_peer_, &cq_context_, srx_);
+    Open(&peer_side_, &peer_, &cq_context_, srx_);
   }
 
   // Opens `end` on `side`: its CQ (a peer CQ when `cq_context`), bound to
   // the peer SRX `srx` when given, enabled, in the side's AV.
-  void Open(Side* side, End* end, fi_peer_cq_context* cq_context,
-            fid_ep* srx) {
+  void Open(Side* side, End* end, fi_peer_cq_context* cq_context, fid_ep* srx) {
     fid_domain* domain = side->loopback.domain;
     fi_cq_attr cq_attr = {};
     cq_attr.format = FI_CQ_FORMAT_TAGGED;
@@ -98,14 +100,14 @@ class TcpShmSrxTest : public ::testing::Test {
 
   void TearDown() override {
     // Peers before their owners (fi_peer(3)).
-    for (End* end : {&shm_peer_, &shm_sender_, &tcp_sender_, &owner_}) {
+    for (End* end : {&peer_, &peer_sender_, &owner_sender_, &owner_}) {
       if (end->ep != nullptr) EXPECT_EQ(fi_close(&end->ep->fid), 0);
-      if (end == &shm_peer_ && srx_ != nullptr) {
+      if (end == &peer_ && srx_ != nullptr) {
         EXPECT_EQ(fi_close(&srx_->fid), 0);
       }
       if (end->cq != nullptr) EXPECT_EQ(fi_close(&end->cq->fid), 0);
     }
-    for (Side* side : {&shm_, &tcp_}) {
+    for (Side* side : {&peer_side_, &owner_side_}) {
       if (side->av != nullptr) EXPECT_EQ(fi_close(&side->av->fid), 0);
       EXPECT_EQ(fabric::tcp::CloseLoopbackDomain(&side->loopback), 0);
     }
@@ -118,9 +120,9 @@ class TcpShmSrxTest : public ::testing::Test {
     fi_cq_tagged_entry ignored;
     while (std::chrono::steady_clock::now() < deadline) {
       if (done()) return true;
-      fi_cq_read(shm_peer_.cq, nullptr, 0);  // a peer CQ: progress only
-      fi_cq_read(shm_sender_.cq, &ignored, 1);
-      fi_cq_read(tcp_sender_.cq, &ignored, 1);
+      fi_cq_read(peer_.cq, nullptr, 0);  // a peer CQ: progress only
+      fi_cq_read(peer_sender_.cq, &ignored, 1);
+      fi_cq_read(owner_sender_.cq, &ignored, 1);
     }
     return false;
   }
@@ -130,8 +132,8 @@ class TcpShmSrxTest : public ::testing::Test {
     return ProgressUntil([&] { return fi_cq_read(owner_.cq, entry, 1) == 1; });
   }
 
-  // Until tcp's owner holds `count` unexpected tagged messages (its own and
-  // shm's queued ones).
+  // Until the owner holds `count` unexpected tagged messages (its own and
+  // the peer's queued ones).
   bool OwnerHolds(size_t count) {
     auto* owner = fabric::tcp::ToTcpEp(owner_.ep);
     return ProgressUntil([&] {
@@ -140,39 +142,39 @@ class TcpShmSrxTest : public ::testing::Test {
     });
   }
 
-  Side tcp_, shm_;
-  End owner_, tcp_sender_, shm_sender_, shm_peer_;
+  Side owner_side_, peer_side_;
+  End owner_, owner_sender_, peer_sender_, peer_;
   fid_ep* srx_ = nullptr;
   fi_peer_cq_context cq_context_ = {};
   fi_peer_srx_context srx_context_ = {};
 };
 
-TEST_F(TcpShmSrxTest, AnShmMessageCompletesOnTcpsCq) {
+TEST_P(SrxOwnerPeerTest, APeerMessageCompletesOnTheOwnersCq) {
   char buf[16] = {};
   int context;
-  ASSERT_EQ(fi_trecv(owner_.ep, buf, sizeof(buf), nullptr, FI_ADDR_UNSPEC, 1,
-                     0, &context),
+  ASSERT_EQ(fi_trecv(owner_.ep, buf, sizeof(buf), nullptr, FI_ADDR_UNSPEC, 1, 0,
+                     &context),
             0);
-  ASSERT_EQ(fi_tsend(shm_sender_.ep, "via shm", 8, nullptr, shm_peer_.addr, 1,
-                     nullptr),
-            0);
+  ASSERT_EQ(
+      fi_tsend(peer_sender_.ep, "via peer", 8, nullptr, peer_.addr, 1, nullptr),
+      0);
   fi_cq_tagged_entry entry = {};
   ASSERT_TRUE(OwnerCompletion(&entry));
   EXPECT_EQ(entry.op_context, &context);
   EXPECT_EQ(entry.flags, FI_RECV | FI_TAGGED);
   EXPECT_EQ(entry.len, 8u);
-  EXPECT_STREQ(buf, "via shm");
+  EXPECT_STREQ(buf, "via peer");
 }
 
-TEST_F(TcpShmSrxTest, AnEarlyShmMessageWaitsForTcpsReceive) {
-  ASSERT_EQ(fi_tsend(shm_sender_.ep, "early", 6, nullptr, shm_peer_.addr, 2,
-                     nullptr),
-            0);
+TEST_P(SrxOwnerPeerTest, AnEarlyPeerMessageWaitsForTheOwnersReceive) {
+  ASSERT_EQ(
+      fi_tsend(peer_sender_.ep, "early", 6, nullptr, peer_.addr, 2, nullptr),
+      0);
   ASSERT_TRUE(OwnerHolds(1));
   char buf[16] = {};
   int context;
-  ASSERT_EQ(fi_trecv(owner_.ep, buf, sizeof(buf), nullptr, FI_ADDR_UNSPEC, 2,
-                     0, &context),
+  ASSERT_EQ(fi_trecv(owner_.ep, buf, sizeof(buf), nullptr, FI_ADDR_UNSPEC, 2, 0,
+                     &context),
             0);
   fi_cq_tagged_entry entry = {};
   ASSERT_TRUE(OwnerCompletion(&entry));
@@ -182,51 +184,51 @@ TEST_F(TcpShmSrxTest, AnEarlyShmMessageWaitsForTcpsReceive) {
 }
 
 // Messages of both paths with one tag are received in arrival order.
-TEST_F(TcpShmSrxTest, BothPathsMatchInArrivalOrder) {
-  ASSERT_EQ(fi_tsend(tcp_sender_.ep, "tcp", 4, nullptr, owner_.addr, 3,
-                     nullptr),
-            0);
+TEST_P(SrxOwnerPeerTest, BothPathsMatchInArrivalOrder) {
+  ASSERT_EQ(
+      fi_tsend(owner_sender_.ep, "own", 4, nullptr, owner_.addr, 3, nullptr),
+      0);
   ASSERT_TRUE(OwnerHolds(1));
-  ASSERT_EQ(fi_tsend(shm_sender_.ep, "shm", 4, nullptr, shm_peer_.addr, 3,
-                     nullptr),
-            0);
+  ASSERT_EQ(
+      fi_tsend(peer_sender_.ep, "peer", 5, nullptr, peer_.addr, 3, nullptr), 0);
   ASSERT_TRUE(OwnerHolds(2));
   char first[8] = {}, second[8] = {};
   int contexts[2];
   ASSERT_EQ(fi_trecv(owner_.ep, first, sizeof(first), nullptr, FI_ADDR_UNSPEC,
                      3, 0, &contexts[0]),
             0);
-  ASSERT_EQ(fi_trecv(owner_.ep, second, sizeof(second), nullptr,
-                     FI_ADDR_UNSPEC, 3, 0, &contexts[1]),
+  ASSERT_EQ(fi_trecv(owner_.ep, second, sizeof(second), nullptr, FI_ADDR_UNSPEC,
+                     3, 0, &contexts[1]),
             0);
   fi_cq_tagged_entry entry = {};
   ASSERT_TRUE(OwnerCompletion(&entry));
   EXPECT_EQ(entry.op_context, &contexts[0]);
   ASSERT_TRUE(OwnerCompletion(&entry));
   EXPECT_EQ(entry.op_context, &contexts[1]);
-  EXPECT_STREQ(first, "tcp");
-  EXPECT_STREQ(second, "shm");
+  EXPECT_STREQ(first, "own");
+  EXPECT_STREQ(second, "peer");
 }
 
-// The application posts on tcp while another thread sends over shm and
-// progresses shm's endpoints: owner ops, start_tag and the peer CQ cross
-// threads, messages arriving before and after their receives.
-TEST_F(TcpShmSrxTest, ReceivesPostedWhileShmProgressesElsewhere) {
+// The application posts on the owner while another thread sends to the
+// peer and progresses the peer's provider: owner ops, start_tag and the
+// peer CQ cross threads, messages arriving before and after their
+// receives.
+TEST_P(SrxOwnerPeerTest, ReceivesPostedWhileThePeerProgressesElsewhere) {
   constexpr int kMessages = 64;
   std::atomic<bool> stop{false};
   std::vector<std::string> texts;  // sent from until the sends complete
   for (int i = 0; i < kMessages; ++i) texts.push_back(std::to_string(i));
-  std::thread shm_side([&] {
+  std::thread peer_side([&] {
     fi_cq_tagged_entry ignored;
     for (int i = 0; i < kMessages; ++i) {
-      while (fi_tsend(shm_sender_.ep, texts[i].c_str(), texts[i].size() + 1,
-                      nullptr, shm_peer_.addr, i, nullptr) == -FI_EAGAIN) {
-        fi_cq_read(shm_sender_.cq, &ignored, 1);
+      while (fi_tsend(peer_sender_.ep, texts[i].c_str(), texts[i].size() + 1,
+                      nullptr, peer_.addr, i, nullptr) == -FI_EAGAIN) {
+        fi_cq_read(peer_sender_.cq, &ignored, 1);
       }
     }
     while (!stop.load()) {
-      fi_cq_read(shm_peer_.cq, nullptr, 0);
-      fi_cq_read(shm_sender_.cq, &ignored, 1);
+      fi_cq_read(peer_.cq, nullptr, 0);
+      fi_cq_read(peer_sender_.cq, &ignored, 1);
     }
   });
   std::vector<std::array<char, 8>> bufs(kMessages);
@@ -237,8 +239,7 @@ TEST_F(TcpShmSrxTest, ReceivesPostedWhileShmProgressesElsewhere) {
   }
   int completed = 0;
   auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-  while (completed < kMessages &&
-         std::chrono::steady_clock::now() < deadline) {
+  while (completed < kMessages && std::chrono::steady_clock::now() < deadline) {
     fi_cq_tagged_entry entry;
     if (fi_cq_read(owner_.cq, &entry, 1) != 1) continue;
     auto* buf = static_cast<std::array<char, 8>*>(entry.op_context);
@@ -246,8 +247,11 @@ TEST_F(TcpShmSrxTest, ReceivesPostedWhileShmProgressesElsewhere) {
     ++completed;
   }
   stop.store(true);
-  shm_side.join();
+  peer_side.join();
   EXPECT_EQ(completed, kMessages);
 }
+
+INSTANTIATE_TEST_SUITE_P(Owners, SrxOwnerPeerTest,
+                         ::testing::Values("tcp", "shm"));
 
 }  // namespace
