@@ -153,7 +153,10 @@ void ProgressEngine::RunPolled() {
 void ProgressEngine::Run() {
   if (source_count_.load(std::memory_order_relaxed) == 0) return;
   if (auto_started_.load(std::memory_order_relaxed)) {
-    app_runs_.fetch_add(1, std::memory_order_relaxed);
+    // Only a sign of life for the auto thread: a load and a store, not a
+    // locked increment (threads racing may lose counts, never all).
+    app_runs_.store(app_runs_.load(std::memory_order_relaxed) + 1,
+                    std::memory_order_relaxed);
   }
   std::unique_lock<std::mutex> lock(run_mutex_, std::try_to_lock);
   if (!lock.owns_lock()) return;
