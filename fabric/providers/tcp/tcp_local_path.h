@@ -66,7 +66,7 @@ class TcpLocalPath {
   // shm refused `dest` (no endpoint there): it goes over TCP from now on.
   void Refused(fi_addr_t dest);
 
-  // The shm endpoint (tests look at its links).
+  // The shm endpoint (fi_control's FI_SETOPSFLAG is passed on to it).
   fid_ep* shm_endpoint() const { return ep_; }
 
  private:

@@ -207,6 +207,42 @@ TEST_F(TcpLocalPathTest, CountersKeepTheEndpointOnTcp) {
   EXPECT_EQ(fi_close(&a.cq->fid), 0);
 }
 
+// Default operation flags set after fi_enable reach the local path too:
+// with FI_SELECTIVE_COMPLETION, fi_send writes a completion only once
+// FI_SETOPSFLAG made FI_COMPLETION the default.
+TEST_F(TcpLocalPathTest, OpsFlagsSetAfterEnableApplyThroughShm) {
+  End &a = a_, &b = b_;
+  setenv("FI_TCP_SHM", "1", 1);
+  fi_cq_attr cq_attr = {};
+  cq_attr.format = FI_CQ_FORMAT_TAGGED;
+  ASSERT_EQ(fi_cq_open(loopback_.domain, &cq_attr, &a.cq, nullptr), 0);
+  ASSERT_EQ(fi_endpoint(loopback_.domain, loopback_.info, &a.ep, nullptr), 0);
+  opened_.push_back(&a);
+  ASSERT_EQ(fi_ep_bind(a.ep, &av_->fid, 0), 0);
+  ASSERT_EQ(fi_ep_bind(a.ep, &a.cq->fid,
+                       FI_TRANSMIT | FI_RECV | FI_SELECTIVE_COMPLETION),
+            0);
+  ASSERT_EQ(fi_enable(a.ep), 0);
+  Open(&b);
+  ASSERT_NE(a.rdm()->local_path, nullptr);
+  char in[8] = {};
+  for (int i = 0; i < 2; ++i) {
+    ASSERT_EQ(fi_recv(b.ep, in, sizeof(in), nullptr, FI_ADDR_UNSPEC, nullptr),
+              0);
+  }
+  fi_cq_tagged_entry entry;
+  ASSERT_EQ(fi_send(a.ep, "one", 4, nullptr, b.addr, &a), 0);
+  ASSERT_EQ(Next(&b, &entry), 1);
+  EXPECT_EQ(fi_cq_read(a.cq, &entry, 1), -FI_EAGAIN);  // selective: none
+  uint64_t flags = FI_TRANSMIT | FI_COMPLETION;
+  ASSERT_EQ(fi_control(&a.ep->fid, FI_SETOPSFLAG, &flags), 0);
+  ASSERT_EQ(fi_send(a.ep, "two", 4, nullptr, b.addr, &a), 0);
+  ASSERT_EQ(Next(&b, &entry), 1);
+  ASSERT_EQ(Next(&a, &entry), 1);
+  EXPECT_EQ(entry.op_context, &a);
+  EXPECT_NE(PathTo(&a, b), nullptr);
+}
+
 // b's receives, posted in order, take messages from a (through shm) and c
 // (over TCP) in arrival order whichever path they came by; one
 // FI_MULTI_RECV buffer takes messages from both.

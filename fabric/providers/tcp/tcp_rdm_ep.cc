@@ -323,8 +323,16 @@ int Enable(TcpRdmEp* ep) {
 int ControlRdmEp(fid* object, int command, void* arg) {
   TcpRdmEp* ep = ToTcpRdmEp(object);
   if (command != FI_ENABLE) {
-    std::lock_guard<OptionalMutex> lock(ep->base.util.mutex);
-    return ControlUtilEndpoint(&ep->base.util, command, arg);
+    int rc = 0;
+    {
+      std::lock_guard<OptionalMutex> lock(ep->base.util.mutex);
+      rc = ControlUtilEndpoint(&ep->base.util, command, arg);
+    }
+    // The local path's transmits and receives take the same default flags.
+    if (rc == 0 && command == FI_SETOPSFLAG && ep->local_path != nullptr) {
+      rc = fi_control(&ep->local_path->shm_endpoint()->fid, command, arg);
+    }
+    return rc;
   }
   {
     std::lock_guard<OptionalMutex> lock(ep->base.util.mutex);
