@@ -28,11 +28,6 @@ absl::Status Check(int rc, const char* call) {
 
 // Why `ep` cannot have a local path, or null.
 const char* Unsuitable(const TcpEp& ep) {
-  for (UtilCntr* cntr : ep.util.cntrs) {
-    if (cntr != nullptr) {
-      return "counters are bound (shm's completions could not count them)";
-    }
-  }
   if (ep.peer_srx != nullptr) {
     return "the endpoint takes its receives from another provider's SRX";
   }
@@ -157,6 +152,12 @@ absl::Status TcpLocalPath::OpenObjects(const Provider& shm, TcpEp* tcp,
   }
   if (status.ok() && rx_cq_ != nullptr) {
     status = Check(fi_ep_bind(ep_, &rx_cq_->fid, rx_flags), "fi_ep_bind(cq)");
+  }
+  for (int kind = 0; status.ok() && kind < kCntrKinds; ++kind) {
+    if (UtilCntr* cntr = util.cntrs[kind]; cntr != nullptr) {
+      status = Check(fi_ep_bind(ep_, &cntr->cntr_fid.fid, kCntrBindFlag[kind]),
+                     "fi_ep_bind(cntr)");
+    }
   }
   if (status.ok()) {
     status = Check(fi_ep_bind(ep_, &srx_->fid, 0), "fi_ep_bind(srx)");

@@ -14,8 +14,9 @@
 //    takes its receive buffers from the receives posted on tcp, so matching,
 //    FI_DIRECTED_RECV and FI_MULTI_RECV stay one queue in posting order;
 //  - an shm endpoint named by the tcp endpoint's address in the "tcp" scope
-//    (shm_names.h), bound to tcp's AV: both name peers by the same
-//    addresses, so shm reports FI_SOURCE as tcp's fi_addr_t.
+//    (shm_names.h), bound to tcp's AV (both name peers by the same
+//    addresses, so shm reports FI_SOURCE as tcp's fi_addr_t) and to tcp's
+//    counters (shm's operations count there too).
 // A transmit (msg, tagged, RMA, atomic) to an AV address whose IP belongs to
 // this host (an address of one of its interfaces, loopback included, or the
 // wildcard) goes through shm; one to any other goes over TCP. A peer that
@@ -25,10 +26,9 @@
 // over TCP for the rest of the endpoint's life. Each peer keeps one path,
 // so its messages keep their order.
 //
-// Not used, and logged at info level, when the endpoint has counters bound
-// (shm's completions could not count them: fi_peer(3) has no peer
-// counter), when it takes its receives from another provider's SRX, or
-// when the shm objects cannot be opened (a small /dev/shm, say).
+// Not used, and logged at info level, when the endpoint takes its receives
+// from another provider's SRX, or when the shm objects cannot be opened (a
+// small /dev/shm, say).
 #ifndef FABRIC_PROVIDERS_TCP_TCP_LOCAL_PATH_H_
 #define FABRIC_PROVIDERS_TCP_TCP_LOCAL_PATH_H_
 

@@ -49,7 +49,7 @@ class TcpLocalPathTest : public ::testing::Test {
 
   void TearDown() override {
     for (End* end : opened_) {
-      EXPECT_EQ(fi_close(&end->ep->fid), 0);
+      if (end->ep != nullptr) EXPECT_EQ(fi_close(&end->ep->fid), 0);
       EXPECT_EQ(fi_close(&end->cq->fid), 0);
     }
     EXPECT_EQ(fi_close(&av_->fid), 0);
@@ -187,24 +187,41 @@ TEST_F(TcpLocalPathTest, APeerWithoutShmIsReachedOverTcp) {
   EXPECT_EQ(a.rdm()->links.all.size(), 1u);
 }
 
-TEST_F(TcpLocalPathTest, CountersKeepTheEndpointOnTcp) {
-  End& a = a_;
+// Counters bound to tcp count what goes through shm (shm's endpoint is
+// bound to them too).
+TEST_F(TcpLocalPathTest, CountersCountWhatGoesThroughShm) {
+  End &a = a_, &b = b_;
   setenv("FI_TCP_SHM", "1", 1);
   fi_cq_attr cq_attr = {};
   cq_attr.format = FI_CQ_FORMAT_TAGGED;
   ASSERT_EQ(fi_cq_open(loopback_.domain, &cq_attr, &a.cq, nullptr), 0);
   fi_cntr_attr cntr_attr = {};
-  fid_cntr* cntr = nullptr;
-  ASSERT_EQ(fi_cntr_open(loopback_.domain, &cntr_attr, &cntr, nullptr), 0);
+  fid_cntr* sent = nullptr;
+  ASSERT_EQ(fi_cntr_open(loopback_.domain, &cntr_attr, &sent, nullptr), 0);
   ASSERT_EQ(fi_endpoint(loopback_.domain, loopback_.info, &a.ep, nullptr), 0);
+  opened_.push_back(&a);
   ASSERT_EQ(fi_ep_bind(a.ep, &av_->fid, 0), 0);
   ASSERT_EQ(fi_ep_bind(a.ep, &a.cq->fid, FI_TRANSMIT | FI_RECV), 0);
-  ASSERT_EQ(fi_ep_bind(a.ep, &cntr->fid, FI_SEND), 0);
+  ASSERT_EQ(fi_ep_bind(a.ep, &sent->fid, FI_SEND), 0);
   ASSERT_EQ(fi_enable(a.ep), 0);
-  EXPECT_EQ(a.rdm()->local_path, nullptr);
+  EXPECT_NE(a.rdm()->local_path, nullptr);
+  Open(&b);
+  char in[8] = {};
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_EQ(fi_recv(b.ep, in, sizeof(in), nullptr, FI_ADDR_UNSPEC, nullptr),
+              0);
+    ASSERT_EQ(fi_send(a.ep, "cnt", 4, nullptr, b.addr, nullptr), 0);
+  }
+  fi_cq_tagged_entry entry;
+  for (int i = 0; i < 3; ++i) ASSERT_EQ(Next(&b, &entry), 1);
+  for (int i = 0; i < 3; ++i) ASSERT_EQ(Next(&a, &entry), 1);
+  EXPECT_EQ(fi_cntr_read(sent), 3u);
+  EXPECT_NE(PathTo(&a, b), nullptr);
+  EXPECT_TRUE(a.rdm()->links.all.empty());
+  // Closed before the counter it counts into (TearDown closes the rest).
   EXPECT_EQ(fi_close(&a.ep->fid), 0);
-  EXPECT_EQ(fi_close(&cntr->fid), 0);
-  EXPECT_EQ(fi_close(&a.cq->fid), 0);
+  a.ep = nullptr;
+  EXPECT_EQ(fi_close(&sent->fid), 0);
 }
 
 // Default operation flags set after fi_enable reach the local path too:

@@ -65,7 +65,7 @@ struct UtilDomain {
   // open_children). The peer domain shares the owner's progress engine (the
   // owner's CQ reads and waits advance the peer's endpoints), its endpoints
   // may bind the owner's AV (they then address peers by the owner's
-  // fi_addr_t values), transmits may name the owner's memory regions as
+  // fi_addr_t values) and the owner's counters, transmits may name the owner's memory regions as
   // local descriptors, and remote accesses to its endpoints may name them
   // too (MrResolveRemote).
   UtilDomain* peer_owner = nullptr;

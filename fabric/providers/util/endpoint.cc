@@ -62,16 +62,14 @@ int BindCntr(UtilEndpoint* ep, UtilCntr* cntr, uint64_t flags) {
                 "fi_ep_bind: a counter takes FI_SEND, FI_RECV, FI_READ, "
                 "FI_WRITE, FI_REMOTE_READ, FI_REMOTE_WRITE");
   }
-  static constexpr uint64_t kFlagOf[kCntrKinds] = {
-      FI_SEND, FI_RECV, FI_READ, FI_WRITE, FI_REMOTE_READ, FI_REMOTE_WRITE};
   for (int kind = 0; kind < kCntrKinds; ++kind) {
-    if ((flags & kFlagOf[kind]) && ep->cntrs[kind] != nullptr) {
+    if ((flags & kCntrBindFlag[kind]) && ep->cntrs[kind] != nullptr) {
       return Fail(*ep, FI_EINVAL,
                   "fi_ep_bind: a counter is already bound for that event");
     }
   }
   for (int kind = 0; kind < kCntrKinds; ++kind) {
-    if (flags & kFlagOf[kind]) {
+    if (flags & kCntrBindFlag[kind]) {
       ep->cntrs[kind] = cntr;
       cntr->open_children.fetch_add(1);
     }
@@ -159,7 +157,7 @@ int BindUtilEndpoint(UtilEndpoint* ep, fid* bound, uint64_t flags) {
     return BindCq(ep, cq, flags);
   }
   if (UtilCntr* cntr = AsUtilCntr(bound); cntr != nullptr) {
-    if (cntr->domain != ep->domain) {
+    if (cntr->domain != ep->domain && cntr->domain != ep->domain->peer_owner) {
       return Fail(*ep, FI_EINVAL, "fi_ep_bind: counter of another domain");
     }
     return BindCntr(ep, cntr, flags);

@@ -36,6 +36,8 @@ enum CntrKind {
   kRemoteWriteCntr,  // FI_REMOTE_WRITE
   kCntrKinds,
 };
+inline constexpr uint64_t kCntrBindFlag[kCntrKinds] = {
+    FI_SEND, FI_RECV, FI_READ, FI_WRITE, FI_REMOTE_READ, FI_REMOTE_WRITE};
 
 // A mutex that does nothing when the application serializes access itself:
 // the threading models FI_THREAD_DOMAIN, FI_THREAD_COMPLETION and
