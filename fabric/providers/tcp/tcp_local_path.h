@@ -26,6 +26,10 @@
 // over TCP for the rest of the endpoint's life. Each peer keeps one path,
 // so its messages keep their order.
 //
+// Which addresses are this host's is read once, when the path opens; an
+// address added later is reached over TCP. The path costs the shm objects
+// and 64 KiB for the per-address decisions.
+//
 // Not used, and logged at info level, when the endpoint takes its receives
 // from another provider's SRX, or when the shm objects cannot be opened (a
 // small /dev/shm, say).
