@@ -94,6 +94,9 @@ class TcpLocalPathProcessesTest : public ::testing::Test {
         absl::StrCat("10.", 200 + getpid() % 50, ".", getpid() % 250);
     own_ip_ = subnet + ".1";
     remote_ip_ = subnet + ".2";
+    // What a run with the same process id may have left behind.
+    Run("ip netns del " + ns_);
+    Run("ip link del " + veth_);
     if (Run("ip netns add " + ns_) != 0) {
       GTEST_SKIP() << "cannot create network namespaces here";
     }
@@ -109,7 +112,30 @@ class TcpLocalPathProcessesTest : public ::testing::Test {
               0);
     ASSERT_EQ(Run(absl::StrCat("ip -n ", ns_, " link set ", veth_, "b up")), 0);
     ASSERT_EQ(Run(absl::StrCat("ip -n ", ns_, " link set lo up")), 0);
+    // Both ends carry packets before any peer starts (a SYN sent earlier
+    // may be lost, and its retransmission come after the 5 s connect
+    // limit on a loaded machine).
+    ASSERT_TRUE(WaitUntilUp("", veth_));
+    ASSERT_TRUE(WaitUntilUp(ns_, veth_ + "b"));
     OpenServer();
+  }
+
+  // Whether interface `dev` (in namespace `ns`, or here when empty) is
+  // operationally UP within 5 s.
+  static bool WaitUntilUp(const std::string& ns, const std::string& dev) {
+    std::string command =
+        absl::StrCat("ip ", ns.empty() ? "" : "-n " + ns + " ",
+                     "-br link show dev ", dev, " 2>/dev/null");
+    for (int i = 0; i < 500; ++i) {
+      FILE* out = popen(command.c_str(), "r");
+      char line[256] = {};
+      bool up = out != nullptr && fgets(line, sizeof(line), out) != nullptr &&
+                strstr(line, " UP ") != nullptr;
+      if (out != nullptr) pclose(out);
+      if (up) return true;
+      usleep(10000);
+    }
+    return false;
   }
 
   void TearDown() override {
