@@ -1,7 +1,9 @@
 // A /dev/shm too small for shm (a common container setup): fi_getinfo
 // offers no shm and says why (bytes needed and free), and when the space
 // runs out after fi_getinfo, the transmit that needs a new connection
-// fails with -FI_ENOSPC instead of a SIGBUS later. Runs in a child process
+// fails with -FI_ENOSPC instead of a SIGBUS later, and a tcp RDM endpoint
+// whose local path (tcp_local_path.h) finds no room for a connection sends
+// over TCP instead. Runs in a child process
 // with a mount namespace of its own and a small tmpfs on /dev/shm; skipped
 // (with the reason) where mounting is not allowed.
 #include <fcntl.h>
@@ -25,6 +27,7 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "fabric/providers/tcp/loopback_testing.h"
 #include "gtest/gtest.h"
 
 namespace {
@@ -37,6 +40,66 @@ bool MountSmallDevShm(int kib) {
   return unshare(CLONE_NEWNS) == 0 &&
          mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) == 0 &&
          mount("tmpfs", "/dev/shm", "tmpfs", 0, options.c_str()) == 0;
+}
+
+// Two tcp RDM endpoints on 127.0.0.1 (local paths through shm, the
+// default) and b's address in their AV.
+struct TcpPair {
+  fabric::tcp::LoopbackDomain loopback;
+  fid_av* av = nullptr;
+  fid_cq* cq = nullptr;
+  fid_ep* a = nullptr;
+  fid_ep* b = nullptr;
+  fi_addr_t to_b = FI_ADDR_NOTAVAIL;
+};
+
+// Opens `pair`; 0 or the failing step.
+int OpenTcpPair(TcpPair* pair) {
+  fi_cq_attr cq_attr = {};
+  if (fabric::tcp::OpenLoopbackDomain(
+          FI_EP_RDM, FI_MSG, [](fi_info*) {}, &pair->loopback) != 0 ||
+      fabric::tcp::OpenTableAv(pair->loopback.domain, &pair->av) != 0 ||
+      fi_cq_open(pair->loopback.domain, &cq_attr, &pair->cq, nullptr) != 0) {
+    return 1;
+  }
+  for (fid_ep** ep : {&pair->a, &pair->b}) {
+    if (fabric::tcp::OpenBoundEndpoint(pair->loopback.domain,
+                                       pair->loopback.info, pair->av, pair->cq,
+                                       ep) != 0) {
+      return 2;
+    }
+  }
+  sockaddr_in name = {};
+  size_t len = sizeof(name);
+  if (fi_getname(&pair->b->fid, &name, &len) != 0 ||
+      fi_av_insert(pair->av, &name, 1, &pair->to_b, 0, nullptr) != 1) {
+    return 3;
+  }
+  return 0;
+}
+
+// a's message reaches b (over TCP: shm has no room); 0 or the failing step.
+int TcpPairDelivers(TcpPair* pair) {
+  char in[8] = {};
+  if (fi_recv(pair->b, in, sizeof(in), nullptr, FI_ADDR_UNSPEC, in) != 0 ||
+      fi_inject(pair->a, "tcp", 4, pair->to_b) != 0) {
+    return 1;
+  }
+  fi_cq_msg_entry entry;
+  for (int i = 0; i < 1000000; ++i) {
+    ssize_t rc = fi_cq_read(pair->cq, &entry, 1);
+    if (rc == 1) return strcmp(in, "tcp") == 0 ? 0 : 2;
+    if (rc != -FI_EAGAIN) return 3;
+  }
+  return 4;
+}
+
+int CloseTcpPair(TcpPair* pair) {
+  for (fid* object :
+       {&pair->a->fid, &pair->b->fid, &pair->cq->fid, &pair->av->fid}) {
+    if (fi_close(object) != 0) return 1;
+  }
+  return fabric::tcp::CloseLoopbackDomain(&pair->loopback);
 }
 
 fi_info* ShmHints() {
@@ -99,6 +162,8 @@ int RunInChild() {
       fi_av_insert(av, &name, 1, &to_b, 0, nullptr) != 1) {
     return 15;
   }
+  TcpPair tcp;
+  if (OpenTcpPair(&tcp) != 0) return 20;
   // Someone else takes the space meanwhile.
   struct statvfs fs;
   if (statvfs("/dev/shm", &fs) != 0) return 16;
@@ -106,8 +171,10 @@ int RunInChild() {
   off_t take = static_cast<off_t>(fs.f_bavail * fs.f_bsize) - 16 * 1024;
   if (junk < 0 || posix_fallocate(junk, 0, take) != 0) return 17;
   if (fi_inject(a, "x", 2, to_b) != -FI_ENOSPC) return 18;
-  for (fid* object : {&a->fid, &b->fid, &cq->fid, &av->fid, &domain->fid,
-                      &fabric->fid}) {
+  if (TcpPairDelivers(&tcp) != 0) return 21;
+  if (CloseTcpPair(&tcp) != 0) return 22;
+  for (fid* object :
+       {&a->fid, &b->fid, &cq->fid, &av->fid, &domain->fid, &fabric->fid}) {
     if (fi_close(object) != 0) return 19;
   }
   fi_freeinfo(info);

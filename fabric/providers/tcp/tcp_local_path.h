@@ -23,7 +23,8 @@
 // has no shm endpoint in the scope (it runs with FI_TCP_SHM=0, as another
 // user, or in another network namespace) makes shm refuse the first
 // transmit at once (-FI_ECONNREFUSED, nothing sent): that peer then goes
-// over TCP for the rest of the endpoint's life. Each peer keeps one path,
+// over TCP for the rest of the endpoint's life. So does a peer whose
+// connection finds no room in /dev/shm (-FI_ENOSPC). Each peer keeps one path,
 // so its messages keep their order.
 //
 // Which addresses are this host's is read once, when the path opens; an

@@ -15,7 +15,9 @@ namespace tcp {
 namespace {
 
 // Calls `op` of the ops table `table` on the shm endpoint that reaches
-// `dest`, or `op` of `tcp_ops` on `ep` itself.
+// `dest`, or `op` of `tcp_ops` on `ep` itself. When shm cannot connect to
+// `dest` (no endpoint there: -FI_ECONNREFUSED; no room in /dev/shm for the
+// connection: -FI_ENOSPC), nothing was sent and `dest` goes over TCP.
 template <typename Ops, typename Op, typename... Args>
 ssize_t Routed(fid_ep* ep, fi_addr_t dest, Ops* fid_ep::*table,
                const Ops& tcp_ops, Op Ops::*op, Args... args) {
@@ -23,7 +25,7 @@ ssize_t Routed(fid_ep* ep, fi_addr_t dest, Ops* fid_ep::*table,
   if (local != nullptr) {
     if (fid_ep* shm = local->Via(dest); shm != nullptr) {
       ssize_t rc = ((shm->*table)->*op)(shm, args...);
-      if (rc != -FI_ECONNREFUSED) return rc;
+      if (rc != -FI_ECONNREFUSED && rc != -FI_ENOSPC) return rc;
       local->Refused(dest);
     }
   }
