@@ -142,11 +142,20 @@ absl::Status TcpLocalPath::OpenObjects(const Provider& shm, TcpEp* tcp,
   status =
       Check(fi_endpoint(domain_, info->get(), &ep_, nullptr), "fi_endpoint");
   if (!status.ok()) return status;
+  status = BindEndpoint(util);
+  if (!status.ok()) return status;
+  return Check(fi_enable(ep_), "fi_enable");
+}
+
+// Binds the shm endpoint to tcp's AV and counters and to the peer CQs and
+// SRX, with tcp's completion flags.
+absl::Status TcpLocalPath::BindEndpoint(const UtilEndpoint& util) {
   uint64_t tx_flags =
       FI_TRANSMIT | (util.tx_selective ? FI_SELECTIVE_COMPLETION : 0);
   uint64_t rx_flags =
       FI_RECV | (util.rx_selective ? FI_SELECTIVE_COMPLETION : 0);
-  status = Check(fi_ep_bind(ep_, &av_->av_fid.fid, 0), "fi_ep_bind(av)");
+  absl::Status status =
+      Check(fi_ep_bind(ep_, &av_->av_fid.fid, 0), "fi_ep_bind(av)");
   if (status.ok() && tx_cq_ != nullptr) {
     status = Check(fi_ep_bind(ep_, &tx_cq_->fid, tx_flags), "fi_ep_bind(cq)");
   }
@@ -159,11 +168,8 @@ absl::Status TcpLocalPath::OpenObjects(const Provider& shm, TcpEp* tcp,
                      "fi_ep_bind(cntr)");
     }
   }
-  if (status.ok()) {
-    status = Check(fi_ep_bind(ep_, &srx_->fid, 0), "fi_ep_bind(srx)");
-  }
   if (!status.ok()) return status;
-  return Check(fi_enable(ep_), "fi_enable");
+  return Check(fi_ep_bind(ep_, &srx_->fid, 0), "fi_ep_bind(srx)");
 }
 
 // A peer CQ over each of tcp's CQs: tx_cq_ over the transmit CQ, rx_cq_

@@ -79,6 +79,7 @@ class TcpLocalPath {
   absl::Status OpenObjects(const Provider& shm, TcpEp* tcp,
                            const IpAddress& address);
   absl::Status OpenCqs(const UtilEndpoint& tcp);
+  absl::Status BindEndpoint(const UtilEndpoint& tcp);
   // Whether `peer` is an address of this host.
   bool IsLocal(const IpAddress& peer) const;
 
