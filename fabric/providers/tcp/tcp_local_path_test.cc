@@ -325,6 +325,76 @@ TEST_F(TcpLocalPathTest, OneReceiveQueueAcrossBothPaths) {
   EXPECT_STREQ(multi + 13, "then-from-c");
 }
 
+// Endpoints in the other address formats take the local path too (shm's
+// endpoint uses the tcp endpoint's format). Parameter: the format and the
+// loopback node.
+class TcpLocalPathFormatTest
+    : public ::testing::TestWithParam<std::pair<uint32_t, const char*>> {};
+
+TEST_P(TcpLocalPathFormatTest, EndpointsGoThroughShm) {
+  unsetenv("FI_TCP_SHM");
+  const auto [format, node] = GetParam();
+  LoopbackDomain loopback;
+  fi_info* hints = fi_allocinfo();
+  hints->fabric_attr->prov_name = strdup("tcp");
+  hints->ep_attr->type = FI_EP_RDM;
+  hints->caps = FI_MSG | FI_SOURCE;
+  hints->addr_format = format;
+  int rc = fi_getinfo(FI_VERSION(1, 18), node, "0", FI_SOURCE, hints,
+                      &loopback.info);
+  fi_freeinfo(hints);
+  if (rc == -FI_ENODATA && format == FI_SOCKADDR_IN6) {
+    GTEST_SKIP() << "no IPv6 loopback here";
+  }
+  ASSERT_EQ(rc, 0);
+  ASSERT_EQ(fi_fabric(loopback.info->fabric_attr, &loopback.fabric, nullptr),
+            0);
+  ASSERT_EQ(
+      fi_domain(loopback.fabric, loopback.info, &loopback.domain, nullptr), 0);
+  fid_av* av = nullptr;
+  ASSERT_EQ(OpenTableAv(loopback.domain, &av), 0);
+  fi_cq_attr cq_attr = {};
+  cq_attr.format = FI_CQ_FORMAT_TAGGED;
+  fid_cq* cq = nullptr;
+  ASSERT_EQ(fi_cq_open(loopback.domain, &cq_attr, &cq, nullptr), 0);
+  fid_ep* ends[2] = {};
+  fi_addr_t addrs[2] = {};
+  for (int i = 0; i < 2; ++i) {
+    ASSERT_EQ(
+        OpenBoundEndpoint(loopback.domain, loopback.info, av, cq, &ends[i]), 0);
+    char name[128] = {};
+    size_t len = sizeof(name);
+    ASSERT_EQ(fi_getname(&ends[i]->fid, name, &len), 0);
+    ASSERT_EQ(fi_av_insert(av, name, 1, &addrs[i], 0, nullptr), 1);
+  }
+  auto* sender = reinterpret_cast<TcpRdmEp*>(ends[0]);
+  ASSERT_NE(sender->local_path, nullptr);
+  char in[8] = {};
+  ASSERT_EQ(fi_recv(ends[1], in, sizeof(in), nullptr, FI_ADDR_UNSPEC, in), 0);
+  ASSERT_EQ(fi_inject(ends[0], "fmt", 4, addrs[1]), 0);
+  fi_cq_tagged_entry entry = {};
+  fi_addr_t source = FI_ADDR_NOTAVAIL;
+  ssize_t read = -FI_EAGAIN;
+  for (int i = 0; i < 1000000 && read == -FI_EAGAIN; ++i) {
+    read = fi_cq_readfrom(cq, &entry, 1, &source);
+  }
+  ASSERT_EQ(read, 1);
+  EXPECT_STREQ(in, "fmt");
+  EXPECT_EQ(source, addrs[0]);
+  EXPECT_NE(sender->local_path->Via(addrs[1]), nullptr);
+  EXPECT_TRUE(sender->links.all.empty());
+  for (fid_ep* ep : ends) EXPECT_EQ(fi_close(&ep->fid), 0);
+  EXPECT_EQ(fi_close(&cq->fid), 0);
+  EXPECT_EQ(fi_close(&av->fid), 0);
+  EXPECT_EQ(CloseLoopbackDomain(&loopback), 0);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Formats, TcpLocalPathFormatTest,
+    ::testing::Values(
+        std::pair<uint32_t, const char*>{FI_ADDR_STR, "127.0.0.1"},
+        std::pair<uint32_t, const char*>{FI_SOCKADDR_IN6, "::1"}));
+
 }  // namespace
 }  // namespace tcp
 }  // namespace fabric
