@@ -32,7 +32,7 @@ absl::StatusOr<AppBuffer> DescribeAppBuffer(const UtilDomain& domain,
         desc != nullptr ? static_cast<const UtilMr*>(desc[i]) : nullptr;
     if (mr != nullptr) {
       if (mr->mr_fid.fid.fclass != FI_CLASS_MR ||
-          (mr->domain != &domain && mr->domain != domain.peer_owner)) {
+          !ServesDomain(mr->domain, domain)) {
         return FiError(FI_EINVAL,
                        absl::StrCat("desc[", i,
                                     "] is not a memory region of this domain"));

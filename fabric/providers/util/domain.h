@@ -63,13 +63,22 @@ struct UtilDomain {
   // Opened with fi_domain2(FI_PEER) (fi_peer(3), "PEER DOMAIN"): the
   // owner's domain, one of ours, kept open meanwhile (it counts this one in
   // open_children). The peer domain shares the owner's progress engine (the
-  // owner's CQ reads and waits advance the peer's endpoints), its endpoints
-  // may bind the owner's AV (they then address peers by the owner's
-  // fi_addr_t values) and the owner's counters, transmits may name the owner's memory regions as
-  // local descriptors, and remote accesses to its endpoints may name them
-  // too (MrResolveRemote).
+  // owner's CQ reads and waits advance the peer's endpoints), and the
+  // owner's objects serve it (ServesDomain): its endpoints may bind the
+  // owner's AV (they then address peers by the owner's fi_addr_t values)
+  // and counters, and transmits may name the owner's memory regions as
+  // local descriptors; remote accesses to its endpoints may name them too
+  // (MrResolveRemote).
   UtilDomain* peer_owner = nullptr;
 };
+
+// Whether objects of `object_domain` (AVs, counters, memory regions) may
+// serve `domain`: they are its own, or `domain` is a peer domain of theirs.
+inline bool ServesDomain(const UtilDomain* object_domain,
+                         const UtilDomain& domain) {
+  return object_domain == &domain ||
+         (domain.peer_owner != nullptr && object_domain == domain.peer_owner);
+}
 
 // The UtilDomain behind `object`, or null when it is not one of our
 // domains.

@@ -157,7 +157,7 @@ int BindUtilEndpoint(UtilEndpoint* ep, fid* bound, uint64_t flags) {
     return BindCq(ep, cq, flags);
   }
   if (UtilCntr* cntr = AsUtilCntr(bound); cntr != nullptr) {
-    if (cntr->domain != ep->domain && cntr->domain != ep->domain->peer_owner) {
+    if (!ServesDomain(cntr->domain, *ep->domain)) {
       return Fail(*ep, FI_EINVAL, "fi_ep_bind: counter of another domain");
     }
     return BindCntr(ep, cntr, flags);
@@ -177,10 +177,11 @@ int BindUtilEndpoint(UtilEndpoint* ep, fid* bound, uint64_t flags) {
     return 0;
   }
   if (UtilAv* av = AsUtilAv(bound); av != nullptr) {
-    bool owners = av->domain == ep->domain->peer_owner &&
-                  av->addr_format == ep->info->addr_format;
-    if ((av->domain != ep->domain && !owners) || ep->av != nullptr ||
-        flags != 0) {
+    // The owner's AV serves only in the endpoint's own address format.
+    bool other_format = av->domain != ep->domain &&
+                        av->addr_format != ep->info->addr_format;
+    if (!ServesDomain(av->domain, *ep->domain) || other_format ||
+        ep->av != nullptr || flags != 0) {
       return Fail(*ep, FI_EINVAL, "fi_ep_bind: one AV of the endpoint's "
                                   "domain (or of its peer domain's owner, "
                                   "same address format), flags 0");
