@@ -111,14 +111,8 @@ void AcceptRequests(ShmRdmEp* ep) {
     NoteProbe(*ep, *accepted->stream);
     TcpLink* link = AddLink(ep, std::move(accepted->stream), peer, state);
     // What FI_SOURCE_ERR reports, and what a later AV insert is matched by.
-    size_t len = 0;
-    uint32_t format = ep->base.util.info->addr_format;
-    CopyAddressOut(accepted->connector, format, nullptr, &len);
-    link->peer_name.resize(len);
-    if (CopyAddressOut(accepted->connector, format, link->peer_name.data(),
-                       &len) != 0) {
-      link->peer_name.clear();
-    }
+    link->peer_name =
+        AddressBytes(accepted->connector, ep->base.util.info->addr_format);
   }
 }
 

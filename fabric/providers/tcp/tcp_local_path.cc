@@ -76,11 +76,10 @@ absl::StatusOr<InfoPtr> ShmInfo(const Provider& shm, const UtilEndpoint& tcp) {
 
 // Names the endpoint `info` opens by `address`.
 absl::Status SetSource(fi_info* info, const IpAddress& address) {
-  size_t len = 0;
-  CopyAddressOut(address, info->addr_format, nullptr, &len);
-  std::vector<char> name(len);
-  if (CopyAddressOut(address, info->addr_format, name.data(), &len) != 0 ||
-      !SetAddress(&info->src_addr, &info->src_addrlen, name.data(), len)) {
+  std::vector<char> name = AddressBytes(address, info->addr_format);
+  if (name.empty() ||
+      !SetAddress(&info->src_addr, &info->src_addrlen, name.data(),
+                  name.size())) {
     return FiError(FI_EINVAL, "cannot write the endpoint's address");
   }
   return absl::OkStatus();

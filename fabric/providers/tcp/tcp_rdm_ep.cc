@@ -106,13 +106,7 @@ TcpLink* AcceptPeer(TcpRdmEp* ep, int fd, const IpAddress& address,
     return nullptr;
   }
   TcpLink* link = AddLink(ep, fd, peer, EPOLLIN);
-  size_t len = 0;
-  uint32_t format = ep->base.util.info->addr_format;
-  CopyAddressOut(address, format, nullptr, &len);
-  link->peer_name.resize(len);
-  if (CopyAddressOut(address, format, link->peer_name.data(), &len) != 0) {
-    link->peer_name.clear();
-  }
+  link->peer_name = AddressBytes(address, ep->base.util.info->addr_format);
   if (peer != FI_ADDR_NOTAVAIL && ep->links.to.count(peer) == 0) {
     ep->links.to[peer] = link;
   }

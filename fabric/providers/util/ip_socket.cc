@@ -105,6 +105,17 @@ int CopyAddressOut(const IpAddress& address, uint32_t addr_format, void* addr,
   return 0;
 }
 
+std::vector<char> AddressBytes(const IpAddress& address,
+                               uint32_t addr_format) {
+  size_t len = 0;
+  CopyAddressOut(address, addr_format, nullptr, &len);
+  std::vector<char> bytes(len);
+  if (CopyAddressOut(address, addr_format, bytes.data(), &len) != 0) {
+    bytes.clear();
+  }
+  return bytes;
+}
+
 size_t UserAddressLength(uint32_t addr_format, const void* addr) {
   if (addr == nullptr) return 0;
   switch (addr_format) {

@@ -10,6 +10,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <vector>
+
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "fabric/api/core/address.h"
@@ -32,6 +34,9 @@ absl::StatusOr<IpAddress> PeerAddress(int fd);
 // buffer (nothing written), -FI_EINVAL for a format the address cannot take.
 int CopyAddressOut(const IpAddress& address, uint32_t addr_format, void* addr,
                    size_t* addrlen);
+// `address` as CopyAddressOut writes it in `addr_format`; empty when it
+// cannot be written in that format.
+std::vector<char> AddressBytes(const IpAddress& address, uint32_t addr_format);
 
 // The length of the application's address at `addr` in `addr_format`; 0
 // when it cannot be one.
