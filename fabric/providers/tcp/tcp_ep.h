@@ -60,6 +60,35 @@ struct PostedRecv {
   // Added to its completion's flags: FI_MULTI_RECV when it is the last
   // window of an owner's buffer (a peer SRX entry's flags).
   uint64_t completion_flags = 0;
+
+  // As new, with the iov and desc storage kept (SparePool).
+  void Reset();
+};
+
+// Finished objects an endpoint keeps for its next messages, so that a
+// message costs no allocation. T::Reset() makes an object as new while
+// keeping its vectors' storage.
+template <typename T>
+class SparePool {
+ public:
+  // A spare object made new, or a new one.
+  std::unique_ptr<T> Take() {
+    if (spares_.empty()) return std::make_unique<T>();
+    std::unique_ptr<T> object = std::move(spares_.back());
+    spares_.pop_back();
+    object->Reset();
+    return object;
+  }
+  // Keeps `object` (null: nothing) while fewer than kMax are kept.
+  void Keep(std::unique_ptr<T> object) {
+    if (object != nullptr && spares_.size() < kMax) {
+      spares_.push_back(std::move(object));
+    }
+  }
+
+ private:
+  static constexpr size_t kMax = 32;
+  std::vector<std::unique_ptr<T>> spares_;
 };
 
 // A tagged message that arrived before its receive.
@@ -149,11 +178,9 @@ struct TcpEp {
 
   size_t tx_outstanding = 0;  // posted, not yet completed
   uint64_t next_id = 1;
-  // Finished transmit entries kept for the next transmits (NewTxEntry):
-  // a message then costs no allocation.
-  std::vector<std::unique_ptr<TxEntry>> spare_tx;
-  // The same for receives (NewPostedRecv).
-  std::vector<std::unique_ptr<PostedRecv>> spare_recvs;
+  // Finished transmit entries and receives, for the next ones.
+  SparePool<TxEntry> spare_tx;
+  SparePool<PostedRecv> spare_recvs;
 
   const fi_provider* log() const {
     return util.domain->fabric->provider->c_provider();
@@ -238,14 +265,8 @@ int BindTcpEp(fid* object, fid* bound, uint64_t flags);
 // the capabilities they read from `info`.
 void InstallDataPathOps(TcpEp* ep, const fi_info& info, fi_ops_cm* cm);
 
-// A transmit entry in its new state: a spare one when there is one.
-std::unique_ptr<TxEntry> NewTxEntry(TcpEp* ep);
-// Keeps a finished entry for NewTxEntry (up to a few dozen).
+// Keeps a finished entry in ep->spare_tx unless it holds a large copy.
 void RecycleTxEntry(TcpEp* ep, std::unique_ptr<TxEntry> entry);
-// A receive in its new state: a spare one when there is one.
-std::unique_ptr<PostedRecv> NewPostedRecv(TcpEp* ep);
-// Keeps a receive done with for NewPostedRecv (up to a few dozen).
-void RecyclePostedRecv(TcpEp* ep, std::unique_ptr<PostedRecv> recv);
 
 // Posts a transmit the endpoint built on `link`: limits, CQ reservation,
 // FI_FENCE. 0 or -fi_errno (nothing posted).

@@ -87,7 +87,7 @@ void AnswerRead(TcpLink* link, const Header& header,
   TcpEp* ep = link->ep;
   RxTarget memory;
   int status = ResolveRma(link, header, descriptors, FI_REMOTE_READ, &memory);
-  std::unique_ptr<TxEntry> answer = NewTxEntry(ep);
+  std::unique_ptr<TxEntry> answer = ep->spare_tx.Take();
   answer->header.op = static_cast<uint8_t>(Op::kReadResponse);
   answer->header.id = header.id;
   answer->header.status = status;
@@ -181,11 +181,12 @@ void CompleteRecv(TcpEp* ep, TcpLink* link, fi_addr_t source,
   if ((header.flags & kAckRequested) && link != nullptr) {
     SendAnswer(link, Op::kAck, header.id, 0);
   }
-  RecyclePostedRecv(ep, std::move(recv));  // null when kept (FI_MULTI_RECV)
+  // Null when kept (FI_MULTI_RECV).
+  ep->spare_recvs.Keep(std::move(recv));
 }
 
 void SendAnswer(TcpLink* link, Op op, uint64_t id, int32_t status) {
-  std::unique_ptr<TxEntry> answer = NewTxEntry(link->ep);
+  std::unique_ptr<TxEntry> answer = link->ep->spare_tx.Take();
   answer->header.op = static_cast<uint8_t>(op);
   answer->header.id = id;
   answer->header.status = status;
@@ -575,43 +576,19 @@ void UnreserveReceives(TcpEp* ep) {
   }
 }
 
-std::unique_ptr<TxEntry> NewTxEntry(TcpEp* ep) {
-  if (ep->spare_tx.empty()) return std::make_unique<TxEntry>();
-  std::unique_ptr<TxEntry> entry = std::move(ep->spare_tx.back());
-  ep->spare_tx.pop_back();
-  entry->Reset();
-  return entry;
-}
-
 void RecycleTxEntry(TcpEp* ep, std::unique_ptr<TxEntry> entry) {
-  constexpr size_t kSpareTxEntries = 32;
   // Large owned copies are not worth keeping.
-  if (ep->spare_tx.size() < kSpareTxEntries &&
-      entry->owned.capacity() <= 4096) {
-    ep->spare_tx.push_back(std::move(entry));
-  }
+  if (entry->owned.capacity() <= 4096) ep->spare_tx.Keep(std::move(entry));
 }
 
-std::unique_ptr<PostedRecv> NewPostedRecv(TcpEp* ep) {
-  if (ep->spare_recvs.empty()) return std::make_unique<PostedRecv>();
-  std::unique_ptr<PostedRecv> recv = std::move(ep->spare_recvs.back());
-  ep->spare_recvs.pop_back();
-  // Fresh, but with the iov and desc storage kept.
-  std::vector<iovec> iov = std::move(recv->iov);
-  std::vector<void*> desc = std::move(recv->desc);
-  *recv = PostedRecv();
-  iov.clear();
-  desc.clear();
-  recv->iov = std::move(iov);
-  recv->desc = std::move(desc);
-  return recv;
-}
-
-void RecyclePostedRecv(TcpEp* ep, std::unique_ptr<PostedRecv> recv) {
-  constexpr size_t kSpareRecvs = 32;
-  if (recv != nullptr && ep->spare_recvs.size() < kSpareRecvs) {
-    ep->spare_recvs.push_back(std::move(recv));
-  }
+void PostedRecv::Reset() {
+  std::vector<iovec> kept_iov = std::move(iov);
+  std::vector<void*> kept_desc = std::move(desc);
+  *this = PostedRecv();
+  kept_iov.clear();
+  kept_desc.clear();
+  iov = std::move(kept_iov);
+  desc = std::move(kept_desc);
 }
 
 void CompleteTx(TcpEp* ep, std::unique_ptr<TxEntry> entry, int error) {

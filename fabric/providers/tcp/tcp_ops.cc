@@ -94,7 +94,7 @@ ssize_t Transmit(fid_ep* ep_fid, fi_addr_t dest, const TxRequest& request) {
   if ((request.flags & FI_INJECT) && total > info.tx_attr->inject_size) {
     return FailOp(*ep, FI_EINVAL, "inject of more than inject_size bytes");
   }
-  std::unique_ptr<TxEntry> entry = NewTxEntry(ep);
+  std::unique_ptr<TxEntry> entry = ep->spare_tx.Take();
   Header& header = entry->header;
   header.op = static_cast<uint8_t>(request.op);
   header.tag = request.tag;
@@ -190,7 +190,7 @@ ssize_t Receive(fid_ep* ep_fid, fi_addr_t source, const RxRequest& request) {
       ep->recvs.size() + ep->tagged_recvs.size() >= info.rx_attr->size) {
     return -FI_EAGAIN;
   }
-  std::unique_ptr<PostedRecv> recv = NewPostedRecv(ep);
+  std::unique_ptr<PostedRecv> recv = ep->spare_recvs.Take();
   recv->context = request.context;
   recv->flags = request.flags;
   recv->iov.assign(request.iov, request.iov + request.count);

@@ -88,7 +88,7 @@ int Get(fid_peer_srx* srx, Queue& queue, fi_addr_t addr, size_t size,
   auto it = FindRecv(queue, ep->directed_recv, addr, tagged, tag);
   if (it == queue.end()) return -FI_ENOENT;
   if (Lend(ep, **it, entry)) {
-    RecyclePostedRecv(ep, std::move(*it));
+    ep->spare_recvs.Keep(std::move(*it));
     queue.erase(it);
   }
   return 0;
@@ -116,7 +116,7 @@ int QueueMsg(fi_peer_rx_entry* entry) {
     return 0;
   }
   if (Lend(ep, **it, entry)) {
-    RecyclePostedRecv(ep, std::move(*it));
+    ep->spare_recvs.Keep(std::move(*it));
     ep->recvs.erase(it);
   }
   return entry->srx->peer_ops->start_msg(entry);
@@ -139,7 +139,7 @@ int QueueTag(fi_peer_rx_entry* entry) {
     return 0;
   }
   Lend(ep, **it, entry);
-  RecyclePostedRecv(ep, std::move(*it));
+  ep->spare_recvs.Keep(std::move(*it));
   ep->tagged_recvs.erase(it);
   return entry->srx->peer_ops->start_tag(entry);
 }

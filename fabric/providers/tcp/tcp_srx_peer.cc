@@ -17,7 +17,7 @@ fid_peer_srx* OwnerOf(const TcpEp* ep) { return ep->peer_srx->owner; }
 // data path places into and completes.
 std::unique_ptr<PostedRecv> RecvOf(TcpEp* ep, const fi_peer_rx_entry& entry,
                                    bool tagged) {
-  std::unique_ptr<PostedRecv> recv = NewPostedRecv(ep);
+  std::unique_ptr<PostedRecv> recv = ep->spare_recvs.Take();
   recv->context = entry.context;
   recv->iov.assign(entry.iov, entry.iov + entry.count);
   for (const iovec& piece : recv->iov) recv->capacity += piece.iov_len;
