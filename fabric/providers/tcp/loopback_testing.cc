@@ -10,6 +10,12 @@ namespace tcp {
 int OpenLoopbackDomain(fi_ep_type type, uint64_t caps,
                        const std::function<void(fi_info*)>& adjust,
                        LoopbackDomain* out) {
+  return OpenLoopbackDomainAt("127.0.0.1", type, caps, adjust, out);
+}
+
+int OpenLoopbackDomainAt(const char* node, fi_ep_type type, uint64_t caps,
+                         const std::function<void(fi_info*)>& adjust,
+                         LoopbackDomain* out) {
   fi_info* hints = fi_allocinfo();
   if (hints == nullptr) return -FI_ENOMEM;
   hints->fabric_attr->prov_name = strdup("tcp");
@@ -17,8 +23,8 @@ int OpenLoopbackDomain(fi_ep_type type, uint64_t caps,
   hints->caps = caps;
   hints->addr_format = FI_SOCKADDR_IN;
   if (adjust) adjust(hints);
-  int rc = fi_getinfo(FI_VERSION(1, 18), "127.0.0.1", "0", FI_SOURCE, hints,
-                      &out->info);
+  int rc =
+      fi_getinfo(FI_VERSION(1, 18), node, "0", FI_SOURCE, hints, &out->info);
   fi_freeinfo(hints);
   if (rc == 0) rc = fi_fabric(out->info->fabric_attr, &out->fabric, nullptr);
   if (rc == 0) rc = fi_domain(out->fabric, out->info, &out->domain, nullptr);

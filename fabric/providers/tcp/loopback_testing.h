@@ -25,6 +25,10 @@ struct LoopbackDomain {
 int OpenLoopbackDomain(fi_ep_type type, uint64_t caps,
                        const std::function<void(fi_info*)>& adjust,
                        LoopbackDomain* out);
+// The same on `node` ("::1", say) instead of 127.0.0.1.
+int OpenLoopbackDomainAt(const char* node, fi_ep_type type, uint64_t caps,
+                         const std::function<void(fi_info*)>& adjust,
+                         LoopbackDomain* out);
 
 // An `adjust` for OpenLoopbackDomain: the shm provider, with `progress`.
 void UseShm(fi_info* hints, fi_progress progress);

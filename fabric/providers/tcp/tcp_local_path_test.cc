@@ -335,22 +335,14 @@ TEST_P(TcpLocalPathFormatTest, EndpointsGoThroughShm) {
   unsetenv("FI_TCP_SHM");
   const auto [format, node] = GetParam();
   LoopbackDomain loopback;
-  fi_info* hints = fi_allocinfo();
-  hints->fabric_attr->prov_name = strdup("tcp");
-  hints->ep_attr->type = FI_EP_RDM;
-  hints->caps = FI_MSG | FI_SOURCE;
-  hints->addr_format = format;
-  int rc = fi_getinfo(FI_VERSION(1, 18), node, "0", FI_SOURCE, hints,
-                      &loopback.info);
-  fi_freeinfo(hints);
+  int rc = OpenLoopbackDomainAt(
+      node, FI_EP_RDM, FI_MSG | FI_SOURCE,
+      [format = format](fi_info* hints) { hints->addr_format = format; },
+      &loopback);
   if (rc == -FI_ENODATA && format == FI_SOCKADDR_IN6) {
     GTEST_SKIP() << "no IPv6 loopback here";
   }
   ASSERT_EQ(rc, 0);
-  ASSERT_EQ(fi_fabric(loopback.info->fabric_attr, &loopback.fabric, nullptr),
-            0);
-  ASSERT_EQ(
-      fi_domain(loopback.fabric, loopback.info, &loopback.domain, nullptr), 0);
   fid_av* av = nullptr;
   ASSERT_EQ(OpenTableAv(loopback.domain, &av), 0);
   fi_cq_attr cq_attr = {};
