@@ -26,15 +26,6 @@ absl::Status Check(int rc, const char* call) {
   return FiError(-rc, absl::StrCat(call, ": ", fi_strerror(-rc)));
 }
 
-// Why `ep` cannot have a local path, or null.
-const char* Unsuitable(const TcpEp& ep) {
-  if (ep.peer_srx != nullptr) {
-    return "the endpoint takes its receives from another provider's SRX";
-  }
-  if (ep.util.av == nullptr) return "no AV is bound";
-  return nullptr;
-}
-
 // The shm endpoint's attributes: the tcp endpoint's own (caps, op flags,
 // progress, threading, memory registration mode, authorization key), for
 // the fabric and domain shm offers (its discovery also says when /dev/shm
@@ -77,9 +68,8 @@ absl::StatusOr<InfoPtr> ShmInfo(const Provider& shm, const UtilEndpoint& tcp) {
 // Names the endpoint `info` opens by `address`.
 absl::Status SetSource(fi_info* info, const IpAddress& address) {
   std::vector<char> name = AddressBytes(address, info->addr_format);
-  if (name.empty() ||
-      !SetAddress(&info->src_addr, &info->src_addrlen, name.data(),
-                  name.size())) {
+  if (name.empty() || !SetAddress(&info->src_addr, &info->src_addrlen,
+                                  name.data(), name.size())) {
     return FiError(FI_EINVAL, "cannot write the endpoint's address");
   }
   return absl::OkStatus();
@@ -89,9 +79,11 @@ absl::Status SetSource(fi_info* info, const IpAddress& address) {
 
 std::unique_ptr<TcpLocalPath> TcpLocalPath::Open(const Provider& shm, TcpEp* ep,
                                                  const IpAddress& address) {
-  if (const char* why = Unsuitable(*ep); why != nullptr) {
-    FI_INFO(ep->log(), FI_LOG_EP_CTRL, "peers on this host go over TCP: %s\n",
-            why);
+  // (fi_enable has checked that an AV is bound.)
+  if (ep->peer_srx != nullptr) {
+    FI_INFO(ep->log(), FI_LOG_EP_CTRL,
+            "peers on this host go over TCP: the endpoint takes its receives "
+            "from another provider's SRX\n");
     return nullptr;
   }
   std::unique_ptr<TcpLocalPath> path(new TcpLocalPath);

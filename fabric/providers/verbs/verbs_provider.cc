@@ -4,6 +4,7 @@
 #include <rdma/fi_errno.h>
 #include <rdma/providers/fi_log.h>
 
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -38,16 +39,17 @@ class VerbsProvider : public Provider {
   // none, as verbs endpoints are not part of this build yet (fi_fabric
   // would fail).
   absl::StatusOr<InfoList> Discover(const GetInfoRequest&) const override {
-    std::vector<std::string> skipped;
-    absl::StatusOr<std::vector<verbs::PortDescription>> ports =
-        verbs::ListPorts(&skipped);
+    // The devices are opened and queried once per process, not at every
+    // fi_getinfo.
+    std::call_once(listed_, [this] { ports_ = verbs::ListPorts(&skipped_); });
+    const absl::StatusOr<std::vector<verbs::PortDescription>>& ports = ports_;
     if (!ports.ok()) {
       FI_LOG(c_provider(), FI_LOG_DEBUG, FI_LOG_CORE,
              "no libibverbs (%s); verbs reports nothing\n",
              std::string(ports.status().message()).c_str());
       return InfoList();
     }
-    for (const std::string& why : skipped) {
+    for (const std::string& why : skipped_) {
       FI_LOG(c_provider(), FI_LOG_DEBUG, FI_LOG_CORE, "device left out: %s\n",
              why.c_str());
     }
@@ -95,6 +97,9 @@ class VerbsProvider : public Provider {
 
  private:
   InfoTemplate rc_;
+  mutable std::once_flag listed_;
+  mutable absl::StatusOr<std::vector<verbs::PortDescription>> ports_;
+  mutable std::vector<std::string> skipped_;
 };
 
 }  // namespace
