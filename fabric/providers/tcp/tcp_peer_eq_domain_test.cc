@@ -149,9 +149,9 @@ TEST_F(TcpPeerEqDomainTest, MalformedPeerContextsAreRefused) {
   EXPECT_EQ(fi_eq_open(loopback_.fabric, &attr, &eq, &no_eq), -FI_EINVAL);
 
   fid_domain* domain = nullptr;
-  EXPECT_EQ(fi_domain2(loopback_.fabric, loopback_.info, &domain, FI_PEER,
-                       nullptr),
-            -FI_EINVAL);
+  EXPECT_EQ(
+      fi_domain2(loopback_.fabric, loopback_.info, &domain, FI_PEER, nullptr),
+      -FI_EINVAL);
   fi_peer_domain_context no_domain = {sizeof(no_domain), nullptr};
   EXPECT_EQ(fi_domain2(loopback_.fabric, loopback_.info, &domain, FI_PEER,
                        &no_domain),
@@ -160,9 +160,9 @@ TEST_F(TcpPeerEqDomainTest, MalformedPeerContextsAreRefused) {
   fid_domain foreign = {};
   foreign.fid.fclass = FI_CLASS_DOMAIN;
   fi_peer_domain_context other = {sizeof(other), &foreign};
-  EXPECT_EQ(fi_domain2(loopback_.fabric, loopback_.info, &domain, FI_PEER,
-                       &other),
-            -FI_EINVAL);
+  EXPECT_EQ(
+      fi_domain2(loopback_.fabric, loopback_.info, &domain, FI_PEER, &other),
+      -FI_EINVAL);
 }
 
 // An endpoint of a peer domain is the target of an RMA write that names a
@@ -172,17 +172,16 @@ TEST_F(TcpPeerEqDomainTest, APeerDomainServesTheOwnersRegions) {
   fid_domain* owner = loopback_.domain;
   fi_peer_domain_context context = {sizeof(context), owner};
   fid_domain* peer = nullptr;
-  ASSERT_EQ(fi_domain2(loopback_.fabric, loopback_.info, &peer, FI_PEER,
-                       &context),
-            0);
+  ASSERT_EQ(
+      fi_domain2(loopback_.fabric, loopback_.info, &peer, FI_PEER, &context),
+      0);
   EXPECT_EQ(fi_close(&owner->fid), -FI_EBUSY);  // the peer keeps it
   fid_domain* stranger = nullptr;
-  ASSERT_EQ(fi_domain(loopback_.fabric, loopback_.info, &stranger, nullptr),
-            0);
+  ASSERT_EQ(fi_domain(loopback_.fabric, loopback_.info, &stranger, nullptr), 0);
   uint64_t target = 0;
   fid_mr* mr = nullptr;
-  ASSERT_EQ(fi_mr_reg(owner, &target, sizeof(target), FI_REMOTE_WRITE, 0, 0,
-                      0, &mr, nullptr),
+  ASSERT_EQ(fi_mr_reg(owner, &target, sizeof(target), FI_REMOTE_WRITE, 0, 0, 0,
+                      &mr, nullptr),
             0);
 
   struct Side {
@@ -213,10 +212,10 @@ TEST_F(TcpPeerEqDomainTest, APeerDomainServesTheOwnersRegions) {
     ASSERT_EQ(fi_getname(&target_side->ep->fid, name, &len), 0);
     fi_addr_t dest;
     ASSERT_EQ(fi_av_insert(initiator.av, name, 1, &dest, 0, nullptr), 1);
-    ASSERT_EQ(fi_write(initiator.ep, &value, sizeof(value), nullptr, dest,
-                       reinterpret_cast<uint64_t>(&target), fi_mr_key(mr),
-                       nullptr),
-              0);
+    ASSERT_EQ(
+        fi_write(initiator.ep, &value, sizeof(value), nullptr, dest,
+                 reinterpret_cast<uint64_t>(&target), fi_mr_key(mr), nullptr),
+        0);
     fi_cq_tagged_entry entry;
     ssize_t rc = -FI_EAGAIN;
     auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
@@ -246,6 +245,74 @@ TEST_F(TcpPeerEqDomainTest, APeerDomainServesTheOwnersRegions) {
   EXPECT_EQ(fi_close(&peer->fid), 0);
 }
 
+// A peer domain's endpoints take the owner's AV (in their own address
+// format), counters and memory regions, and refuse another domain's
+// (-FI_EINVAL).
+TEST_F(TcpPeerEqDomainTest, APeerDomainsEndpointsTakeOnlyTheOwnersObjects) {
+  fid_domain* owner = loopback_.domain;
+  fi_peer_domain_context context = {sizeof(context), owner};
+  fid_domain* peer = nullptr;
+  ASSERT_EQ(
+      fi_domain2(loopback_.fabric, loopback_.info, &peer, FI_PEER, &context),
+      0);
+  fid_domain* stranger = nullptr;
+  ASSERT_EQ(fi_domain(loopback_.fabric, loopback_.info, &stranger, nullptr), 0);
+  fid_av* avs[2] = {};
+  fid_cntr* cntrs[2] = {};
+  fid_mr* mrs[2] = {};
+  char buffer[16];
+  fid_domain* domains[2] = {owner, stranger};
+  for (int i = 0; i < 2; ++i) {
+    fi_av_attr av_attr = {};
+    fi_cntr_attr cntr_attr = {};
+    fid_domain* domain = domains[i];
+    ASSERT_EQ(fi_av_open(domain, &av_attr, &avs[i], nullptr), 0);
+    ASSERT_EQ(fi_cntr_open(domain, &cntr_attr, &cntrs[i], nullptr), 0);
+    ASSERT_EQ(fi_mr_reg(domain, buffer, sizeof(buffer), FI_RECV, 0, 0, 0,
+                        &mrs[i], nullptr),
+              0);
+  }
+  fi_cq_attr cq_attr = {};
+  fid_cq* cq = nullptr;
+  ASSERT_EQ(fi_cq_open(peer, &cq_attr, &cq, nullptr), 0);
+  fid_ep* ep = nullptr;
+  ASSERT_EQ(fi_endpoint(peer, loopback_.info, &ep, nullptr), 0);
+  EXPECT_EQ(fi_ep_bind(ep, &avs[1]->fid, 0), -FI_EINVAL);
+  EXPECT_EQ(fi_ep_bind(ep, &cntrs[1]->fid, FI_SEND), -FI_EINVAL);
+  EXPECT_EQ(fi_ep_bind(ep, &avs[0]->fid, 0), 0);
+  EXPECT_EQ(fi_ep_bind(ep, &cntrs[0]->fid, FI_SEND), 0);
+  ASSERT_EQ(fi_ep_bind(ep, &cq->fid, FI_TRANSMIT | FI_RECV), 0);
+  ASSERT_EQ(fi_enable(ep), 0);
+  void* stranger_desc = fi_mr_desc(mrs[1]);
+  EXPECT_EQ(fi_recv(ep, buffer, sizeof(buffer), stranger_desc, FI_ADDR_UNSPEC,
+                    nullptr),
+            -FI_EINVAL);
+  void* owner_desc = fi_mr_desc(mrs[0]);
+  EXPECT_EQ(
+      fi_recv(ep, buffer, sizeof(buffer), owner_desc, FI_ADDR_UNSPEC, nullptr),
+      0);
+  // An endpoint in another address format cannot take the owner's AV.
+  fi_info* other_format = fi_dupinfo(loopback_.info);
+  free(other_format->src_addr);
+  other_format->src_addr = nullptr;
+  other_format->src_addrlen = 0;
+  other_format->addr_format = FI_ADDR_STR;
+  fid_ep* str_ep = nullptr;
+  ASSERT_EQ(fi_endpoint(peer, other_format, &str_ep, nullptr), 0);
+  EXPECT_EQ(fi_ep_bind(str_ep, &avs[0]->fid, 0), -FI_EINVAL);
+  fi_freeinfo(other_format);
+  for (fid* object : {&str_ep->fid, &ep->fid, &cq->fid}) {
+    EXPECT_EQ(fi_close(object), 0);
+  }
+  for (int i = 0; i < 2; ++i) {
+    for (fid* object : {&mrs[i]->fid, &cntrs[i]->fid, &avs[i]->fid}) {
+      EXPECT_EQ(fi_close(object), 0);
+    }
+  }
+  EXPECT_EQ(fi_close(&stranger->fid), 0);
+  EXPECT_EQ(fi_close(&peer->fid), 0);
+}
+
 // fi_export_fid is reserved (fi_peer(3)): every object says -FI_ENOSYS.
 TEST_F(TcpPeerEqDomainTest, ExportingAFidIsNotImplemented) {
   fi_eq_attr eq_attr = {};
@@ -256,8 +323,8 @@ TEST_F(TcpPeerEqDomainTest, ExportingAFidIsNotImplemented) {
   ASSERT_EQ(fi_cq_open(loopback_.domain, &cq_attr, &cq, nullptr), 0);
   fid_ep* ep = nullptr;
   ASSERT_EQ(fi_endpoint(loopback_.domain, loopback_.info, &ep, nullptr), 0);
-  for (fid* object : {&loopback_.fabric->fid, &loopback_.domain->fid,
-                      &eq->fid, &cq->fid, &ep->fid}) {
+  for (fid* object : {&loopback_.fabric->fid, &loopback_.domain->fid, &eq->fid,
+                      &cq->fid, &ep->fid}) {
     fid* exported = nullptr;
     EXPECT_EQ(fi_export_fid(object, 0, &exported, nullptr), -FI_ENOSYS)
         << "fclass " << object->fclass;
@@ -280,9 +347,9 @@ TEST_F(TcpPeerEqDomainTest, PeerTransfersAreRefused) {
   EXPECT_EQ(fi_endpoint2(loopback_.domain, loopback_.info, &ep,
                          FI_PEER_TRANSFER, &context),
             -FI_EINVAL);
-  EXPECT_EQ(fi_endpoint2(loopback_.domain, loopback_.info, &ep, 1ULL << 2,
-                         nullptr),
-            -FI_EBADFLAGS);
+  EXPECT_EQ(
+      fi_endpoint2(loopback_.domain, loopback_.info, &ep, 1ULL << 2, nullptr),
+      -FI_EBADFLAGS);
   EXPECT_EQ(ep, nullptr);
 }
 
