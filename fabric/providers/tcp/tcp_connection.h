@@ -125,6 +125,15 @@ class Connection {
   // Queues `entry` and writes what the socket takes now (nothing while
   // held).
   void Send(std::unique_ptr<TxEntry> entry);
+  // Whether bytes written now would be the next on the stream: open, not
+  // held, nothing queued.
+  bool CanWriteNow() const { return !closed_ && !held_ && queue_.empty(); }
+  // When CanWriteNow(), writes `iov` straight to the stream: the bytes it
+  // took, or -errno (-EAGAIN: none). The caller queues the rest, and a
+  // broken stream closes when that is flushed.
+  ssize_t WriteNow(const iovec* iov, size_t count) {
+    return stream_->Write(iov, count);
+  }
   // While held, Send only queues and Progress does nothing: the socket is
   // still in a handshake that someone else reads and writes.
   void Hold() { held_ = true; }

@@ -32,6 +32,7 @@
 #include <vector>
 
 #include "fabric/providers/tcp/tcp_connection.h"
+#include "fabric/providers/util/app_buffer.h"
 #include "fabric/providers/util/endpoint.h"
 #include "fabric/providers/util/peer_srx.h"
 
@@ -271,6 +272,16 @@ void RecycleTxEntry(TcpEp* ep, std::unique_ptr<TxEntry> entry);
 // Posts a transmit the endpoint built on `link`: limits, CQ reservation,
 // FI_FENCE. 0 or -fi_errno (nothing posted).
 ssize_t PostTx(TcpLink* link, std::unique_ptr<TxEntry> entry);
+// A small message or tagged send of host memory (the caller checked it
+// has no FI_FENCE and waits for no answer) goes from the application's
+// buffer straight to the link's stream when nothing is queued ahead of it:
+// no transmit entry, no copy, completed at once; what the stream does not
+// take is queued with a copy. kSendLater when it must be built and posted
+// (PostTx) instead; else 0 or -fi_errno. `header` lacks only its id.
+constexpr ssize_t kSendLater = 1;
+ssize_t SendNow(TcpEp* ep, fi_addr_t dest, Header header,
+                const AppBuffer& payload, const fi_cq_tagged_entry& completion,
+                bool write_entry);
 // Moves the transmits of `from`, a link whose connection is held (nothing
 // written yet), onto `to` in order; they keep their completions.
 void MoveQueuedTx(TcpLink* from, TcpLink* to);

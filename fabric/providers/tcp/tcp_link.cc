@@ -658,6 +658,70 @@ ssize_t PostTx(TcpLink* link, std::unique_ptr<TxEntry> entry) {
   return 0;
 }
 
+ssize_t SendNow(TcpEp* ep, fi_addr_t dest, Header header,
+                const AppBuffer& payload, const fi_cq_tagged_entry& completion,
+                bool write_entry) {
+  // Larger messages may stay in the sender (LeavePayloadInPlace).
+  constexpr size_t kMaxPieces = 8;
+  const HmemCopier& copier = ep->util.domain->copier;
+  if (header.size >= kPayloadInPlaceMin || payload.size() >= kMaxPieces ||
+      !copier.DirectSystemAccess()) {
+    return kSendLater;
+  }
+  for (const AppBufferPiece& piece : payload) {
+    if (piece.iface != FI_HMEM_SYSTEM) return kSendLater;
+  }
+  int error = 0;
+  TcpLink* link = ep->owner->LinkFor(dest, &error);
+  if (link == nullptr) return error;
+  if (!link->fenced.empty() || !link->connection.CanWriteNow()) {
+    return kSendLater;
+  }
+  bool reserved = false;
+  if (write_entry) {
+    if (CqReserve(ep->util.tx_cq) != 0) return -FI_EAGAIN;
+    reserved = true;
+  }
+  header.id = ep->next_id++;
+  iovec iov[kMaxPieces];
+  size_t count = 0;
+  iov[count++] = {&header, sizeof(header)};
+  for (const AppBufferPiece& piece : payload) iov[count++] = piece.iov;
+  ssize_t written = link->connection.WriteNow(iov, count);
+  size_t wire = sizeof(header) + header.size;
+  CntrKind cntr = kSendCntr;
+  if (written == static_cast<ssize_t>(wire)) {
+    ReportSuccess(&ep->util, ep->util.tx_cq, write_entry, reserved,
+                  completion, FI_ADDR_NOTAVAIL, cntr);
+    return 0;
+  }
+  // The stream took part or none (or is broken: flushing the entry closes
+  // the connection and fails it).
+  std::unique_ptr<TxEntry> entry = ep->spare_tx.Take();
+  entry->owned.resize(header.size);
+  ssize_t copied = GatherAppBuffer(copier, payload, entry->owned.data(),
+                                   entry->owned.size());
+  if (copied != static_cast<ssize_t>(header.size)) {
+    // Host memory just written from: not expected. The stream may hold part
+    // of the message, so the connection cannot go on.
+    ReportError(&ep->util, ep->util.tx_cq, reserved, completion, FI_EIO, 0,
+                cntr);
+    RecycleTxEntry(ep, std::move(entry));
+    link->connection.Close(-FI_EIO);
+    return 0;
+  }
+  entry->header = header;
+  entry->completion = completion;
+  entry->write_entry = write_entry;
+  entry->reserved = reserved;
+  entry->cntr = cntr;
+  entry->sent = written > 0 ? static_cast<size_t>(written) : 0;
+  entry->payload = {{entry->owned.data(), entry->owned.size()}};
+  ++ep->tx_outstanding;
+  link->connection.Send(std::move(entry));
+  return 0;
+}
+
 void MoveQueuedTx(TcpLink* from, TcpLink* to) {
   for (auto& entry : from->connection.TakeQueued()) {
     if (entry->awaits_answer) --from->answers_pending;

@@ -80,6 +80,29 @@ ssize_t TakePayload(TcpEp* ep, const AppBuffer& buffer, bool inject,
   return 0;
 }
 
+// The header of a transmit of `total` payload bytes (RMA descriptors and
+// the id come later).
+Header MessageHeader(const TxRequest& request, size_t total) {
+  Header header = {};
+  header.op = static_cast<uint8_t>(request.op);
+  header.tag = request.tag;
+  header.size = total;
+  if (request.flags & FI_REMOTE_CQ_DATA) {
+    header.flags |= kRemoteData;
+    header.data = request.data;
+  }
+  return header;
+}
+
+// A message or tagged send's completion entry.
+fi_cq_tagged_entry SendCompletion(const TxRequest& request) {
+  fi_cq_tagged_entry completion = {};
+  completion.op_context = request.context;
+  completion.flags =
+      FI_SEND | (request.op == Op::kTagged ? FI_TAGGED : FI_MSG);
+  return completion;
+}
+
 ssize_t Transmit(fid_ep* ep_fid, fi_addr_t dest, const TxRequest& request) {
   TcpEp* ep = ToTcpEp(ep_fid);
   std::lock_guard<OptionalMutex> lock(ep->util.mutex);
@@ -94,16 +117,25 @@ ssize_t Transmit(fid_ep* ep_fid, fi_addr_t dest, const TxRequest& request) {
   if ((request.flags & FI_INJECT) && total > info.tx_attr->inject_size) {
     return FailOp(*ep, FI_EINVAL, "inject of more than inject_size bytes");
   }
-  std::unique_ptr<TxEntry> entry = ep->spare_tx.Take();
-  Header& header = entry->header;
-  header.op = static_cast<uint8_t>(request.op);
-  header.tag = request.tag;
-  if (request.flags & FI_REMOTE_CQ_DATA) {
-    header.flags |= kRemoteData;
-    header.data = request.data;
+  // Without resource management a send completes only when the target has
+  // taken it, so that a missing receive can fail it with FI_ENORX.
+  bool rm_disabled =
+      ep->util.domain->info->domain_attr->resource_mgmt == FI_RM_DISABLED;
+  bool awaits_answer = (request.flags & FI_DELIVERY_COMPLETE) ||
+                       (rm_disabled && request.op == Op::kMsg);
+  bool is_message = request.op == Op::kMsg || request.op == Op::kTagged;
+  if (is_message && !awaits_answer && !(request.flags & FI_FENCE)) {
+    bool write_entry =
+        !request.inject_call && WantsTxEntry(ep->util, request.flags);
+    ssize_t rc = SendNow(ep, dest, MessageHeader(request, total), *buffer,
+                         SendCompletion(request), write_entry);
+    if (rc != kSendLater) return rc;
   }
+  std::unique_ptr<TxEntry> entry = ep->spare_tx.Take();
+  entry->header = MessageHeader(request, total);
+  entry->completion = SendCompletion(request);
+  Header& header = entry->header;
   fi_cq_tagged_entry& completion = entry->completion;
-  completion.op_context = request.context;
   bool is_rma = request.op == Op::kWrite || request.op == Op::kReadRequest;
   if (is_rma) {
     if (request.rma_count == 0 || request.rma_count > kMaxRmaCount ||
@@ -129,29 +161,19 @@ ssize_t Transmit(fid_ep* ep_fid, fi_addr_t dest, const TxRequest& request) {
       entry->read_iface = buffer->front().iface;
       entry->read_device = buffer->front().device;
     }
+    header.size = 0;
     completion.flags = FI_RMA | FI_READ;
     entry->cntr = kReadCntr;
   } else {
-    header.size = total;
     if (ssize_t rc = TakePayload(ep, *buffer, request.flags & FI_INJECT,
                                  entry.get());
         rc != 0) {
       return rc;
     }
-    completion.flags = is_rma ? FI_RMA | FI_WRITE
-                              : FI_SEND | (request.op == Op::kTagged
-                                               ? FI_TAGGED
-                                               : FI_MSG);
+    if (is_rma) completion.flags = FI_RMA | FI_WRITE;
     entry->cntr = is_rma ? kWriteCntr : kSendCntr;
   }
-  // Without resource management a send completes only when the target has
-  // taken it, so that a missing receive can fail it with FI_ENORX.
-  bool rm_disabled =
-      ep->util.domain->info->domain_attr->resource_mgmt == FI_RM_DISABLED;
-  if ((request.flags & FI_DELIVERY_COMPLETE) ||
-      (rm_disabled && request.op == Op::kMsg)) {
-    entry->awaits_answer = true;
-  }
+  if (awaits_answer) entry->awaits_answer = true;
   if (entry->awaits_answer && !is_rma) header.flags |= kAckRequested;
   return SendTx(ep, dest, std::move(entry), request.flags,
                 request.inject_call);

@@ -79,6 +79,7 @@ ssize_t TakeCompletions(UtilCq& cq, void* buf, size_t count,
     ++taken;
   }
   cq.size.store(cq.entries.size(), std::memory_order_release);
+  cq.committed.fetch_sub(taken, std::memory_order_relaxed);
   if (cq.entries.empty()) cq.wait->Clear();
   if (taken > 0) return static_cast<ssize_t>(taken);
   return cq.entries.empty() ? -FI_EAGAIN : -FI_EAVAIL;
@@ -151,6 +152,7 @@ ssize_t ReadErrCq(fid_cq* cq_fid, fi_cq_err_entry* buf, uint64_t flags) {
                     &cq.last_err_data, buf);
   cq.entries.pop_front();
   cq.size.store(cq.entries.size(), std::memory_order_release);
+  cq.committed.fetch_sub(1, std::memory_order_relaxed);
   if (cq.entries.empty()) cq.wait->Clear();
   return 1;
 }
@@ -168,13 +170,20 @@ const char* StrerrorCq(fid_cq*, int prov_errno, const void*, char* buf,
   return ErrorText(prov_errno, buf, len);
 }
 
+// Counts one more entry or promise in `committed`, unless the CQ is full.
+bool TakeRoom(UtilCq& cq) {
+  size_t committed = cq.committed.load(std::memory_order_relaxed);
+  do {
+    if (committed >= cq.capacity) return false;
+  } while (!cq.committed.compare_exchange_weak(committed, committed + 1,
+                                               std::memory_order_relaxed));
+  return true;
+}
+
 int Push(UtilCq& cq, CqEntry entry, bool reserved) {
+  // A reserved entry's room is counted already.
+  if (!reserved && !TakeRoom(cq)) return -FI_EAGAIN;
   std::lock_guard<std::mutex> lock(cq.wait->mutex());
-  if (reserved) {
-    --cq.reserved;
-  } else if (cq.entries.size() + cq.reserved >= cq.capacity) {
-    return -FI_EAGAIN;
-  }
   cq.entries.push_back(std::move(entry));
   cq.size.store(cq.entries.size(), std::memory_order_release);
   cq.wait->Signal();
@@ -265,16 +274,12 @@ int OpenUtilCq(fid_domain* domain_fid, fi_cq_attr* attr, fid_cq** cq_out,
 
 int CqReserve(UtilCq* cq) {
   if (cq->peer != nullptr) return 0;  // overflow is the owner's to handle
-  std::lock_guard<std::mutex> lock(cq->wait->mutex());
-  if (cq->entries.size() + cq->reserved >= cq->capacity) return -FI_EAGAIN;
-  ++cq->reserved;
-  return 0;
+  return TakeRoom(*cq) ? 0 : -FI_EAGAIN;
 }
 
 void CqUnreserve(UtilCq* cq) {
   if (cq->peer != nullptr) return;
-  std::lock_guard<std::mutex> lock(cq->wait->mutex());
-  --cq->reserved;
+  cq->committed.fetch_sub(1, std::memory_order_relaxed);
 }
 
 int CqWrite(UtilCq* cq, const fi_cq_tagged_entry& completion,

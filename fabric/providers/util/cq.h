@@ -18,11 +18,11 @@
 #include <sys/types.h>
 
 #include <atomic>
-#include <deque>
 #include <memory>
 #include <vector>
 
 #include "fabric/providers/util/domain.h"
+#include "fabric/providers/util/ring_queue.h"
 #include "fabric/providers/util/wait_object.h"
 
 namespace fabric {
@@ -45,12 +45,14 @@ struct UtilCq {
   size_t capacity;
   fi_cq_wait_cond wait_cond;
   std::unique_ptr<WaitObject> wait;
-  std::deque<CqEntry> entries;      // guarded by wait->mutex()
+  RingQueue<CqEntry> entries;       // guarded by wait->mutex()
   // entries.size(), stored whenever it changes: what a read of an empty CQ
   // checks instead of taking the lock (a polling loop's common case).
   std::atomic<size_t> size{0};
   bool signaled = false;            // fi_cq_signal, guarded likewise
-  size_t reserved = 0;  // room promised to posted operations, likewise
+  // Entries plus the room promised to posted operations (CqReserve), at
+  // most capacity: an atomic, so that posting takes no lock.
+  std::atomic<size_t> committed{0};
   std::vector<char> last_err_data;  // what readerr last pointed the app at
   std::atomic<int> open_children{0};
   // FI_PEER: the owner's CQ, which takes every completion of this one.

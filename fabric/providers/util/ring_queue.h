@@ -1,0 +1,65 @@
+// File: fabric/providers/util/ring_queue.h
+//
+// A first-in first-out queue in one growing array, for queues that a
+// polling loop fills and drains all the time (completions): unlike
+// std::deque, which allocates and frees a block every few elements as the
+// queue moves through memory, it allocates only when it grows past its
+// largest size so far.
+//
+//   RingQueue<CqEntry> entries;
+//   entries.push_back(std::move(entry));
+//   CqEntry& first = entries.front();
+//   entries.pop_front();  // the slot is reset to T{}: its memory is freed
+#ifndef FABRIC_PROVIDERS_UTIL_RING_QUEUE_H_
+#define FABRIC_PROVIDERS_UTIL_RING_QUEUE_H_
+
+#include <stddef.h>
+
+#include <utility>
+#include <vector>
+
+namespace fabric {
+
+template <typename T>
+class RingQueue {
+ public:
+  bool empty() const { return size_ == 0; }
+  size_t size() const { return size_; }
+
+  // The oldest element; the queue must not be empty.
+  T& front() { return slots_[head_]; }
+  const T& front() const { return slots_[head_]; }
+
+  void push_back(T value) {
+    if (size_ == slots_.size()) Grow();
+    slots_[(head_ + size_) & (slots_.size() - 1)] = std::move(value);
+    ++size_;
+  }
+
+  // Drops the oldest element; the queue must not be empty.
+  void pop_front() {
+    slots_[head_] = T{};
+    head_ = (head_ + 1) & (slots_.size() - 1);
+    --size_;
+  }
+
+ private:
+  // Doubles the array (a power of two, so positions wrap with a mask),
+  // keeping the elements in order from position 0.
+  void Grow() {
+    std::vector<T> bigger(slots_.empty() ? 4 : slots_.size() * 2);
+    for (size_t i = 0; i < size_; ++i) {
+      bigger[i] = std::move(slots_[(head_ + i) & (slots_.size() - 1)]);
+    }
+    slots_ = std::move(bigger);
+    head_ = 0;
+  }
+
+  std::vector<T> slots_;
+  size_t head_ = 0;
+  size_t size_ = 0;
+};
+
+}  // namespace fabric
+
+#endif  // FABRIC_PROVIDERS_UTIL_RING_QUEUE_H_
