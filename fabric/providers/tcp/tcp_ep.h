@@ -110,7 +110,9 @@ struct PeerRxEntry {
   fi_peer_rx_entry entry = {};
   std::vector<iovec> iov;
   std::vector<void*> desc;
+  bool lent = false;    // between get_msg/get_tag and free_entry
   bool queued = false;  // waits in the endpoint's queues (queue_msg/tag)
+  size_t slot = 0;      // its index in TcpEp::peer_entries
 };
 
 // A message that found no receive at the owner of the endpoint's peer SRX,
@@ -157,12 +159,11 @@ struct TcpEp {
   // the entries lent to them until free_entry, and their queued untagged
   // messages in arrival order (queued tagged ones are in `unexpected`).
   fid_peer_srx owner_srx = {};
-  using PeerEntries =
-      std::unordered_map<fi_peer_rx_entry*, std::unique_ptr<PeerRxEntry>>;
-  PeerEntries peer_entries;
-  // Entries freed, kept with their map nodes for the next messages (a
-  // message then costs no allocation).
-  std::vector<PeerEntries::node_type> spare_peer_entries;
+  // Every entry, lent or spare; the spare ones (freed, kept for the next
+  // messages: a message then costs no allocation) also in
+  // spare_peer_entries.
+  std::vector<std::unique_ptr<PeerRxEntry>> peer_entries;
+  std::vector<PeerRxEntry*> spare_peer_entries;
   std::deque<fi_peer_rx_entry*> queued_peer_msgs;
 
   // As a peer (tcp_srx.h): the SRX it is bound to, its messages queued at

@@ -24,16 +24,15 @@ fi_peer_rx_entry* NewEntry(TcpEp* ep, fi_addr_t addr, size_t size,
                            uint64_t tag, bool tagged) {
   PeerRxEntry* owned = nullptr;
   if (!ep->spare_peer_entries.empty()) {
-    TcpEp::PeerEntries::node_type node =
-        std::move(ep->spare_peer_entries.back());
+    owned = ep->spare_peer_entries.back();
     ep->spare_peer_entries.pop_back();
-    owned = node.mapped().get();
-    ep->peer_entries.insert(std::move(node));
   } else {
     auto made = std::make_unique<PeerRxEntry>();
     owned = made.get();
-    ep->peer_entries.emplace(&made->entry, std::move(made));
+    owned->slot = ep->peer_entries.size();
+    ep->peer_entries.push_back(std::move(made));
   }
+  owned->lent = true;
   owned->queued = false;
   fi_peer_rx_entry* entry = &owned->entry;
   *entry = {};
@@ -158,13 +157,21 @@ void Withdraw(TcpEp* ep, fi_peer_rx_entry* entry) {
 void FreeEntry(fi_peer_rx_entry* entry) {
   TcpEp* ep = EpOf(entry->srx);
   std::lock_guard<OptionalMutex> lock(ep->util.mutex);
-  auto it = ep->peer_entries.find(entry);
-  if (it == ep->peer_entries.end()) return;
-  if (it->second->queued) Withdraw(ep, entry);
-  TcpEp::PeerEntries::node_type node = ep->peer_entries.extract(it);
-  if (ep->spare_peer_entries.size() < kMaxSparePeerEntries) {
-    ep->spare_peer_entries.push_back(std::move(node));
+  auto* owned = static_cast<PeerRxEntry*>(entry->owner_context);
+  if (owned == nullptr || &owned->entry != entry || !owned->lent) {
+    return;  // not lent (freed twice?): nothing to free
   }
+  if (owned->queued) Withdraw(ep, entry);
+  owned->lent = false;
+  if (ep->spare_peer_entries.size() < kMaxSparePeerEntries) {
+    ep->spare_peer_entries.push_back(owned);
+    return;
+  }
+  // Too many spares: the last entry takes this one's slot.
+  size_t slot = owned->slot;
+  std::swap(ep->peer_entries[slot], ep->peer_entries.back());
+  ep->peer_entries[slot]->slot = slot;
+  ep->peer_entries.pop_back();
 }
 
 fi_ops_srx_owner kOwnerOps = {sizeof(fi_ops_srx_owner), GetMsg,   GetTag,

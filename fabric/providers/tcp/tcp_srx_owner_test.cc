@@ -12,6 +12,7 @@
 
 #include <chrono>
 #include <functional>
+#include <set>
 #include <vector>
 
 #include "fabric/providers/tcp/loopback_testing.h"
@@ -152,6 +153,41 @@ TEST_F(TcpSrxOwnerTest, GetMsgLendsThePostedReceive) {
   EXPECT_EQ(entry->size, 6u);
   EXPECT_EQ(entry->addr, FI_ADDR_NOTAVAIL);
   srx_->owner_ops->free_entry(entry);
+}
+
+// Entries are reused after free_entry; many lent at once are all distinct
+// and stay usable as others are freed (more than the spares kept); an
+// entry freed twice is freed once.
+TEST_F(TcpSrxOwnerTest, EntriesAreDistinctWhileLentAndReusedWhenFreed) {
+  constexpr int kLent = 200;
+  std::vector<fi_peer_rx_entry*> lent(kLent);
+  for (int i = 0; i < kLent; ++i) {
+    ASSERT_EQ(srx_->owner_ops->get_msg(srx_, FI_ADDR_NOTAVAIL, i, &lent[i]),
+              -FI_ENOENT);
+  }
+  std::set<fi_peer_rx_entry*> distinct(lent.begin(), lent.end());
+  EXPECT_EQ(distinct.size(), static_cast<size_t>(kLent));
+  // Free every other one, then check the rest still say what they were.
+  for (int i = 0; i < kLent; i += 2) srx_->owner_ops->free_entry(lent[i]);
+  for (int i = 1; i < kLent; i += 2) {
+    EXPECT_EQ(lent[i]->size, static_cast<size_t>(i));
+  }
+  srx_->owner_ops->free_entry(lent[0]);  // twice: ignored
+  fi_peer_rx_entry* again = nullptr;
+  ASSERT_EQ(srx_->owner_ops->get_msg(srx_, FI_ADDR_NOTAVAIL, 7, &again),
+            -FI_ENOENT);
+  fi_peer_rx_entry* other = nullptr;
+  ASSERT_EQ(srx_->owner_ops->get_msg(srx_, FI_ADDR_NOTAVAIL, 8, &other),
+            -FI_ENOENT);
+  EXPECT_NE(again, other);
+  EXPECT_EQ(again->size, 7u);
+  EXPECT_EQ(other->size, 8u);
+  for (int i = 1; i < kLent; i += 2) {
+    EXPECT_EQ(lent[i]->size, static_cast<size_t>(i));
+    srx_->owner_ops->free_entry(lent[i]);
+  }
+  srx_->owner_ops->free_entry(again);
+  srx_->owner_ops->free_entry(other);
 }
 
 // FI_DIRECTED_RECV: a receive for one source is lent only for its messages.
