@@ -65,6 +65,9 @@ class TcpMsgEpEvents : public TcpEpOwner, public ProgressSource {
   void Progress() override;
   int progress_fd() const override;
   bool auto_progress() const override;
+  // A read that finds nothing costs what asking poll(2) would; one that
+  // finds bytes saves the poll.
+  bool poll_directly() const override { return true; }
 
  private:
   TcpMsgEp* ep_;

@@ -43,9 +43,13 @@ ProgressEngine::~ProgressEngine() {
 }
 
 void ProgressEngine::Add(ProgressSource* source) {
-  Control(epoll_fd_, EPOLL_CTL_ADD, source, EPOLLIN);
   {
     std::lock_guard<std::mutex> lock(registry_mutex_);
+    epoll_events_[source] = EPOLLIN;
+    if (main_armed_) Control(epoll_fd_, EPOLL_CTL_ADD, source, EPOLLIN);
+    if (auto_armed_ && source->auto_progress()) {
+      Control(auto_epoll_fd_, EPOLL_CTL_ADD, source, EPOLLIN | EPOLLET);
+    }
     if (source->poll_directly() || source->always_run()) {
       direct_.push_back(source);
     } else {
@@ -55,11 +59,12 @@ void ProgressEngine::Add(ProgressSource* source) {
       always_.push_back(source);
       always_count_.fetch_add(1);
     }
+    // Many sources: passes find the ready ones with epoll_wait.
+    if (direct_.size() + polled_.size() > kPollLimit) ArmLocked(false, true);
     registry_version_.fetch_add(1);
   }
   source_count_.fetch_add(1);
   if (!source->auto_progress()) return;
-  Control(auto_epoll_fd_, EPOLL_CTL_ADD, source, EPOLLIN | EPOLLET);
   std::lock_guard<std::mutex> lock(thread_mutex_);
   if (!auto_thread_.joinable()) {
     auto_started_.store(true);
@@ -69,9 +74,14 @@ void ProgressEngine::Add(ProgressSource* source) {
 
 void ProgressEngine::Remove(ProgressSource* source) {
   std::lock_guard<std::mutex> lock(run_mutex_);
-  Control(epoll_fd_, EPOLL_CTL_DEL, source, 0);
   {
     std::lock_guard<std::mutex> registry_lock(registry_mutex_);
+    if (epoll_events_.erase(source) > 0) {
+      if (main_armed_) Control(epoll_fd_, EPOLL_CTL_DEL, source, 0);
+      if (auto_armed_ && source->auto_progress()) {
+        Control(auto_epoll_fd_, EPOLL_CTL_DEL, source, 0);
+      }
+    }
     direct_.erase(std::remove(direct_.begin(), direct_.end(), source),
                   direct_.end());
     auto always = std::find(always_.begin(), always_.end(), source);
@@ -86,10 +96,47 @@ void ProgressEngine::Remove(ProgressSource* source) {
                   polled_.end());
     registry_version_.fetch_add(1);
   }
-  if (source->auto_progress()) {
-    Control(auto_epoll_fd_, EPOLL_CTL_DEL, source, 0);
-  }
   source_count_.fetch_sub(1);
+}
+
+void ProgressEngine::SetEpollEvents(ProgressSource* source, uint32_t events) {
+  std::lock_guard<std::mutex> lock(registry_mutex_);
+  auto it = epoll_events_.find(source);
+  if (it == epoll_events_.end()) return;
+  it->second = events;
+  if (main_armed_) Control(epoll_fd_, EPOLL_CTL_MOD, source, events);
+  if (auto_armed_ && source->auto_progress()) {
+    Control(auto_epoll_fd_, EPOLL_CTL_MOD, source, events | EPOLLET);
+  }
+}
+
+void ProgressEngine::ArmLocked(bool auto_set, bool armed) {
+  bool& state = auto_set ? auto_armed_ : main_armed_;
+  if (state == armed) return;
+  state = armed;
+  if (!auto_set) main_armed_hint_.store(armed, std::memory_order_relaxed);
+  int epoll_fd = auto_set ? auto_epoll_fd_ : epoll_fd_;
+  for (const auto& [source, events] : epoll_events_) {
+    if (auto_set && !source->auto_progress()) continue;
+    Control(epoll_fd, armed ? EPOLL_CTL_ADD : EPOLL_CTL_DEL, source,
+            events | (auto_set ? static_cast<uint32_t>(EPOLLET) : 0u));
+  }
+}
+
+void ProgressEngine::MaybeDisarmMain() {
+  std::lock_guard<std::mutex> lock(registry_mutex_);
+  busy_runs_.store(0, std::memory_order_relaxed);
+  if (keep_armed_ || sleepers_ > 0 ||
+      direct_.size() + polled_.size() > kPollLimit) {
+    return;
+  }
+  ArmLocked(false, false);
+}
+
+void ProgressEngine::KeepArmed() {
+  std::lock_guard<std::mutex> lock(registry_mutex_);
+  keep_armed_ = true;
+  ArmLocked(false, true);
 }
 
 void ProgressEngine::SetPollEvents(ProgressSource* source, int fd,
@@ -103,19 +150,13 @@ void ProgressEngine::SetPollEvents(ProgressSource* source, int fd,
 
 void ProgressEngine::WantWrite(ProgressSource* source, bool want) {
   uint32_t out = want ? static_cast<uint32_t>(EPOLLOUT) : 0u;
-  Control(epoll_fd_, EPOLL_CTL_MOD, source, EPOLLIN | out);
-  if (source->auto_progress()) {
-    Control(auto_epoll_fd_, EPOLL_CTL_MOD, source, EPOLLIN | EPOLLET | out);
-  }
+  SetEpollEvents(source, EPOLLIN | out);
   SetPollEvents(source, source->progress_fd(),
                 static_cast<short>(POLLIN | (want ? POLLOUT : 0)));
 }
 
 void ProgressEngine::Disarm(ProgressSource* source) {
-  Control(epoll_fd_, EPOLL_CTL_MOD, source, 0);
-  if (source->auto_progress()) {
-    Control(auto_epoll_fd_, EPOLL_CTL_MOD, source, 0);
-  }
+  SetEpollEvents(source, 0);
   SetPollEvents(source, -1, 0);  // poll(2) reports hangups unasked
 }
 
@@ -169,17 +210,37 @@ void ProgressEngine::Run() {
   }
   for (ProgressSource* source : direct_snapshot_) source->Progress();
   if (!poll_snapshot_.empty()) RunPolled();
+  lock.unlock();
+  if (main_armed_hint_.load(std::memory_order_relaxed) &&
+      busy_runs_.fetch_add(1, std::memory_order_relaxed) + 1 >= kBusyRuns) {
+    MaybeDisarmMain();
+  }
 }
 
 void ProgressEngine::WaitAndRun(int timeout_ms) {
-  if (timeout_ms == 0 || PrepareToSleep()) {
-    pollfd ready = {epoll_fd_, POLLIN, 0};
-    poll(&ready, 1, timeout_ms);
+  if (timeout_ms != 0) {
+    {
+      std::lock_guard<std::mutex> lock(registry_mutex_);
+      ++sleepers_;
+    }
+    if (PrepareToSleep()) {
+      pollfd ready = {epoll_fd_, POLLIN, 0};
+      poll(&ready, 1, timeout_ms);
+    }
+    std::lock_guard<std::mutex> lock(registry_mutex_);
+    --sleepers_;
   }
   Run();
 }
 
 bool ProgressEngine::PrepareToSleep(bool auto_only) {
+  if (!auto_only) {
+    // Something may block on the main set: it holds the fds until passes
+    // without waits show it does not.
+    std::lock_guard<std::mutex> lock(registry_mutex_);
+    ArmLocked(false, true);
+    busy_runs_.store(0, std::memory_order_relaxed);
+  }
   if (always_count_.load() == 0) return true;
   std::lock_guard<std::mutex> lock(run_mutex_);
   Refresh();
@@ -207,8 +268,16 @@ void ProgressEngine::AutoLoop() {
     uint64_t runs = app_runs_.load(std::memory_order_relaxed);
     if (runs != runs_seen) {
       runs_seen = runs;
+      {
+        std::lock_guard<std::mutex> lock(registry_mutex_);
+        ArmLocked(true, false);
+      }
       std::this_thread::sleep_for(std::chrono::microseconds(kAutoIdleMicros));
       continue;
+    }
+    {
+      std::lock_guard<std::mutex> lock(registry_mutex_);
+      ArmLocked(true, true);
     }
     // Wait without taking the events, so that a source removed meanwhile
     // never comes back from epoll_wait.

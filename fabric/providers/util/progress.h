@@ -20,6 +20,16 @@
 // always_run() are advanced on every pass either way; before any blocking
 // wait the engine calls their PrepareToSleep().
 //
+// A socket in an epoll set costs every packet that arrives on it a wakeup
+// callback in the kernel (measured: about 0.5 us of a 5 us UDP round trip
+// here), so the engine puts its sources' fds into its epoll sets only while
+// something may block on them: the main set while a thread waits in
+// WaitAndRun(), after fi_trywait (PrepareToSleep), for good once the fd has
+// been handed to the application (KeepArmed) or while there are more than
+// kPollLimit sources; it takes them out again after kBusyRuns passes of an
+// application that polls without waiting. The auto-progress thread's set
+// holds them only while that thread waits on it.
+//
 // Sources are advanced one thread at a time; Run() returns at once when
 // another thread is already running them. Lock order: the engine's run
 // lock, then a source's own lock. So Add may be called with a source's lock
@@ -34,6 +44,7 @@
 #include <cstdint>
 #include <mutex>
 #include <thread>
+#include <unordered_map>
 #include <vector>
 
 namespace fabric {
@@ -96,6 +107,9 @@ class ProgressEngine {
   // of CQs, EQs and counters include so that applications blocking in
   // poll/epoll wake for manual progress.
   int fd() const { return epoll_fd_; }
+  // The fd (or one that includes it) was handed to the application, which
+  // may block on it whenever fi_trywait says so: keep the sources in it.
+  void KeepArmed();
   bool has_sources() const { return source_count_.load() > 0; }
 
   // True on an auto-progress thread: it wakes for new input only, so a
@@ -104,6 +118,8 @@ class ProgressEngine {
 
  private:
   static constexpr size_t kPollLimit = 8;
+  // Passes without a wait after which the main epoll set is emptied.
+  static constexpr int kBusyRuns = 256;
 
   // A registered source and what a pass asks poll(2) about it (fd -1 once
   // disarmed); sources polled directly are not asked about.
@@ -117,6 +133,13 @@ class ProgressEngine {
   void Refresh();
   // What poll(2) is asked about `source` from the next pass on.
   void SetPollEvents(ProgressSource* source, int fd, short events);
+  // What the epoll sets wait for on `source`'s fd, now and when armed.
+  void SetEpollEvents(ProgressSource* source, uint32_t events);
+  // Puts every source's fd into the main epoll set (`auto_set`: the auto
+  // ones into the auto set) or takes them out; registry_mutex_ is held.
+  void ArmLocked(bool auto_set, bool armed);
+  // Empties the main set unless something may block on it.
+  void MaybeDisarmMain();
   // Advances the sources `epoll_fd` reports ready; run_mutex_ is held.
   void RunReady(int epoll_fd);
   // Advances the sources poll(2) reports ready; run_mutex_ is held.
@@ -133,6 +156,16 @@ class ProgressEngine {
   std::atomic<int> always_count_{0};
   std::vector<Entry> polled_;
   std::atomic<uint64_t> registry_version_{0};  // bumped when they change
+  // Under registry_mutex_ too: each source's epoll events (EPOLLIN, and
+  // EPOLLOUT while WantWrite; 0 once disarmed), whether the sets hold the
+  // fds, and the threads blocked on the main set.
+  std::unordered_map<ProgressSource*, uint32_t> epoll_events_;
+  bool main_armed_ = false;
+  bool auto_armed_ = false;
+  bool keep_armed_ = false;
+  int sleepers_ = 0;
+  std::atomic<bool> main_armed_hint_{false};  // main_armed_, read unlocked
+  std::atomic<int> busy_runs_{0};             // passes since the last wait
   // The pass's copies; run_mutex_ guards them.
   uint64_t snapshot_version_ = 0;
   std::vector<ProgressSource*> direct_snapshot_;

@@ -2,6 +2,7 @@
 // (always_run, PrepareToSleep), next to ordinary fd sources.
 #include "fabric/providers/util/progress.h"
 
+#include <poll.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
 
@@ -20,11 +21,12 @@ namespace {
 // the engine calls it unasked.
 class FdSource : public ProgressSource {
  public:
-  FdSource() : fd_(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) {}
+  explicit FdSource(bool automatic = false)
+      : fd_(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)), automatic_(automatic) {}
   ~FdSource() override { close(fd_); }
   void Progress() override { runs.fetch_add(1); }
   int progress_fd() const override { return fd_; }
-  bool auto_progress() const override { return false; }
+  bool auto_progress() const override { return automatic_; }
   void Ring() {
     uint64_t one = 1;
     EXPECT_EQ(write(fd_, &one, sizeof(one)), 8);
@@ -33,7 +35,14 @@ class FdSource : public ProgressSource {
 
  private:
   int fd_;
+  bool automatic_;
 };
+
+// Whether the engine's epoll fd is readable now.
+bool Readable(const ProgressEngine& engine) {
+  pollfd ready = {engine.fd(), POLLIN, 0};
+  return poll(&ready, 1, 0) == 1;
+}
 
 // Like a shared-memory endpoint: input is `pending`, which rings the fd
 // only after PrepareToSleep said the reader sleeps.
@@ -78,6 +87,59 @@ TEST(ProgressEngineTest, AlwaysRunSourcesRunOnEveryPassAmongManySources) {
   engine.Run();
   EXPECT_EQ(shared.runs.load(), 6);
   for (const auto& source : quiet) engine.Remove(source.get());
+}
+
+// A source's fd in an epoll set costs each packet a kernel callback: the
+// main set holds the fds only while something may block on it.
+TEST(ProgressEngineTest, TheEpollSetHoldsTheFdsOnlyWhileSomethingMayBlock) {
+  ProgressEngine engine;
+  FdSource source;
+  engine.Add(&source);
+  source.Ring();
+  EXPECT_FALSE(Readable(engine));
+  EXPECT_TRUE(engine.PrepareToSleep());  // what fi_trywait asks
+  EXPECT_TRUE(Readable(engine));
+  // An application that polls without waiting: the set empties again.
+  for (int i = 0; i < 1000; ++i) engine.Run();
+  EXPECT_FALSE(Readable(engine));
+  EXPECT_GT(source.runs.load(), 0);
+  // Once the application has the fd, the set keeps the sources.
+  engine.KeepArmed();
+  for (int i = 0; i < 1000; ++i) engine.Run();
+  EXPECT_TRUE(Readable(engine));
+  engine.Remove(&source);
+  EXPECT_FALSE(Readable(engine));
+}
+
+TEST(ProgressEngineTest, AWaitingThreadWakesForAnFdThatRings) {
+  ProgressEngine engine;
+  FdSource source;
+  engine.Add(&source);
+  for (int i = 0; i < 1000; ++i) engine.Run();  // the set is empty
+  std::thread writer([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    source.Ring();
+  });
+  int before = source.runs.load();
+  auto start = std::chrono::steady_clock::now();
+  engine.WaitAndRun(20000);
+  auto waited = std::chrono::steady_clock::now() - start;
+  writer.join();
+  EXPECT_GT(source.runs.load(), before);
+  EXPECT_LT(waited, std::chrono::seconds(10));  // woken, not timed out
+  engine.Remove(&source);
+}
+
+TEST(ProgressEngineTest, TheAutoThreadWakesForAnFdThatRings) {
+  ProgressEngine engine;
+  FdSource source(/*automatic=*/true);
+  engine.Add(&source);
+  source.Ring();
+  for (int i = 0; i < 1000 && source.runs.load() == 0; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_GT(source.runs.load(), 0);
+  engine.Remove(&source);
 }
 
 TEST(ProgressEngineTest, AWaitDoesNotSleepOverInputAlreadyWaiting) {

@@ -134,6 +134,7 @@ void WaitObject::AddEngine(std::shared_ptr<ProgressEngine> engine) {
   std::lock_guard<std::mutex> lock(extra_mutex_);
   auto& entry = extra_[engine.get()];
   if (entry.second++ > 0) return;
+  if (fd_exported_) engine->KeepArmed();
   if (poll_fd_ >= 0) {
     epoll_event event = {};
     event.events = EPOLLIN;
@@ -142,6 +143,13 @@ void WaitObject::AddEngine(std::shared_ptr<ProgressEngine> engine) {
   }
   entry.first = std::move(engine);
   extra_count_.fetch_add(1);
+}
+
+void WaitObject::ExportFd() {
+  std::lock_guard<std::mutex> lock(extra_mutex_);
+  fd_exported_ = true;
+  if (engine_ != nullptr) engine_->KeepArmed();
+  for (const auto& [engine, entry] : extra_) engine->KeepArmed();
 }
 
 void WaitObject::RemoveEngine(ProgressEngine* engine) {
@@ -207,6 +215,7 @@ int WaitObject::Control(int command, void* arg) {
     *static_cast<fi_wait_obj*>(arg) = kind_;
     return 0;
   }
+  if (kind_ == FI_WAIT_FD || kind_ == FI_WAIT_POLLFD) ExportFd();
   switch (kind_) {
     case FI_WAIT_FD:
       *static_cast<int*>(arg) = poll_fd_ >= 0 ? poll_fd_ : fd_;

@@ -106,6 +106,7 @@ class WaitObject {
   bool WaitWithProgress(std::unique_lock<std::mutex>& lock, int timeout_ms,
                         const std::function<bool()>& ready);
   void RunExtraEngines();
+  void ExportFd();
 
   const fi_wait_obj kind_;
   WaitSetState* set_ = nullptr;  // for FI_WAIT_SET
@@ -121,6 +122,9 @@ class WaitObject {
   std::map<ProgressEngine*, std::pair<std::shared_ptr<ProgressEngine>, int>>
       extra_;
   std::atomic<int> extra_count_{0};
+  // The application has the fd (FI_GETWAIT) and may block on it after
+  // fi_trywait: the engines keep their sources in the fds it includes.
+  bool fd_exported_ = false;  // guarded by extra_mutex_
 };
 
 }  // namespace fabric
