@@ -49,13 +49,30 @@ constexpr size_t kPollLimit = 8;
 // connection waits some tens of microseconds more for it.
 constexpr uint32_t kIdleListenPollPasses = 1024;
 
-// Registers, changes (EPOLLIN/EPOLLOUT, which poll(2) spells alike) or
-// drops what a pass asks about `fd`.
-void Watch(TcpRdmEp* ep, int op, int fd, uint32_t events) {
+// Passes without a wait after which few sockets leave the epoll set.
+constexpr uint32_t kBusyPasses = 256;
+
+void EpollControl(TcpRdmEp* ep, int op, int fd, uint32_t events) {
   epoll_event event = {};
   event.events = events;
   event.data.fd = fd;
   epoll_ctl(ep->epoll_fd, op, fd, &event);
+}
+
+// Puts the watched sockets into the epoll set or takes them out.
+void ArmEpoll(TcpRdmEp* ep, bool armed) {
+  if (ep->epoll_armed == armed) return;
+  ep->epoll_armed = armed;
+  for (const pollfd& watched : ep->watched) {
+    EpollControl(ep, armed ? EPOLL_CTL_ADD : EPOLL_CTL_DEL, watched.fd,
+                 static_cast<uint16_t>(watched.events));
+  }
+}
+
+// Registers, changes (EPOLLIN/EPOLLOUT, which poll(2) spells alike) or
+// drops what a pass asks about `fd`.
+void Watch(TcpRdmEp* ep, int op, int fd, uint32_t events) {
+  if (ep->epoll_armed) EpollControl(ep, op, fd, events);
   auto it = std::find_if(ep->watched.begin(), ep->watched.end(),
                          [fd](const pollfd& p) { return p.fd == fd; });
   if (op == EPOLL_CTL_DEL) {
@@ -65,6 +82,8 @@ void Watch(TcpRdmEp* ep, int op, int fd, uint32_t events) {
   } else {
     ep->watched.push_back(pollfd{fd, static_cast<short>(events), 0});
   }
+  // Passes over more sockets than poll(2) takes use the set.
+  if (ep->watched.size() > kPollLimit) ArmEpoll(ep, true);
 }
 
 TcpLink* AddLink(TcpRdmEp* ep, int fd, fi_addr_t peer, uint32_t events) {
@@ -483,6 +502,10 @@ void TcpRdmEpEvents::Progress() {
       --ready;
       Dispatch(ep, fds[i].fd);
     }
+    if (ep->epoll_armed && ++ep->busy_passes >= kBusyPasses &&
+        ep->watched.size() <= kPollLimit && !ep->engine()->armed()) {
+      ArmEpoll(ep, false);
+    }
     return;
   }
   epoll_event events[kMaxEvents];
@@ -491,6 +514,12 @@ void TcpRdmEpEvents::Progress() {
 }
 
 int TcpRdmEpEvents::progress_fd() const { return ep_->epoll_fd; }
+
+void TcpRdmEpEvents::ArmFds() {
+  std::lock_guard<OptionalMutex> lock(ep_->base.util.mutex);
+  ep_->busy_passes = 0;
+  ArmEpoll(ep_, true);
+}
 
 bool TcpRdmEpEvents::auto_progress() const {
   return ep_->base.util.domain->info->domain_attr->data_progress ==

@@ -84,6 +84,9 @@ class TcpRdmEpEvents : public TcpEpOwner, public ProgressSource {
   bool auto_progress() const override;
   // Each pass asks poll(2) or epoll about the endpoint's own sockets.
   bool poll_directly() const override { return true; }
+  // The sockets go into the epoll set behind progress_fd() (with few, it
+  // holds them only from here until passes show nobody blocks).
+  void ArmFds() override;
 
  private:
   TcpRdmEp* ep_;
@@ -127,6 +130,10 @@ class TcpRdmEp {
   // Whether it has connections (links or accepted sockets): without, most
   // progress passes skip it. Set when one is made, recomputed by passes.
   std::atomic<bool> has_sockets{false};
+  // Whether the watched sockets are in epoll_fd (always with more than a
+  // pass polls), and the passes since something last may have blocked.
+  bool epoll_armed = false;
+  uint32_t busy_passes = 0;
   uint32_t idle_passes = 0;  // progress passes without a connection
   // The provider of the local path (shm), null when FI_TCP_SHM is 0; the
   // path itself from fi_enable on, when it could be opened.

@@ -46,7 +46,10 @@ void ProgressEngine::Add(ProgressSource* source) {
   {
     std::lock_guard<std::mutex> lock(registry_mutex_);
     epoll_events_[source] = EPOLLIN;
-    if (main_armed_) Control(epoll_fd_, EPOLL_CTL_ADD, source, EPOLLIN);
+    if (main_armed_) {
+      Control(epoll_fd_, EPOLL_CTL_ADD, source, EPOLLIN);
+      arm_pending_.store(true);
+    }
     if (auto_armed_ && source->auto_progress()) {
       Control(auto_epoll_fd_, EPOLL_CTL_ADD, source, EPOLLIN | EPOLLET);
     }
@@ -55,10 +58,7 @@ void ProgressEngine::Add(ProgressSource* source) {
     } else {
       polled_.push_back(Entry{source, {source->progress_fd(), POLLIN, 0}});
     }
-    if (source->always_run()) {
-      always_.push_back(source);
-      always_count_.fetch_add(1);
-    }
+    if (source->always_run()) always_.push_back(source);
     // Many sources: passes find the ready ones with epoll_wait.
     if (direct_.size() + polled_.size() > kPollLimit) ArmLocked(false, true);
     registry_version_.fetch_add(1);
@@ -84,11 +84,8 @@ void ProgressEngine::Remove(ProgressSource* source) {
     }
     direct_.erase(std::remove(direct_.begin(), direct_.end(), source),
                   direct_.end());
-    auto always = std::find(always_.begin(), always_.end(), source);
-    if (always != always_.end()) {
-      always_.erase(always);
-      always_count_.fetch_sub(1);
-    }
+    always_.erase(std::remove(always_.begin(), always_.end(), source),
+                  always_.end());
     polled_.erase(std::remove_if(polled_.begin(), polled_.end(),
                                  [source](const Entry& entry) {
                                    return entry.source == source;
@@ -114,7 +111,10 @@ void ProgressEngine::ArmLocked(bool auto_set, bool armed) {
   bool& state = auto_set ? auto_armed_ : main_armed_;
   if (state == armed) return;
   state = armed;
-  if (!auto_set) main_armed_hint_.store(armed, std::memory_order_relaxed);
+  if (!auto_set) {
+    main_armed_hint_.store(armed, std::memory_order_relaxed);
+    if (armed) arm_pending_.store(true);
+  }
   int epoll_fd = auto_set ? auto_epoll_fd_ : epoll_fd_;
   for (const auto& [source, events] : epoll_events_) {
     if (auto_set && !source->auto_progress()) continue;
@@ -202,6 +202,10 @@ void ProgressEngine::Run() {
   std::unique_lock<std::mutex> lock(run_mutex_, std::try_to_lock);
   if (!lock.owns_lock()) return;
   Refresh();
+  if (arm_pending_.load(std::memory_order_relaxed) &&
+      arm_pending_.exchange(false)) {
+    for (ProgressSource* source : direct_snapshot_) source->ArmFds();
+  }
   // Many sources: one epoll_wait finds the ready ones, whatever their kind.
   if (direct_snapshot_.size() + poll_snapshot_.size() > kPollLimit) {
     RunReady(epoll_fd_);
@@ -241,10 +245,13 @@ bool ProgressEngine::PrepareToSleep(bool auto_only) {
     ArmLocked(false, true);
     busy_runs_.store(0, std::memory_order_relaxed);
   }
-  if (always_count_.load() == 0) return true;
   std::lock_guard<std::mutex> lock(run_mutex_);
   Refresh();
   bool sleep = true;
+  if (!auto_only) arm_pending_.store(false);
+  for (ProgressSource* source : direct_snapshot_) {
+    if (!auto_only || source->auto_progress()) source->ArmFds();
+  }
   for (ProgressSource* source : always_snapshot_) {
     if (auto_only && !source->auto_progress()) continue;
     if (!source->PrepareToSleep()) sleep = false;

@@ -67,10 +67,18 @@ class ProgressSource {
   // and the fd says: a source whose input arrives in shared memory, which
   // rings its fd only for a reader that said it sleeps (PrepareToSleep).
   virtual bool always_run() const { return false; }
-  // Called before the engine blocks waiting for fds: a source whose input
-  // does not always ring its fd asks its writers to ring it from now on.
-  // False when input is already waiting, so the engine runs instead.
+  // Called (for sources that always run) before the engine or an
+  // application may block waiting for fds: a source whose input does not
+  // always ring its fd asks its writers to ring it from now on. False when
+  // input is already waiting, so the engine runs instead.
   virtual bool PrepareToSleep() { return true; }
+  // Called (for sources that poll directly) when progress_fd() must signal
+  // input from now on: something may block on the engine's epoll set, or
+  // passes use it. A source that keeps fds of its own out of an epoll set
+  // behind progress_fd() while it is polled (it costs each packet a wakeup
+  // callback) puts them in; it may take them out again once armed() is
+  // false and its passes show nobody blocks.
+  virtual void ArmFds() {}
 };
 
 class ProgressEngine {
@@ -98,9 +106,11 @@ class ProgressEngine {
   void Run();
   // Waits up to `timeout_ms` for a source's fd to be ready, then Run().
   void WaitAndRun(int timeout_ms);
-  // PrepareToSleep() of every always_run() source (of the auto-progress
-  // ones only when `auto_only`); false when one has input waiting. What
-  // fi_trywait asks before an application blocks on a wait fd.
+  // Fills the main epoll set (unless `auto_only`), has the sources that
+  // poll directly arm their fds and asks PrepareToSleep() of those that
+  // always run (of the auto-progress ones only when `auto_only`); false
+  // when one has input waiting. What fi_trywait asks before an application
+  // blocks on a wait fd.
   bool PrepareToSleep(bool auto_only = false);
 
   // An epoll fd, readable while a source's fd is: what the FD wait objects
@@ -110,6 +120,8 @@ class ProgressEngine {
   // The fd (or one that includes it) was handed to the application, which
   // may block on it whenever fi_trywait says so: keep the sources in it.
   void KeepArmed();
+  // Whether the main epoll set holds the sources' fds now.
+  bool armed() const { return main_armed_hint_.load(std::memory_order_relaxed); }
   bool has_sources() const { return source_count_.load() > 0; }
 
   // True on an auto-progress thread: it wakes for new input only, so a
@@ -153,7 +165,6 @@ class ProgressEngine {
   std::mutex registry_mutex_;  // guards direct_ and polled_; a leaf lock
   std::vector<ProgressSource*> direct_;
   std::vector<ProgressSource*> always_;  // also in direct_ or polled_
-  std::atomic<int> always_count_{0};
   std::vector<Entry> polled_;
   std::atomic<uint64_t> registry_version_{0};  // bumped when they change
   // Under registry_mutex_ too: each source's epoll events (EPOLLIN, and
@@ -166,6 +177,9 @@ class ProgressEngine {
   int sleepers_ = 0;
   std::atomic<bool> main_armed_hint_{false};  // main_armed_, read unlocked
   std::atomic<int> busy_runs_{0};             // passes since the last wait
+  // The main set was filled (or a source added to it) since the last pass:
+  // the next pass has the direct sources arm their fds (ArmFds).
+  std::atomic<bool> arm_pending_{false};
   // The pass's copies; run_mutex_ guards them.
   uint64_t snapshot_version_ = 0;
   std::vector<ProgressSource*> direct_snapshot_;
