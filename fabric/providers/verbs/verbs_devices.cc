@@ -1,7 +1,6 @@
 #include "fabric/providers/verbs/verbs_devices.h"
 
 #include <dirent.h>
-#include <dlfcn.h>
 #include <rdma/fi_errno.h>
 
 #include <fstream>
@@ -12,56 +11,13 @@
 #include "absl/strings/str_join.h"
 #include "fabric/api/core/status.h"
 #include "fabric/providers/util/interfaces.h"
+#include "fabric/providers/verbs/verbs_api.h"
 
 namespace fabric {
 namespace verbs {
 namespace {
 
-constexpr char kLibrary[] = "libibverbs.so.1";
 constexpr char kSysfs[] = "/sys/class/infiniband";
-
-// The libibverbs calls discovery makes.
-struct Ibverbs {
-  ibv_device** (*get_device_list)(int*) = nullptr;
-  void (*free_device_list)(ibv_device**) = nullptr;
-  const char* (*get_device_name)(ibv_device*) = nullptr;
-  ibv_context* (*open_device)(ibv_device*) = nullptr;
-  int (*close_device)(ibv_context*) = nullptr;
-  int (*query_device)(ibv_context*, ibv_device_attr*) = nullptr;
-  int (*query_port)(ibv_context*, uint8_t, ibv_port_attr*) = nullptr;
-  int (*query_gid)(ibv_context*, uint8_t, int, ibv_gid*) = nullptr;
-};
-
-template <typename Function>
-bool Load(void* library, const char* name, Function** function) {
-  *function = reinterpret_cast<Function*>(dlsym(library, name));
-  return *function != nullptr;
-}
-
-// libibverbs, loaded once (kept for the process's life).
-absl::StatusOr<const Ibverbs*> LoadIbverbs() {
-  static absl::StatusOr<const Ibverbs*> loaded =
-      []() -> absl::StatusOr<const Ibverbs*> {
-    void* library = dlopen(kLibrary, RTLD_NOW | RTLD_LOCAL);
-    if (library == nullptr) {
-      return FiError(FI_ENODATA, absl::StrCat("dlopen: ", dlerror()));
-    }
-    static Ibverbs api;
-    if (!Load(library, "ibv_get_device_list", &api.get_device_list) ||
-        !Load(library, "ibv_free_device_list", &api.free_device_list) ||
-        !Load(library, "ibv_get_device_name", &api.get_device_name) ||
-        !Load(library, "ibv_open_device", &api.open_device) ||
-        !Load(library, "ibv_close_device", &api.close_device) ||
-        !Load(library, "ibv_query_device", &api.query_device) ||
-        !Load(library, "ibv_query_port", &api.query_port) ||
-        !Load(library, "ibv_query_gid", &api.query_gid)) {
-      return FiError(FI_ENODATA,
-                     absl::StrCat(kLibrary, " lacks a call: ", dlerror()));
-    }
-    return &api;
-  }();
-  return loaded;
-}
 
 // The first line of `path`, or "".
 std::string FirstLine(const std::string& path) {
@@ -105,7 +61,7 @@ std::vector<IpAddress> PortAddresses(const std::string& device, int port) {
 }
 
 // The ports of the opened device `name`.
-absl::Status DevicePorts(const Ibverbs& api, ibv_context* context,
+absl::Status DevicePorts(const VerbsApi& api, ibv_context* context,
                          const std::string& name,
                          std::vector<PortDescription>* ports) {
   PortDescription base;
@@ -117,7 +73,7 @@ absl::Status DevicePorts(const Ibverbs& api, ibv_context* context,
   for (int number = 1; number <= base.device_attr.phys_port_cnt; ++number) {
     PortDescription port = base;
     port.port = static_cast<uint8_t>(number);
-    if (int rc = api.query_port(context, port.port, &port.port_attr); rc != 0) {
+    if (int rc = api.QueryPort(context, port.port, &port.port_attr); rc != 0) {
       return FiError(FI_EIO, absl::StrCat(name, " port ", number,
                                           ": ibv_query_port: ", rc));
     }
@@ -136,7 +92,7 @@ absl::Status DevicePorts(const Ibverbs& api, ibv_context* context,
 
 absl::StatusOr<std::vector<PortDescription>> ListPorts(
     std::vector<std::string>* skipped) {
-  absl::StatusOr<const Ibverbs*> api = LoadIbverbs();
+  absl::StatusOr<const VerbsApi*> api = LoadVerbsApi();
   if (!api.ok()) return api.status();
   int count = 0;
   ibv_device** devices = (*api)->get_device_list(&count);

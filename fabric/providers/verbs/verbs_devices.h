@@ -2,7 +2,7 @@
 //
 // The RDMA device ports of this machine, through rdma-core's libibverbs
 // (ibv_get_device_list, ibv_query_device, ibv_query_port, ibv_query_gid),
-// loaded with dlopen("libibverbs.so.1") so that the library runs where
+// loaded with dlopen (verbs_api.h) so that the library runs where
 // rdma-core is not installed. Each port's network interface (RoCE: the GID
 // table's netdev; IPoIB: the device's net/ directory in sysfs) gives its IP
 // addresses.
@@ -18,7 +18,7 @@ namespace fabric {
 namespace verbs {
 
 // Every port of every device; empty when there are no devices. FI_ENODATA
-// when libibverbs cannot be loaded. A device that cannot be opened or
+// when libibverbs or librdmacm cannot be loaded. A device that cannot be opened or
 // queried is left out, and `skipped` (when given) gets why.
 absl::StatusOr<std::vector<PortDescription>> ListPorts(
     std::vector<std::string>* skipped);
