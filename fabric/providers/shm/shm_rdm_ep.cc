@@ -113,6 +113,12 @@ void AcceptRequests(ShmRdmEp* ep) {
     // What FI_SOURCE_ERR reports, and what a later AV insert is matched by.
     link->peer_name =
         AddressBytes(accepted->connector, ep->base.util.info->addr_format);
+    // Transmits to the connector take this connection's other ring, unless
+    // they already have a connection of their own (both sides connected at
+    // once): each side keeps sending on one, so order holds.
+    if (peer != FI_ADDR_NOTAVAIL && ep->links.to.count(peer) == 0) {
+      ep->links.to[peer] = link;
+    }
   }
 }
 
