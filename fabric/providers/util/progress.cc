@@ -200,7 +200,15 @@ void ProgressEngine::Run() {
                     std::memory_order_relaxed);
   }
   std::unique_lock<std::mutex> lock(run_mutex_, std::try_to_lock);
-  if (!lock.owns_lock()) return;
+  if (!lock.owns_lock()) {
+    // Another application thread is advancing the sources: nothing to add.
+    // The auto thread's turn is short, unless it lost its CPU holding the
+    // lock (two CPUs, two polling processes): then waiting gives it the CPU
+    // back, where failing at once would spin for the rest of a time slice
+    // (measured: 4.6 ms without progress).
+    if (!auto_holds_run_.load(std::memory_order_relaxed)) return;
+    lock.lock();
+  }
   Refresh();
   if (arm_pending_.load(std::memory_order_relaxed) &&
       arm_pending_.exchange(false)) {
@@ -246,6 +254,7 @@ bool ProgressEngine::PrepareToSleep(bool auto_only) {
     busy_runs_.store(0, std::memory_order_relaxed);
   }
   std::lock_guard<std::mutex> lock(run_mutex_);
+  AutoHoldsRun holding(this);
   Refresh();
   bool sleep = true;
   if (!auto_only) arm_pending_.store(false);
@@ -264,6 +273,19 @@ thread_local bool in_auto_thread = false;
 }  // namespace
 
 bool ProgressEngine::InAutoThread() { return in_auto_thread; }
+
+ProgressEngine::AutoHoldsRun::AutoHoldsRun(ProgressEngine* engine)
+    : engine_(in_auto_thread ? engine : nullptr) {
+  if (engine_ != nullptr) {
+    engine_->auto_holds_run_.store(true, std::memory_order_relaxed);
+  }
+}
+
+ProgressEngine::AutoHoldsRun::~AutoHoldsRun() {
+  if (engine_ != nullptr) {
+    engine_->auto_holds_run_.store(false, std::memory_order_relaxed);
+  }
+}
 
 void ProgressEngine::AutoLoop() {
   in_auto_thread = true;
@@ -292,6 +314,7 @@ void ProgressEngine::AutoLoop() {
     bool input_waiting = !PrepareToSleep(/*auto_only=*/true);
     if (!input_waiting && poll(&ready, 1, kAutoWaitMillis) <= 0) continue;
     std::lock_guard<std::mutex> lock(run_mutex_);
+    AutoHoldsRun holding(this);
     RunReady(auto_epoll_fd_);
     if (!input_waiting) continue;
     Refresh();

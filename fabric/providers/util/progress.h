@@ -31,7 +31,8 @@
 // holds them only while that thread waits on it.
 //
 // Sources are advanced one thread at a time; Run() returns at once when
-// another thread is already running them. Lock order: the engine's run
+// another application thread is already running them, and waits for the
+// auto thread (which may have lost its CPU in the middle of a pass). Lock order: the engine's run
 // lock, then a source's own lock. So Add may be called with a source's lock
 // held, but Remove, which waits for a running pass to end, must not, and
 // neither may be called from inside Progress().
@@ -158,6 +159,17 @@ class ProgressEngine {
   void RunPolled();
   void AutoLoop();
 
+  // Marks, for its scope, that the auto thread holds run_mutex_ (taken
+  // just before); nothing on other threads.
+  class AutoHoldsRun {
+   public:
+    explicit AutoHoldsRun(ProgressEngine* engine);
+    ~AutoHoldsRun();
+
+   private:
+    ProgressEngine* engine_;
+  };
+
   int epoll_fd_;       // every source, level-triggered
   int auto_epoll_fd_;  // auto-progress sources, edge-triggered
   std::mutex run_mutex_;  // held while sources are advanced, and by Remove
@@ -187,6 +199,7 @@ class ProgressEngine {
   std::vector<pollfd> poll_snapshot_;
   std::vector<ProgressSource*> polled_snapshot_;  // parallel to poll_snapshot_
   std::atomic<bool> auto_started_{false};  // only then are passes counted
+  std::atomic<bool> auto_holds_run_{false};  // the auto thread has run_mutex_
   std::atomic<uint64_t> app_runs_{0};  // passes the application ran
   std::atomic<bool> stopping_{false};
   std::mutex thread_mutex_;  // guards auto_thread_

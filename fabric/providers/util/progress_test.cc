@@ -130,6 +130,44 @@ TEST(ProgressEngineTest, AWaitingThreadWakesForAnFdThatRings) {
   engine.Remove(&source);
 }
 
+// A source whose first pass on the auto thread is slow (as when that thread
+// loses its CPU in the middle of it), counting the passes of other threads.
+class SlowAutoSource : public FdSource {
+ public:
+  SlowAutoSource() : FdSource(/*automatic=*/true) {}
+  bool always_run() const override { return true; }
+  bool PrepareToSleep() override { return !pending.load(); }
+  void Progress() override {
+    if (!ProgressEngine::InAutoThread()) {
+      app_passes.fetch_add(1);
+      return;
+    }
+    if (pending.exchange(false)) {
+      inside = true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+      inside = false;
+    }
+  }
+  std::atomic<bool> pending{true};
+  std::atomic<bool> inside{false};
+  std::atomic<int> app_passes{0};
+};
+
+TEST(ProgressEngineTest, RunWaitsForThePassOfTheAutoThread) {
+  ProgressEngine engine;
+  SlowAutoSource source;
+  engine.Add(&source);
+  for (int i = 0; i < 1000 && !source.inside.load(); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  ASSERT_TRUE(source.inside.load());
+  // Returning at once would leave this call without a pass of its own.
+  engine.Run();
+  EXPECT_FALSE(source.inside.load());
+  EXPECT_EQ(source.app_passes.load(), 1);
+  engine.Remove(&source);
+}
+
 TEST(ProgressEngineTest, TheAutoThreadWakesForAnFdThatRings) {
   ProgressEngine engine;
   FdSource source(/*automatic=*/true);
