@@ -18,6 +18,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdint>
@@ -430,7 +431,10 @@ TEST_F(ShmRdmTest, SegmentsArePrivateAndGoAwayOnClose) {
   ASSERT_EQ(stat(segment.c_str(), &st), 0) << segment;
   EXPECT_EQ(st.st_mode & 0777, 0600u);
   EXPECT_EQ(st.st_uid, geteuid());
-  // A connection, then close: no connection segment stays behind.
+  // A connection, then close: no connection segment stays behind. (Other
+  // tests running meanwhile, perhaps with the same pid in another pid
+  // namespace, make connection segments that go away within moments.)
+  std::vector<std::string> before = ShmFiles("fabric-shmc");
   ASSERT_EQ(fi_inject(a_.ep, "x", 2, b_.addr), 0);
   char in[4];
   ASSERT_EQ(fi_recv(b_.ep, in, sizeof(in), nullptr, FI_ADDR_UNSPEC, nullptr),
@@ -439,7 +443,19 @@ TEST_F(ShmRdmTest, SegmentsArePrivateAndGoAwayOnClose) {
   ASSERT_EQ(Wait(b_.cq, &entry), 1);
   CloseEnd(&a_);
   EXPECT_NE(stat(segment.c_str(), &st), 0);
-  for (const std::string& file : ShmFiles("fabric-shmc")) {
+  auto left_behind = [&before] {
+    std::vector<std::string> left;
+    for (const std::string& file : ShmFiles("fabric-shmc")) {
+      if (std::find(before.begin(), before.end(), file) == before.end()) {
+        left.push_back(file);
+      }
+    }
+    return left;
+  };
+  for (int i = 0; i < 100 && !left_behind().empty(); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  for (const std::string& file : left_behind()) {
     ADD_FAILURE() << "left behind: " << file;
   }
 }

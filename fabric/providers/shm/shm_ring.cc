@@ -4,7 +4,11 @@
 #include <string.h>
 
 #include <algorithm>
+#include <memory>
+#include <mutex>
 #include <new>
+#include <random>
+#include <unordered_map>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -14,6 +18,37 @@
 namespace fabric {
 namespace shm {
 namespace {
+
+#if defined(__SANITIZE_THREAD__)
+}  // namespace
+}  // namespace shm
+}  // namespace fabric
+extern "C" void __tsan_acquire(void* addr);
+extern "C" void __tsan_release(void* addr);
+namespace fabric {
+namespace shm {
+namespace {
+
+// Both ends of a ring in one process (two endpoints of one process, as in
+// tests) map its memory at two addresses, so ThreadSanitizer cannot pair
+// the release of an index with its acquire: both ends tell it through one
+// object per ring, found by the ring's id.
+void* SyncObject(uint64_t id) {
+  static std::mutex mutex;
+  static auto* objects =
+      new std::unordered_map<uint64_t, std::unique_ptr<char>>();
+  std::lock_guard<std::mutex> lock(mutex);
+  std::unique_ptr<char>& object = (*objects)[id];
+  if (object == nullptr) object = std::make_unique<char>();
+  return object.get();
+}
+void Released(void* sync) { __tsan_release(sync); }
+void Acquired(void* sync) { __tsan_acquire(sync); }
+#else
+void* SyncObject(uint64_t) { return nullptr; }
+void Released(void*) {}
+void Acquired(void*) {}
+#endif
 
 bool IsPowerOfTwo(uint64_t n) { return n != 0 && (n & (n - 1)) == 0; }
 
@@ -41,6 +76,9 @@ absl::StatusOr<ByteRing> ByteRing::Init(void* mem, size_t capacity) {
   }
   auto* header = new (mem) RingHeader{};
   header->capacity.store(capacity, std::memory_order_relaxed);
+  std::random_device random;
+  header->sync_id.store((uint64_t{random()} << 32) | random(),
+                        std::memory_order_relaxed);
   return ByteRing(header, capacity, 0);
 }
 
@@ -69,6 +107,7 @@ ByteRing::ByteRing(RingHeader* header, uint64_t capacity, uint64_t head)
     : header_(header),
       data_(reinterpret_cast<char*>(header) + sizeof(RingHeader)),
       capacity_(capacity),
+      sync_(SyncObject(header->sync_id.load(std::memory_order_relaxed))),
       seen_head_(head) {}
 
 uint64_t ByteRing::Used(uint64_t head, uint64_t tail) const {
@@ -110,6 +149,7 @@ size_t ByteRing::Write(const iovec* iov, size_t count, size_t skip) {
     // Acquire: the consumer's copies out of the bytes it freed come before
     // our overwriting them.
     seen_head_ = header_->head.load(std::memory_order_acquire);
+    Acquired(sync_);
     room = capacity_ - Used(seen_head_, tail);
   }
   if (corrupt_) return 0;
@@ -127,6 +167,7 @@ size_t ByteRing::Write(const iovec* iov, size_t count, size_t skip) {
   }
   // Release: the bytes are in place before the consumer can see them.
   if (written != 0) {
+    Released(sync_);
     header_->tail.store(tail + written, std::memory_order_release);
   }
   return written;
@@ -136,6 +177,7 @@ size_t ByteRing::Read(const iovec* iov, size_t count) {
   uint64_t head = header_->head.load(std::memory_order_relaxed);  // ours
   // Acquire: pairs with Write's release, so the bytes are there.
   uint64_t tail = header_->tail.load(std::memory_order_acquire);
+  Acquired(sync_);
   uint64_t available = Used(head, tail);
   if (corrupt_) return 0;
   uint64_t read = 0;
@@ -146,7 +188,10 @@ size_t ByteRing::Read(const iovec* iov, size_t count) {
     read += n;
   }
   // Release: our copies are done before the producer may reuse the space.
-  if (read != 0) header_->head.store(head + read, std::memory_order_release);
+  if (read != 0) {
+    Released(sync_);
+    header_->head.store(head + read, std::memory_order_release);
+  }
   return read;
 }
 

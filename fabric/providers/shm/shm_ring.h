@@ -42,6 +42,9 @@ struct RingHeader {
   std::atomic<uint64_t> capacity;          // a power of two, set by Init
   std::atomic<uint32_t> writer_closed;     // 1 once the producer is done
   std::atomic<uint32_t> reader_closed;     // 1 once the consumer is gone
+  // Random, set by Init: what names the ring to ThreadSanitizer in a
+  // process that maps it twice (shm_ring.cc).
+  std::atomic<uint64_t> sync_id;
   alignas(64) std::atomic<uint64_t> tail;  // bytes ever written
   alignas(64) std::atomic<uint64_t> head;  // bytes ever read
 };
@@ -99,6 +102,7 @@ class ByteRing {
   RingHeader* header_;
   char* data_;
   uint64_t capacity_;  // read once at Init/Attach: the peer cannot change ours
+  void* sync_ = nullptr;  // ThreadSanitizer builds: the ring's sync object
   mutable bool corrupt_ = false;
   // Producer: the consumer's index as last loaded (it only grows, so the
   // room it implies is never more than there is).
