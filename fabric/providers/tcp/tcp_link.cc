@@ -665,11 +665,8 @@ ssize_t SendNow(TcpEp* ep, fi_addr_t dest, Header header,
   constexpr size_t kMaxPieces = 8;
   const HmemCopier& copier = ep->util.domain->copier;
   if (header.size >= kPayloadInPlaceMin || payload.size() >= kMaxPieces ||
-      !copier.DirectSystemAccess()) {
+      !DirectlyAccessible(copier, payload)) {
     return kSendLater;
-  }
-  for (const AppBufferPiece& piece : payload) {
-    if (piece.iface != FI_HMEM_SYSTEM) return kSendLater;
   }
   int error = 0;
   TcpLink* link = ep->owner->LinkFor(dest, &error);

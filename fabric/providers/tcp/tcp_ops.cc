@@ -61,11 +61,7 @@ absl::StatusOr<AppBuffer> Describe(const TcpEp& ep, const iovec* iov,
 ssize_t TakePayload(TcpEp* ep, const AppBuffer& buffer, bool inject,
                     TxEntry* entry) {
   const HmemCopier& copier = ep->util.domain->copier;
-  bool direct = !inject && copier.DirectSystemAccess();
-  for (const AppBufferPiece& piece : buffer) {
-    direct = direct && piece.iface == FI_HMEM_SYSTEM;
-  }
-  if (direct) {
+  if (!inject && DirectlyAccessible(copier, buffer)) {
     for (const AppBufferPiece& piece : buffer) {
       entry->payload.push_back(piece.iov);
     }

@@ -21,6 +21,7 @@
 #include "fabric/providers/util/av.h"
 #include "fabric/providers/util/fid_ops.h"
 #include "fabric/providers/util/ip_socket.h"
+#include "fabric/providers/util/syscalls.h"
 #include "fabric/providers/util/no_ops.h"
 
 namespace fabric {
@@ -509,7 +510,7 @@ void TcpRdmEpEvents::Progress() {
     return;
   }
   epoll_event events[kMaxEvents];
-  int n = epoll_wait(ep->epoll_fd, events, kMaxEvents, 0);
+  int n = EpollPoll(ep->epoll_fd, events, kMaxEvents);
   for (int i = 0; i < n; ++i) Dispatch(ep, events[i].data.fd);
 }
 

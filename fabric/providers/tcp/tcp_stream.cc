@@ -4,6 +4,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "fabric/providers/util/syscalls.h"
+
 namespace fabric {
 namespace tcp {
 
@@ -18,7 +20,7 @@ ssize_t SocketStream::Write(const iovec* iov, size_t count) {
   msg.msg_iov = const_cast<iovec*>(iov);
   msg.msg_iovlen = count;
   // MSG_NOSIGNAL: a peer gone away is an EPIPE error, not a SIGPIPE.
-  ssize_t n = sendmsg(fd_, &msg, MSG_NOSIGNAL | MSG_DONTWAIT);
+  ssize_t n = SendMsg(fd_, &msg, MSG_NOSIGNAL | MSG_DONTWAIT);
   if (n < 0) return errno == EINTR ? -EAGAIN : -errno;
   return n;
 }
@@ -26,9 +28,12 @@ ssize_t SocketStream::Write(const iovec* iov, size_t count) {
 ssize_t SocketStream::Read(const iovec* iov, size_t count) {
   ssize_t n;
   if (count == 1) {
-    n = recv(fd_, iov[0].iov_base, iov[0].iov_len, MSG_DONTWAIT);
+    msghdr msg = {};
+    msg.msg_iov = const_cast<iovec*>(iov);
+    msg.msg_iovlen = 1;
+    n = RecvMsg(fd_, &msg, MSG_DONTWAIT);
   } else {
-    n = readv(fd_, iov, static_cast<int>(count));
+    n = ReadV(fd_, iov, static_cast<int>(count));
   }
   if (n < 0) return errno == EINTR || errno == EWOULDBLOCK ? -EAGAIN : -errno;
   return n;

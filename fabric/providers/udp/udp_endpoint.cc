@@ -121,8 +121,8 @@ int CloseEp(fid* object) {
   {
     std::lock_guard<OptionalMutex> lock(ep->util.mutex);
     // Receives still posted are dropped without completions.
-    for (const UdpReceive& receive : ep->receives) {
-      if (receive.reserved) CqUnreserve(ep->util.rx_cq);
+    for (size_t i = 0; i < ep->receives.size(); ++i) {
+      if (ep->receives[i].reserved) CqUnreserve(ep->util.rx_cq);
     }
   }
   ReleaseUtilEndpoint(&ep->util);
@@ -153,13 +153,11 @@ int ControlEp(fid* object, int command, void* arg) {
 ssize_t CancelEp(fid* object, void* context) {
   UdpEndpoint* ep = ToUdpEndpoint(object);
   std::lock_guard<OptionalMutex> lock(ep->util.mutex);
-  auto it = std::find_if(ep->receives.begin(), ep->receives.end(),
-                         [context](const UdpReceive& receive) {
-                           return receive.context == context;
-                         });
-  if (it == ep->receives.end()) return -FI_ENOENT;
-  bool reserved = it->reserved;
-  ep->receives.erase(it);
+  size_t i = 0;
+  while (i < ep->receives.size() && ep->receives[i].context != context) ++i;
+  if (i == ep->receives.size()) return -FI_ENOENT;
+  bool reserved = ep->receives[i].reserved;
+  ep->receives.erase(i);
   fi_cq_tagged_entry entry = {};
   entry.op_context = context;
   entry.flags = FI_RECV | FI_MSG;

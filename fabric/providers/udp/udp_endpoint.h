@@ -5,9 +5,10 @@
 // address family picks IPv4 or IPv6), the objects bound to it (UtilEndpoint)
 // and the receives posted on it.
 //
-// Sends gather the application's buffer into a bounce buffer and hand the
-// datagram to the kernel inside the call; they complete at once, and a full
-// socket buffer is -FI_EAGAIN. Receives wait in order of posting for
+// Sends hand the datagram to the kernel inside the call, straight from the
+// application's host memory (device memory, or any buffer once an HMEM
+// override is installed, goes through a bounce buffer); they complete at
+// once, and a full socket buffer is -FI_EAGAIN. Receives wait in order of posting for
 // UdpProgress to fill them (udp_progress.h). fi_endpoint's other tables:
 // fi_ops_msg in udp_msg.h, fi_ops_cm in udp_cm.h; RMA, tagged, atomic and
 // collective operations return -FI_ENOSYS.
@@ -18,13 +19,13 @@
 #include <rdma/fi_endpoint.h>
 #include <rdma/providers/fi_log.h>
 
-#include <deque>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "fabric/providers/udp/udp_progress.h"
 #include "fabric/providers/util/app_buffer.h"
 #include "fabric/providers/util/endpoint.h"
+#include "fabric/providers/util/ring_queue.h"
 
 namespace fabric {
 
@@ -46,7 +47,7 @@ struct UdpEndpoint {
   uint32_t tclass = FI_TC_UNSPEC;  // of every socket the endpoint opens
   bool report_source = false;      // FI_SOURCE: completions carry the sender
   // Guarded by util.mutex:
-  std::deque<UdpReceive> receives;
+  RingQueue<UdpReceive> receives;
   std::vector<char> send_bounce;     // one outgoing datagram
   std::vector<char> receive_bounce;  // one incoming datagram
 };

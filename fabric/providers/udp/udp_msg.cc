@@ -9,7 +9,9 @@
 #include "fabric/api/core/address.h"
 #include "fabric/api/core/status.h"
 #include "fabric/providers/udp/udp_endpoint.h"
+#include "fabric/providers/udp/udp_limits.h"
 #include "fabric/providers/util/app_buffer.h"
+#include "fabric/providers/util/syscalls.h"
 #include "fabric/providers/util/av.h"
 #include "fabric/providers/util/cq.h"
 
@@ -64,20 +66,34 @@ absl::StatusOr<AppBuffer> Describe(const UdpEndpoint& ep, const char* call,
   return buffer;
 }
 
-// Copies the message into the bounce buffer and sends it; the lock is held.
+// Sends the message, from the application's buffer when the kernel may
+// read it, else through the bounce buffer; the lock is held.
 absl::Status Transmit(UdpEndpoint& ep, const char* call,
                       const AppBuffer& buffer, size_t length,
                       const IpAddress& dest) {
-  ssize_t copied = GatherAppBuffer(ep.util.domain->copier, buffer,
-                                   ep.send_bounce.data(), length);
-  if (copied < 0) {
-    return CallError(call, static_cast<int>(-copied),
-                     "copying from the application's buffer failed");
+  iovec pieces[kUdpIovLimit];
+  msghdr message = {};
+  message.msg_name = const_cast<sockaddr*>(dest.sockaddr_ptr());
+  message.msg_namelen = dest.length();
+  message.msg_iov = pieces;
+  const HmemCopier& copier = ep.util.domain->copier;
+  if (buffer.size() <= kUdpIovLimit && DirectlyAccessible(copier, buffer)) {
+    for (const AppBufferPiece& piece : buffer) {
+      pieces[message.msg_iovlen++] = piece.iov;
+    }
+  } else {
+    ssize_t copied =
+        GatherAppBuffer(copier, buffer, ep.send_bounce.data(), length);
+    if (copied < 0) {
+      return CallError(call, static_cast<int>(-copied),
+                       "copying from the application's buffer failed");
+    }
+    pieces[0] = {ep.send_bounce.data(), length};
+    message.msg_iovlen = 1;
   }
   ssize_t sent;
   do {
-    sent = sendto(ep.fd, ep.send_bounce.data(), length, 0, dest.sockaddr_ptr(),
-                  dest.length());
+    sent = SendMsg(ep.fd, &message, 0);
   } while (sent < 0 && errno == EINTR);
   if (sent >= 0) return absl::OkStatus();
   int err = errno;
@@ -86,7 +102,7 @@ absl::Status Transmit(UdpEndpoint& ep, const char* call,
   }
   return CallError(
       call, err,
-      absl::StrCat("sendto ", FormatAddrStr(dest), ": ", strerror(err)));
+      absl::StrCat("sendmsg ", FormatAddrStr(dest), ": ", strerror(err)));
 }
 
 absl::Status PostSend(UdpEndpoint& ep, const SendRequest& request) {

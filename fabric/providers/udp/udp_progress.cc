@@ -11,6 +11,9 @@
 
 #include "fabric/api/core/address.h"
 #include "fabric/providers/udp/udp_endpoint.h"
+#include "fabric/providers/udp/udp_limits.h"
+#include "fabric/providers/util/app_buffer.h"
+#include "fabric/providers/util/syscalls.h"
 #include "fabric/providers/util/av.h"
 
 namespace fabric {
@@ -32,18 +35,21 @@ fi_addr_t SourceOf(UdpEndpoint& ep, const sockaddr_storage& from,
   return address.ok() ? AvFindIp(ep.util.av, *address) : FI_ADDR_NOTAVAIL;
 }
 
-// Completes the oldest posted receive with the `length`-byte datagram in
-// ep.receive_bounce; the lock is held.
-void Deliver(UdpEndpoint& ep, size_t length, const sockaddr_storage& from,
-             socklen_t from_length) {
+// Completes the oldest posted receive with the `length`-byte datagram,
+// which is in its buffer already (`placed`) or in ep.receive_bounce; the
+// lock is held.
+void Deliver(UdpEndpoint& ep, size_t length, bool placed,
+             const sockaddr_storage& from, socklen_t from_length) {
   UdpReceive receive = std::move(ep.receives.front());
   ep.receives.pop_front();
   fi_cq_tagged_entry entry = {};
   entry.op_context = receive.context;
   entry.flags = FI_RECV | FI_MSG;
   entry.len = std::min({length, receive.capacity, ep.receive_bounce.size()});
-  ssize_t copied = ScatterAppBuffer(ep.util.domain->copier, receive.buffer,
-                                    ep.receive_bounce.data(), entry.len);
+  ssize_t copied =
+      placed ? 0
+             : ScatterAppBuffer(ep.util.domain->copier, receive.buffer,
+                                ep.receive_bounce.data(), entry.len);
   if (copied < 0) {
     FI_WARN(UdpLog(ep), FI_LOG_EP_DATA,
             "copying a datagram to the application's buffer failed: %s\n",
@@ -69,20 +75,39 @@ void UdpProgress::Progress() {
   UdpEndpoint& ep = *ep_;
   std::lock_guard<OptionalMutex> lock(ep.util.mutex);
   const int most = ProgressEngine::InAutoThread() ? kDatagramsPerProgress : 1;
+  const HmemCopier& copier = ep.util.domain->copier;
   for (int taken = 0; taken < most;) {
     bool posted = !ep.receives.empty();
+    // The datagram goes straight into the oldest receive's buffer when the
+    // kernel may write it, else into the bounce buffer; with no receive
+    // posted, a zero-length read discards it.
+    bool placed = false;
+    iovec pieces[kUdpIovLimit];
+    msghdr message = {};
+    message.msg_iov = pieces;
+    if (posted) {
+      const AppBuffer& buffer = ep.receives.front().buffer;
+      placed = buffer.size() <= kUdpIovLimit &&
+               DirectlyAccessible(copier, buffer);
+      if (placed) {
+        for (const AppBufferPiece& piece : buffer) {
+          pieces[message.msg_iovlen++] = piece.iov;
+        }
+      } else {
+        pieces[0] = {ep.receive_bounce.data(), ep.receive_bounce.size()};
+        message.msg_iovlen = 1;
+      }
+    }
     sockaddr_storage from;
-    socklen_t from_length = sizeof(from);
+    message.msg_name = &from;
+    message.msg_namelen = sizeof(from);
     // MSG_TRUNC: the datagram's full length even when the buffer is
-    // shorter; with no receive posted, a zero-length read discards it.
-    ssize_t length = recvfrom(ep.fd, ep.receive_bounce.data(),
-                              posted ? ep.receive_bounce.size() : 0,
-                              MSG_DONTWAIT | MSG_TRUNC,
-                              reinterpret_cast<sockaddr*>(&from), &from_length);
+    // shorter.
+    ssize_t length = RecvMsg(ep.fd, &message, MSG_DONTWAIT | MSG_TRUNC);
     if (length < 0) {
       if (errno == EINTR) continue;
       if (errno != EAGAIN && errno != EWOULDBLOCK) {
-        FI_WARN(UdpLog(ep), FI_LOG_EP_DATA, "recvfrom: %s\n", strerror(errno));
+        FI_WARN(UdpLog(ep), FI_LOG_EP_DATA, "recvmsg: %s\n", strerror(errno));
       }
       return;
     }
@@ -92,7 +117,8 @@ void UdpProgress::Progress() {
               "dropped a %zd-byte datagram: no receive is posted\n", length);
       continue;
     }
-    Deliver(ep, static_cast<size_t>(length), from, from_length);
+    Deliver(ep, static_cast<size_t>(length), placed, from,
+            message.msg_namelen);
   }
 }
 

@@ -51,6 +51,13 @@ size_t AppBufferLength(const AppBuffer& buffer) {
   return total;
 }
 
+bool DirectlyAccessible(const HmemCopier& copier, const AppBuffer& buffer) {
+  for (const AppBufferPiece& piece : buffer) {
+    if (piece.iface != FI_HMEM_SYSTEM) return false;
+  }
+  return copier.DirectSystemAccess();
+}
+
 ssize_t GatherAppBuffer(const HmemCopier& copier, const AppBuffer& buffer,
                         void* dest, size_t size) {
   char* out = static_cast<char*>(dest);

@@ -31,7 +31,9 @@ struct AppBufferPiece {
   uint64_t device = 0;
 };
 
-using AppBuffer = absl::InlinedVector<AppBufferPiece, 4>;
+// Two pieces inline: most transfers name one buffer, and an AppBuffer is
+// moved a few times per operation (each move copies the inline storage).
+using AppBuffer = absl::InlinedVector<AppBufferPiece, 2>;
 
 // The buffer of `count` pieces at `iov`; `desc` (may be null, as may each
 // entry) holds fi_mr_desc values of `domain`'s regions. FI_EINVAL status for
@@ -42,6 +44,12 @@ absl::StatusOr<AppBuffer> DescribeAppBuffer(const UtilDomain& domain,
                                             size_t count);
 
 size_t AppBufferLength(const AppBuffer& buffer);
+
+// Whether the bytes of `buffer` may be read and written directly (by the
+// kernel, or a plain memcpy) instead of through `copier`: every piece is
+// host memory and no HMEM override is installed, so that the copy would be
+// the built-in memcpy anyway.
+bool DirectlyAccessible(const HmemCopier& copier, const AppBuffer& buffer);
 
 // Copies the first min(size, length) bytes of `buffer` into `dest`: the
 // bytes copied, or a negative fi_errno (-FI_EIO for a short copy).

@@ -147,9 +147,10 @@ ssize_t ReadErrCq(fid_cq* cq_fid, fi_cq_err_entry* buf, uint64_t flags) {
   if (flags != 0) return Fail(cq, FI_EBADFLAGS, "fi_cq_readerr: unknown flags");
   std::lock_guard<std::mutex> lock(cq.wait->mutex());
   if (cq.entries.empty() || !cq.entries.front().is_error) return -FI_EAGAIN;
-  CqEntry& head = cq.entries.front();
+  CqError& head = cq.errors.front();
   DeliverErrorEntry(ApiVersion(cq), head.error, std::move(head.err_data),
                     &cq.last_err_data, buf);
+  cq.errors.pop_front();
   cq.entries.pop_front();
   cq.size.store(cq.entries.size(), std::memory_order_release);
   cq.committed.fetch_sub(1, std::memory_order_relaxed);
@@ -180,11 +181,13 @@ bool TakeRoom(UtilCq& cq) {
   return true;
 }
 
-int Push(UtilCq& cq, CqEntry entry, bool reserved) {
+// Queues `entry`, and `error` with it when the entry is an error's.
+int Push(UtilCq& cq, const CqEntry& entry, CqError* error, bool reserved) {
   // A reserved entry's room is counted already.
   if (!reserved && !TakeRoom(cq)) return -FI_EAGAIN;
   std::lock_guard<std::mutex> lock(cq.wait->mutex());
-  cq.entries.push_back(std::move(entry));
+  cq.entries.push_back(entry);
+  if (error != nullptr) cq.errors.push_back(std::move(*error));
   cq.size.store(cq.entries.size(), std::memory_order_release);
   cq.wait->Signal();
   return 0;
@@ -289,28 +292,26 @@ int CqWrite(UtilCq* cq, const fi_cq_tagged_entry& completion,
         cq->peer, completion.op_context, completion.flags, completion.len,
         completion.buf, completion.data, completion.tag, source));
   }
-  CqEntry entry;
-  entry.completion = completion;
-  entry.source = source;
-  return Push(*cq, std::move(entry), reserved);
+  return Push(*cq, CqEntry{completion, source, false}, nullptr, reserved);
 }
 
 int CqWriteError(UtilCq* cq, const fi_cq_err_entry& error, bool reserved) {
   if (cq->peer != nullptr) {
     return static_cast<int>(cq->peer->owner_ops->writeerr(cq->peer, &error));
   }
-  CqEntry entry;
-  entry.is_error = true;
-  entry.error = error;
+  CqError details;
+  details.error = error;
   if (error.err_data != nullptr && error.err_data_size > 0) {
     size_t size = std::min(error.err_data_size,
                            cq->domain->info->domain_attr->max_err_data);
     const char* data = static_cast<const char*>(error.err_data);
-    entry.err_data.assign(data, data + size);
+    details.err_data.assign(data, data + size);
   }
-  entry.error.err_data = nullptr;
-  entry.error.err_data_size = 0;
-  return Push(*cq, std::move(entry), reserved);
+  details.error.err_data = nullptr;
+  details.error.err_data_size = 0;
+  CqEntry entry;
+  entry.is_error = true;
+  return Push(*cq, entry, &details, reserved);
 }
 
 int CqTryWait(fid* object) {

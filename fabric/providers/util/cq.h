@@ -27,11 +27,17 @@
 
 namespace fabric {
 
-// One queued completion or error.
+// One queued completion, or an error's place in the order. Kept small and
+// trivially copyable: a polling loop writes and takes two of them per
+// message.
 struct CqEntry {
   fi_cq_tagged_entry completion = {};  // the other formats are its prefixes
   fi_addr_t source = FI_ADDR_NOTAVAIL;
-  bool is_error = false;
+  bool is_error = false;  // its details are the oldest CqError
+};
+
+// What an error entry reports, queued beside the entries in the same order.
+struct CqError {
   fi_cq_err_entry error = {};
   std::vector<char> err_data;
 };
@@ -46,6 +52,7 @@ struct UtilCq {
   fi_cq_wait_cond wait_cond;
   std::unique_ptr<WaitObject> wait;
   RingQueue<CqEntry> entries;       // guarded by wait->mutex()
+  RingQueue<CqError> errors;        // one per error entry; guarded likewise
   // entries.size(), stored whenever it changes: what a read of an empty CQ
   // checks instead of taking the lock (a polling loop's common case).
   std::atomic<size_t> size{0};

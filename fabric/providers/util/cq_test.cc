@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include <chrono>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -150,6 +151,40 @@ TEST_F(CqTest, ErrorsStopReadsUntilReaderr) {
   char text[64];
   EXPECT_STREQ(fi_cq_strerror(cq_, FI_ETRUNC, nullptr, text, sizeof(text)),
                fi_strerror(FI_ETRUNC));
+}
+
+// Errors are queued apart from the completions: each keeps its place in the
+// order and its own details, many of them at once.
+TEST_F(CqTest, ManyErrorsKeepTheirOrderAndDetails) {
+  ASSERT_EQ(OpenCq(FI_CQ_FORMAT_CONTEXT), 0);
+  constexpr int kRounds = 40;  // past the queues' first growths
+  for (int i = 0; i < kRounds; ++i) {
+    ASSERT_EQ(Post(static_cast<uint64_t>(i)), 0);
+    std::string detail = "error " + std::to_string(i);
+    fi_cq_err_entry error = {};
+    error.op_context = reinterpret_cast<void*>(1000 + i);
+    error.err = FI_EIO;
+    error.prov_errno = i;
+    error.err_data = detail.data();
+    error.err_data_size = detail.size();
+    ASSERT_EQ(CqWriteError(AsUtilCq(&cq_->fid), error), 0);
+  }
+  for (int i = 0; i < kRounds; ++i) {
+    fi_cq_entry entries[4];
+    ASSERT_EQ(fi_cq_read(cq_, entries, 4), 1);
+    EXPECT_EQ(entries[0].op_context, reinterpret_cast<void*>(i));
+    EXPECT_EQ(fi_cq_read(cq_, entries, 4), -FI_EAVAIL);
+    fi_cq_err_entry out = {};
+    ASSERT_EQ(fi_cq_readerr(cq_, &out, 0), 1);
+    EXPECT_EQ(out.op_context, reinterpret_cast<void*>(1000 + i));
+    EXPECT_EQ(out.prov_errno, i);
+    std::string expected = "error " + std::to_string(i);
+    ASSERT_EQ(out.err_data_size, expected.size());
+    EXPECT_EQ(std::string(static_cast<char*>(out.err_data), out.err_data_size),
+              expected);
+  }
+  fi_cq_entry entry;
+  EXPECT_EQ(fi_cq_read(cq_, &entry, 1), -FI_EAGAIN);
 }
 
 TEST_F(CqTest, FullCqRefusesCompletions) {

@@ -7,6 +7,8 @@
 #include <algorithm>
 #include <chrono>
 
+#include "fabric/providers/util/syscalls.h"
+
 namespace fabric {
 namespace {
 
@@ -176,7 +178,7 @@ void ProgressEngine::Refresh() {
 
 void ProgressEngine::RunReady(int epoll_fd) {
   epoll_event events[kMaxEvents];
-  int n = epoll_wait(epoll_fd, events, kMaxEvents, 0);
+  int n = EpollPoll(epoll_fd, events, kMaxEvents);
   for (int i = 0; i < n; ++i) {
     static_cast<ProgressSource*>(events[i].data.ptr)->Progress();
   }

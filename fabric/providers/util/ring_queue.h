@@ -9,12 +9,13 @@
 //   RingQueue<CqEntry> entries;
 //   entries.push_back(std::move(entry));
 //   CqEntry& first = entries.front();
-//   entries.pop_front();  // the slot is reset to T{}: its memory is freed
+//   entries.pop_front();  // a slot of a T that owns memory is reset to T{}
 #ifndef FABRIC_PROVIDERS_UTIL_RING_QUEUE_H_
 #define FABRIC_PROVIDERS_UTIL_RING_QUEUE_H_
 
 #include <stddef.h>
 
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -36,9 +37,23 @@ class RingQueue {
     ++size_;
   }
 
+  // The element `i` places behind the oldest (i < size()).
+  T& operator[](size_t i) { return slots_[(head_ + i) & (slots_.size() - 1)]; }
+  const T& operator[](size_t i) const {
+    return slots_[(head_ + i) & (slots_.size() - 1)];
+  }
+
+  // Removes element `i` (i < size()), keeping the others in order.
+  void erase(size_t i) {
+    for (; i + 1 < size_; ++i) (*this)[i] = std::move((*this)[i + 1]);
+    (*this)[size_ - 1] = T{};
+    --size_;
+  }
+
   // Drops the oldest element; the queue must not be empty.
   void pop_front() {
-    slots_[head_] = T{};
+    // Only elements that own memory need their slot reset.
+    if constexpr (!std::is_trivially_destructible_v<T>) slots_[head_] = T{};
     head_ = (head_ + 1) & (slots_.size() - 1);
     --size_;
   }

@@ -32,17 +32,41 @@ TEST(RingQueueTest, BehavesAsADequeUnderRandomUse) {
   std::deque<std::string> model;
   std::mt19937 random(7);
   for (int step = 0; step < 20000; ++step) {
-    if (model.empty() || random() % 3 != 0) {
+    unsigned choice = random() % 6;
+    if (model.empty() || choice < 4) {
       std::string value = std::to_string(step);
       queue.push_back(value);
       model.push_back(value);
-    } else {
+    } else if (choice == 4) {
       ASSERT_EQ(queue.front(), model.front());
       queue.pop_front();
       model.pop_front();
+    } else {
+      size_t i = random() % model.size();
+      queue.erase(i);
+      model.erase(model.begin() + static_cast<std::ptrdiff_t>(i));
     }
     ASSERT_EQ(queue.size(), model.size());
+    if (step % 97 == 0) {
+      for (size_t i = 0; i < model.size(); ++i) ASSERT_EQ(queue[i], model[i]);
+    }
   }
+}
+
+TEST(RingQueueTest, EraseReleasesTheLastSlotAndKeepsOrder) {
+  RingQueue<std::shared_ptr<int>> queue;
+  auto first = std::make_shared<int>(1);
+  auto second = std::make_shared<int>(2);
+  auto third = std::make_shared<int>(3);
+  queue.push_back(first);
+  queue.push_back(second);
+  queue.push_back(third);
+  queue.erase(1);
+  EXPECT_EQ(second.use_count(), 1);
+  EXPECT_EQ(third.use_count(), 2);  // moved down, not copied
+  ASSERT_EQ(queue.size(), 2u);
+  EXPECT_EQ(queue[0], first);
+  EXPECT_EQ(queue[1], third);
 }
 
 TEST(RingQueueTest, PopReleasesWhatTheElementOwned) {

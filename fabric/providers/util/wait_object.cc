@@ -15,6 +15,7 @@
 #include "absl/container/inlined_vector.h"
 #include "absl/strings/str_cat.h"
 #include "fabric/api/core/status.h"
+#include "fabric/providers/util/syscalls.h"
 
 namespace fabric {
 
@@ -113,7 +114,7 @@ void WaitObject::Signal() {
   if (fd_ >= 0) {
     uint64_t one = 1;
     // The counter only saturates after 2^64-2 signals; EAGAIN is harmless.
-    (void)!write(fd_, &one, sizeof(one));
+    (void)!WriteFd(fd_, &one, sizeof(one));
   }
   cond_.notify_all();
   if (set_ != nullptr) {
@@ -127,7 +128,7 @@ void WaitObject::Signal() {
 void WaitObject::Clear() {
   if (fd_ < 0) return;
   uint64_t count;
-  (void)!read(fd_, &count, sizeof(count));  // EAGAIN when already clear
+  (void)!ReadFd(fd_, &count, sizeof(count));  // EAGAIN when already clear
 }
 
 void WaitObject::AddEngine(std::shared_ptr<ProgressEngine> engine) {
