@@ -141,6 +141,9 @@ bool Connection::RecvIntoStaging() {
   if (!GotBytes(n)) return false;
   end_ += n;
   drained_ = static_cast<size_t>(n) < room;
+  if (state_ == ReadState::kPayload && remaining_ > end_ - begin_) {
+    stream_->AcknowledgeNow();
+  }
   return true;
 }
 
@@ -182,6 +185,7 @@ bool Connection::ReadDirect() {
   placed_ += n;
   remaining_ -= n;
   drained_ = static_cast<size_t>(n) < want;
+  if (remaining_ > 0) stream_->AcknowledgeNow();
   return true;
 }
 

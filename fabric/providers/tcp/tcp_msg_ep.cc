@@ -19,6 +19,7 @@
 #include "fabric/providers/util/ip_socket.h"
 #include "fabric/providers/util/live_objects.h"
 #include "fabric/providers/util/no_ops.h"
+#include "fabric/providers/util/syscalls.h"
 
 namespace fabric {
 namespace tcp {
@@ -79,7 +80,7 @@ void FailConnect(TcpMsgEp* ep, int err, const std::vector<char>& data) {
 
 void ProgressConnect(TcpMsgEp* ep) {
   pollfd pfd = {ep->fd, POLLOUT, 0};
-  if (poll(&pfd, 1, 0) != 1) return;
+  if (PollNow(&pfd, 1) != 1) return;
   int error = 0;
   socklen_t len = sizeof(error);
   getsockopt(ep->fd, SOL_SOCKET, SO_ERROR, &error, &len);

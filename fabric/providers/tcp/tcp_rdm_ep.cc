@@ -497,7 +497,7 @@ void TcpRdmEpEvents::Progress() {
     pollfd fds[kPollLimit];
     size_t count = ep->watched.size();
     std::copy(ep->watched.begin(), ep->watched.end(), fds);
-    int ready = poll(fds, count, 0);
+    int ready = PollNow(fds, count);
     for (size_t i = 0; ready > 0 && i < count; ++i) {
       if (fds[i].revents == 0) continue;
       --ready;

@@ -1,6 +1,8 @@
 #include "fabric/providers/tcp/tcp_stream.h"
 
 #include <errno.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -40,6 +42,13 @@ ssize_t SocketStream::Read(const iovec* iov, size_t count) {
 }
 
 void SocketStream::Shutdown() { shutdown(fd_, SHUT_RDWR); }
+
+void SocketStream::AcknowledgeNow() {
+  // The kernel clears the flag again when it sees request/response
+  // traffic, so it is set for each read that leaves bytes to come.
+  int one = 1;
+  setsockopt(fd_, IPPROTO_TCP, TCP_QUICKACK, &one, sizeof(one));
+}
 
 }  // namespace tcp
 }  // namespace fabric

@@ -34,6 +34,14 @@ class ByteStream {
   // Copies the peer's memory `from` into `to`: bytes copied or -errno.
   virtual ssize_t Pull(const iovec* to, size_t to_count, const iovec* from,
                        size_t from_count);
+
+  // More bytes of a message being read are on their way: acknowledge what
+  // arrived at once instead of later. Sockets: TCP_QUICKACK. A connection
+  // that carries messages both ways looks interactive to Linux, which then
+  // delays its ACKs to ride on replies; the sender of a large message
+  // waits for them to open its window (1 MiB over loopback took twice as
+  // long). Other streams: nothing.
+  virtual void AcknowledgeNow() {}
 };
 
 // A connected, non-blocking socket; closed on destruction.
@@ -48,6 +56,7 @@ class SocketStream : public ByteStream {
   ssize_t Read(const iovec* iov, size_t count) override;
   void Shutdown() override;
   int fd() const override { return fd_; }
+  void AcknowledgeNow() override;
 
  private:
   const int fd_;

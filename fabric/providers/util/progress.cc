@@ -185,7 +185,7 @@ void ProgressEngine::RunReady(int epoll_fd) {
 }
 
 void ProgressEngine::RunPolled() {
-  int ready = poll(poll_snapshot_.data(), poll_snapshot_.size(), 0);
+  int ready = PollNow(poll_snapshot_.data(), poll_snapshot_.size());
   for (size_t i = 0; ready > 0 && i < poll_snapshot_.size(); ++i) {
     if (poll_snapshot_[i].revents == 0) continue;
     --ready;

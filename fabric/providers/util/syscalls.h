@@ -3,7 +3,7 @@
 // The data path's system calls, made without glibc's cancellation-point
 // wrappers. In a process with more than one thread (ours have the
 // auto-progress thread), glibc brackets every cancellable call (recvmsg,
-// sendmsg, readv, write, epoll_wait, ...) with switching asynchronous
+// sendmsg, readv, write, poll, epoll_wait, ...) with switching asynchronous
 // cancellation on and off; a udp ping-pong's client spent about 6% of its
 // CPU there (perf, 64 B fi_pingpong), which a single-threaded process
 // skips. Not being cancellation points is also what these calls need: they
@@ -15,11 +15,13 @@
 #ifndef FABRIC_PROVIDERS_UTIL_SYSCALLS_H_
 #define FABRIC_PROVIDERS_UTIL_SYSCALLS_H_
 
+#include <poll.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/types.h>
 #include <sys/uio.h>
+#include <time.h>
 #include <unistd.h>
 
 namespace fabric {
@@ -53,6 +55,17 @@ inline ssize_t ReadFd(int fd, void* buf, size_t count) {
 inline ssize_t WriteFd(int fd, const void* buf, size_t count) {
   if constexpr (kRawSyscalls) return syscall(SYS_write, fd, buf, count);
   return write(fd, buf, count);
+}
+
+// poll with a zero timeout: which of `fds` are ready now.
+inline int PollNow(pollfd* fds, nfds_t count) {
+  if constexpr (kRawSyscalls) {
+    // ppoll: poll has no entry of its own on some architectures.
+    timespec zero = {0, 0};
+    return static_cast<int>(
+        syscall(SYS_ppoll, fds, count, &zero, nullptr, 0));
+  }
+  return poll(fds, count, 0);
 }
 
 // epoll_wait with a zero timeout: a poll that never blocks (the blocking
