@@ -439,6 +439,25 @@ TEST(GetInfoTest, DomainSettingsAreHonoured) {
   EXPECT_EQ(list->domain_attr->av_type, FI_AV_TABLE);
 }
 
+// Without a progress hint every provider offers manual data progress (no
+// thread in the process); automatic progress is there on request.
+TEST(GetInfoTest, DataProgressIsManualUnlessAutoIsAsked) {
+  Info list;
+  ASSERT_EQ(GetInfo(&list, nullptr), 0);
+  for (fi_info* info = list.get(); info != nullptr; info = info->next) {
+    EXPECT_EQ(info->domain_attr->data_progress, FI_PROGRESS_MANUAL)
+        << info->fabric_attr->prov_name;
+  }
+  Info hints = Hints();
+  hints->domain_attr->data_progress = FI_PROGRESS_AUTO;
+  Info autos;
+  ASSERT_EQ(GetInfo(&autos, hints.get()), 0);
+  for (fi_info* info = autos.get(); info != nullptr; info = info->next) {
+    EXPECT_EQ(info->domain_attr->data_progress, FI_PROGRESS_AUTO)
+        << info->fabric_attr->prov_name;
+  }
+}
+
 TEST(GetInfoTest, ModesAreClearedWhenNotNeeded) {
   Info hints = Hints();
   hints->mode = FI_CONTEXT | FI_MSG_PREFIX;

@@ -13,7 +13,12 @@ InfoTemplate::InfoTemplate() {
 
   domain.threading = FI_THREAD_SAFE;
   domain.control_progress = FI_PROGRESS_AUTO;
-  domain.data_progress = FI_PROGRESS_AUTO;
+  // What an application that does not ask gets (as with libfabric's tcp):
+  // automatic data progress runs a thread, and a second thread in the
+  // process makes every system call pay for the shared fd table (fdget and
+  // fput take references) and glibc's locks: 64 B udp ping-pong 2.34 ->
+  // 2.11 us here. FI_PROGRESS_AUTO is there for whoever asks for it.
+  domain.data_progress = FI_PROGRESS_MANUAL;
   domain.resource_mgmt = FI_RM_ENABLED;
   domain.av_type = FI_AV_UNSPEC;
   domain.cq_cnt = 1024;
