@@ -7,7 +7,9 @@
 # Usage: pingpong_once.sh LIB_DIR PROVIDER EP_TYPE SIZE ITERATIONS TIMEOUT_S
 #   LIB_DIR goes first on LD_LIBRARY_PATH; each process runs at most
 #   TIMEOUT_S seconds. FI_PINGPONG names another fi_pingpong
-#   (default /usr/bin/fi_pingpong). No data checks (-c): they would be timed.
+#   (default /usr/bin/fi_pingpong). PINGPONG_CPUS=S,C runs the server on CPU
+#   S and the client on CPU C (taskset). No data checks (-c): they would be
+#   timed.
 set -uo pipefail
 
 if [ $# -ne 6 ]; then
@@ -17,6 +19,12 @@ fi
 lib_dir=$1
 timeout_s=$6
 pingpong=${FI_PINGPONG:-/usr/bin/fi_pingpong}
+server_pin=()
+client_pin=()
+if [ -n "${PINGPONG_CPUS:-}" ]; then
+  server_pin=(taskset -c "${PINGPONG_CPUS%,*}")
+  client_pin=(taskset -c "${PINGPONG_CPUS#*,}")
+fi
 args=(-p "$2" -e "$3" -S "$4" -I "$5")
 export LD_LIBRARY_PATH="$lib_dir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 
@@ -59,7 +67,7 @@ exit_text() {
 
 port=$(free_port) || { echo "failed (exit 1): no free control port"; exit 1; }
 
-timeout -k 5 "$timeout_s" "$pingpong" "${args[@]}" -B "$port" \
+timeout -k 5 "$timeout_s" "${server_pin[@]}" "$pingpong" "${args[@]}" -B "$port" \
   >"$work/server.out" 2>&1 &
 server=$!
 # Wait until the server listens; stop early if it already exited.
@@ -82,7 +90,7 @@ if [ "$listening" -eq 0 ]; then
   exit 1
 fi
 
-timeout -k 5 "$timeout_s" "$pingpong" "${args[@]}" -P "$port" 127.0.0.1 \
+timeout -k 5 "$timeout_s" "${client_pin[@]}" "$pingpong" "${args[@]}" -P "$port" 127.0.0.1 \
   >"$work/client.out" 2>&1
 client_rc=$?
 if [ "$client_rc" -ne 0 ]; then
