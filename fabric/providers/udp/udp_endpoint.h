@@ -24,6 +24,7 @@
 #include "absl/status/status.h"
 #include "fabric/providers/udp/udp_progress.h"
 #include "fabric/providers/util/app_buffer.h"
+#include "fabric/providers/util/av.h"
 #include "fabric/providers/util/endpoint.h"
 #include "fabric/providers/util/ring_queue.h"
 
@@ -48,6 +49,7 @@ struct UdpEndpoint {
   bool report_source = false;      // FI_SOURCE: completions carry the sender
   // Guarded by util.mutex:
   RingQueue<UdpReceive> receives;
+  AvLookupCache destination;  // of the last send
   std::vector<char> send_bounce;     // one outgoing datagram
   std::vector<char> receive_bounce;  // one incoming datagram
 };

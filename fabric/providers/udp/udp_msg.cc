@@ -125,18 +125,18 @@ absl::Status PostSend(UdpEndpoint& ep, const SendRequest& request) {
         absl::StrCat("a ", length, "-byte message exceeds inject_size ",
                      info.tx_attr->inject_size));
   }
-  absl::StatusOr<IpAddress> dest = AvLookupIp(ep.util.av, request.dest);
+  std::lock_guard<OptionalMutex> lock(ep.util.mutex);
+  absl::StatusOr<const IpAddress*> dest =
+      ep.destination.Lookup(ep.util.av, request.dest);
   if (!dest.ok()) {
     return CallError(request.call, FI_EINVAL, dest.status().message());
   }
-
-  std::lock_guard<OptionalMutex> lock(ep.util.mutex);
   UtilCq* cq = ep.util.tx_cq;
   bool reserved = !request.inject && cq != nullptr;
   if (reserved && CqReserve(cq) != 0) {
     return CallError(request.call, FI_EAGAIN, "the transmit CQ is full");
   }
-  absl::Status sent = Transmit(ep, request.call, *buffer, length, *dest);
+  absl::Status sent = Transmit(ep, request.call, *buffer, length, **dest);
   if (!sent.ok()) {
     if (reserved) CqUnreserve(cq);
     return sent;

@@ -16,7 +16,9 @@ absl::StatusOr<AppBuffer> DescribeAppBuffer(const UtilDomain& domain,
   if (iov == nullptr && count > 0) {
     return FiError(FI_EINVAL, "the iov array is NULL");
   }
-  AppBuffer buffer;
+  // Built in place and returned as is: an AppBuffer move copies its inline
+  // storage, and this runs for every transfer.
+  absl::StatusOr<AppBuffer> buffer(absl::in_place, count);
   size_t total = 0;
   for (size_t i = 0; i < count; ++i) {
     if (iov[i].iov_base == nullptr && iov[i].iov_len > 0) {
@@ -26,7 +28,7 @@ absl::StatusOr<AppBuffer> DescribeAppBuffer(const UtilDomain& domain,
       return FiError(FI_EINVAL, "the iov lengths overflow");
     }
     total += iov[i].iov_len;
-    AppBufferPiece piece;
+    AppBufferPiece& piece = (*buffer)[i];
     piece.iov = iov[i];
     const auto* mr =
         desc != nullptr ? static_cast<const UtilMr*>(desc[i]) : nullptr;
@@ -40,7 +42,6 @@ absl::StatusOr<AppBuffer> DescribeAppBuffer(const UtilDomain& domain,
       piece.iface = mr->iface;
       piece.device = mr->device;
     }
-    buffer.push_back(piece);
   }
   return buffer;
 }

@@ -61,6 +61,7 @@ absl::StatusOr<fi_addr_t> AddEntry(UtilAv& av, const IpAddress& address,
 void DropEntry(UtilAv& av, fi_addr_t fi_addr) {
   av.index.erase(AddressKey(av.entries[fi_addr]->address));
   av.entries[fi_addr].reset();
+  av.drops.fetch_add(1, std::memory_order_release);
 }
 
 // Brings a named AV's view up to date with its shared table: published
@@ -476,6 +477,24 @@ absl::StatusOr<IpAddress> AvLookupIp(UtilAv* av, fi_addr_t fi_addr) {
                                            " is not in the AV"));
   }
   return av->entries[fi_addr]->address;
+}
+
+absl::StatusOr<const IpAddress*> AvLookupCache::Lookup(UtilAv* av,
+                                                      fi_addr_t fi_addr) {
+  // Acquire: pairs with DropEntry's release, so a drop that happened before
+  // this load is seen.
+  uint64_t drops = av->drops.load(std::memory_order_acquire);
+  if (av == av_ && fi_addr == fi_addr_ && drops == drops_) return &address_;
+  absl::StatusOr<IpAddress> address = AvLookupIp(av, fi_addr);
+  if (!address.ok()) {
+    av_ = nullptr;
+    return address.status();
+  }
+  av_ = av;
+  fi_addr_ = fi_addr;
+  drops_ = drops;
+  address_ = *address;
+  return &address_;
 }
 
 fi_addr_t AvFindIp(UtilAv* av, const IpAddress& address) {

@@ -66,6 +66,9 @@ struct UtilAv {
   std::map<std::string, fi_addr_t> index;       // address key -> fi_addr_t
   std::unique_ptr<SharedAvTable> shared;        // named AVs only
   std::atomic<int> open_children{0};            // endpoints and AV sets
+  // Entries dropped so far (fi_av_remove, a named AV's refresh): what
+  // AvLookupCache checks. Bumped under `mutex`.
+  std::atomic<uint64_t> drops{0};
   fid_peer_av owner_fid;  // what a peer provider imports (peer_av.h)
 };
 
@@ -81,6 +84,22 @@ int OpenUtilAv(fid_domain* domain, fi_av_attr* attr, fid_av** av,
 
 // The address of `fi_addr`; FI_EINVAL status when it names no entry.
 absl::StatusOr<IpAddress> AvLookupIp(UtilAv* av, fi_addr_t fi_addr);
+
+// The last address a transmit path looked up, kept while no entry has left
+// the AV: sends to the same peer again and again skip the AV's lock and
+// the copy. Guarded by its owner (an endpoint's lock).
+class AvLookupCache {
+ public:
+  // The address of `fi_addr` in `av`, valid until the next Lookup; FI_EINVAL
+  // status when it names no entry.
+  absl::StatusOr<const IpAddress*> Lookup(UtilAv* av, fi_addr_t fi_addr);
+
+ private:
+  const UtilAv* av_ = nullptr;
+  fi_addr_t fi_addr_ = FI_ADDR_NOTAVAIL;
+  uint64_t drops_ = 0;
+  IpAddress address_;
+};
 
 // The fi_addr_t of `address` (FI_SOURCE), or FI_ADDR_NOTAVAIL.
 fi_addr_t AvFindIp(UtilAv* av, const IpAddress& address);

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "fabric/api/core/status.h"
 #include "fabric/providers/util/loopback_domain_test.h"
 #include "gtest/gtest.h"
 
@@ -97,6 +98,37 @@ TEST_F(AvTest, InsertLookupRemoveSockaddrIn) {
   ASSERT_EQ(fi_av_straddr(av_, &peers[0], text, &text_len), text);
   EXPECT_STREQ(text, "fi_sockaddr_in://127.0.0.1:7000");
   EXPECT_EQ(text_len, strlen(text) + 1);
+}
+
+// The transmit paths' cache of the last lookup answers from its copy only
+// while no entry has left the AV.
+TEST_F(AvTest, LookupCacheFollowsRemovals) {
+  Open(FI_SOCKADDR_IN, FI_AV_TABLE);
+  sockaddr_in peers[2] = {Ipv4("127.0.0.1", 7000), Ipv4("10.1.2.3", 7002)};
+  fi_addr_t fi_addr[2];
+  ASSERT_EQ(fi_av_insert(av_, peers, 2, fi_addr, 0, nullptr), 2);
+  fabric::AvLookupCache cache;
+  absl::StatusOr<const fabric::IpAddress*> first = cache.Lookup(Util(), 1);
+  ASSERT_TRUE(first.ok());
+  EXPECT_EQ((*first)->HostString(), "10.1.2.3");
+  absl::StatusOr<const fabric::IpAddress*> again = cache.Lookup(Util(), 1);
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(*again, *first);  // the cached copy
+  absl::StatusOr<const fabric::IpAddress*> other = cache.Lookup(Util(), 0);
+  ASSERT_TRUE(other.ok());
+  EXPECT_EQ((*other)->HostString(), "127.0.0.1");
+
+  // Removing another entry also invalidates: the cache knows only that
+  // something left.
+  fi_addr_t gone = 1;
+  ASSERT_EQ(fi_av_remove(av_, &gone, 1, 0), 0);
+  EXPECT_FALSE(cache.Lookup(Util(), 1).ok());
+  ASSERT_TRUE(cache.Lookup(Util(), 0).ok());
+  gone = 0;
+  ASSERT_EQ(fi_av_remove(av_, &gone, 1, 0), 0);
+  absl::StatusOr<const fabric::IpAddress*> stale = cache.Lookup(Util(), 0);
+  EXPECT_FALSE(stale.ok());
+  EXPECT_EQ(fabric::ToFiErrno(stale.status()), -FI_EINVAL);
 }
 
 TEST_F(AvTest, BadAddressesFailOneByOne) {
