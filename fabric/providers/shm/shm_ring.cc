@@ -127,14 +127,14 @@ void ByteRing::CopyIn(uint64_t index, const char* src, size_t n) {
   size_t offset = index & (capacity_ - 1);
   size_t first = std::min<size_t>(n, capacity_ - offset);
   memcpy(data_ + offset, src, first);
-  memcpy(data_, src + first, n - first);
+  if (first < n) memcpy(data_, src + first, n - first);  // wrapped
 }
 
 void ByteRing::CopyOut(uint64_t index, char* dst, size_t n) const {
   size_t offset = index & (capacity_ - 1);
   size_t first = std::min<size_t>(n, capacity_ - offset);
   memcpy(dst, data_ + offset, first);
-  memcpy(dst + first, data_, n - first);
+  if (first < n) memcpy(dst + first, data_, n - first);  // wrapped
 }
 
 size_t ByteRing::Write(const iovec* iov, size_t count, size_t skip) {
