@@ -212,9 +212,10 @@ ssize_t Receive(fid_ep* ep_fid, fi_addr_t source, const RxRequest& request) {
   recv->context = request.context;
   recv->flags = request.flags;
   recv->iov.assign(request.iov, request.iov + request.count);
-  recv->desc.assign(request.count, nullptr);
   if (request.desc != nullptr) {
     recv->desc.assign(request.desc, request.desc + request.count);
+  } else {
+    recv->desc.assign(request.count, nullptr);
   }
   recv->capacity = AppBufferLength(*buffer);
   if (!buffer->empty()) {
