@@ -13,6 +13,11 @@ namespace {
 constexpr size_t kStagingSize = 64 * 1024;
 // Payloads at least this long skip the staging buffer.
 constexpr size_t kDirectReadMin = 16 * 1024;
+// A payload from which on the next header is read alone (header_alone_):
+// below it, one staging read and a copy cost less than a second read
+// (fi_pingpong tcp msg, pinned: 16 KiB 6.42 -> 6.82 us with it, 64 KiB
+// 14.42 -> 14.00).
+constexpr size_t kHeaderAloneMin = 48 * 1024;
 constexpr int kMaxIov = 64;
 
 int ErrnoToFi(int err) {
@@ -136,6 +141,9 @@ bool Connection::RecvIntoStaging() {
     begin_ = 0;
   }
   size_t room = kStagingSize - end_;
+  if (header_alone_ && state_ == ReadState::kHeader && begin_ == end_) {
+    room = sizeof(Header);
+  }
   iovec into = {staging_.get() + end_, room};
   ssize_t n = stream_->Read(&into, 1);
   if (!GotBytes(n)) return false;
@@ -271,6 +279,8 @@ void Connection::ReadInput() {
         Close(-FI_EIO);
         return;
       }
+      header_alone_ = (header_.flags & kPayloadInSender) == 0 &&
+                      header_.size >= kHeaderAloneMin;
       size_t head = sizeof(Header) + header_.rma_count * sizeof(RmaDescriptor);
       if (!Fill(head)) return;
       RmaDescriptor descriptors[kMaxRmaCount];

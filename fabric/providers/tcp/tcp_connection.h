@@ -177,6 +177,11 @@ class Connection {
   // is empty, and asking again would only cost a system call. Readiness
   // brings the next call.
   bool drained_ = false;
+  // The last message's payload was large: the next header is read alone,
+  // so that its payload, likely large too, goes straight to the
+  // application's buffer instead of filling the staging buffer first (a
+  // 64 KiB message went through staging whole and was copied once more).
+  bool header_alone_ = false;
 
   std::deque<std::unique_ptr<TxEntry>> queue_;
   // The iovec list of one sendmsg or readv, kept to save an allocation per
