@@ -434,26 +434,40 @@ TEST(GetInfoTest, DomainSettingsAreHonoured) {
   ASSERT_EQ(GetInfo(&list, hints.get()), 0);
   EXPECT_EQ(list->domain_attr->threading, FI_THREAD_DOMAIN);
   EXPECT_EQ(list->domain_attr->data_progress, FI_PROGRESS_MANUAL);
-  EXPECT_EQ(list->domain_attr->control_progress, FI_PROGRESS_AUTO);
+  EXPECT_EQ(list->domain_attr->control_progress, FI_PROGRESS_MANUAL);
   EXPECT_EQ(list->domain_attr->resource_mgmt, FI_RM_DISABLED);
   EXPECT_EQ(list->domain_attr->av_type, FI_AV_TABLE);
 }
 
-// Without a progress hint every provider offers manual data progress (no
-// thread in the process); automatic progress is there on request.
-TEST(GetInfoTest, DataProgressIsManualUnlessAutoIsAsked) {
+// Without progress hints every provider offers manual data and control
+// progress (no thread in the process); automatic progress is there on
+// request, for each of the two.
+TEST(GetInfoTest, ProgressIsManualUnlessAutoIsAsked) {
   Info list;
   ASSERT_EQ(GetInfo(&list, nullptr), 0);
   for (fi_info* info = list.get(); info != nullptr; info = info->next) {
     EXPECT_EQ(info->domain_attr->data_progress, FI_PROGRESS_MANUAL)
         << info->fabric_attr->prov_name;
+    EXPECT_EQ(info->domain_attr->control_progress, FI_PROGRESS_MANUAL)
+        << info->fabric_attr->prov_name;
   }
   Info hints = Hints();
   hints->domain_attr->data_progress = FI_PROGRESS_AUTO;
-  Info autos;
-  ASSERT_EQ(GetInfo(&autos, hints.get()), 0);
-  for (fi_info* info = autos.get(); info != nullptr; info = info->next) {
+  Info data_auto;
+  ASSERT_EQ(GetInfo(&data_auto, hints.get()), 0);
+  for (fi_info* info = data_auto.get(); info != nullptr; info = info->next) {
     EXPECT_EQ(info->domain_attr->data_progress, FI_PROGRESS_AUTO)
+        << info->fabric_attr->prov_name;
+  }
+  hints->domain_attr->data_progress = FI_PROGRESS_UNSPEC;
+  hints->domain_attr->control_progress = FI_PROGRESS_AUTO;
+  Info control_auto;
+  ASSERT_EQ(GetInfo(&control_auto, hints.get()), 0);
+  for (fi_info* info = control_auto.get(); info != nullptr;
+       info = info->next) {
+    EXPECT_EQ(info->domain_attr->control_progress, FI_PROGRESS_AUTO)
+        << info->fabric_attr->prov_name;
+    EXPECT_EQ(info->domain_attr->data_progress, FI_PROGRESS_MANUAL)
         << info->fabric_attr->prov_name;
   }
 }
