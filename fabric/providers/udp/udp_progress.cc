@@ -99,8 +99,11 @@ void UdpProgress::Progress() {
       }
     }
     sockaddr_storage from;
-    message.msg_name = &from;
-    message.msg_namelen = sizeof(from);
+    // The sender's address only when completions report it (FI_SOURCE).
+    if (ep.report_source) {
+      message.msg_name = &from;
+      message.msg_namelen = sizeof(from);
+    }
     // MSG_TRUNC: the datagram's full length even when the buffer is
     // shorter.
     ssize_t length = RecvMsg(ep.fd, &message, MSG_DONTWAIT | MSG_TRUNC);
