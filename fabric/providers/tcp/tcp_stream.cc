@@ -1,6 +1,7 @@
 #include "fabric/providers/tcp/tcp_stream.h"
 
 #include <errno.h>
+#include <string.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <sys/socket.h>
@@ -18,11 +19,34 @@ ssize_t ByteStream::Pull(const iovec*, size_t, const iovec*, size_t) {
 SocketStream::~SocketStream() { close(fd_); }
 
 ssize_t SocketStream::Write(const iovec* iov, size_t count) {
-  msghdr msg = {};
-  msg.msg_iov = const_cast<iovec*>(iov);
-  msg.msg_iovlen = count;
   // MSG_NOSIGNAL: a peer gone away is an EPIPE error, not a SIGPIPE.
-  ssize_t n = SendMsg(fd_, &msg, MSG_NOSIGNAL | MSG_DONTWAIT);
+  constexpr int kFlags = MSG_NOSIGNAL | MSG_DONTWAIT;
+  // A small message (header and payload) goes out of one buffer with
+  // send: copying a few hundred bytes costs less than the kernel's taking
+  // in a msghdr and an iovec array.
+  constexpr size_t kGatherMax = 256;
+  size_t total = 0;
+  for (size_t i = 0; i < count && total <= kGatherMax; ++i) {
+    total += iov[i].iov_len;
+  }
+  ssize_t n;
+  if (count == 1) {
+    n = SendTo(fd_, iov[0].iov_base, iov[0].iov_len, kFlags, nullptr, 0);
+  } else if (count > 1 && total <= kGatherMax) {
+    char gathered[kGatherMax];
+    size_t at = 0;
+    for (size_t i = 0; i < count; ++i) {
+      if (iov[i].iov_len == 0) continue;
+      memcpy(gathered + at, iov[i].iov_base, iov[i].iov_len);
+      at += iov[i].iov_len;
+    }
+    n = SendTo(fd_, gathered, at, kFlags, nullptr, 0);
+  } else {
+    msghdr msg = {};
+    msg.msg_iov = const_cast<iovec*>(iov);
+    msg.msg_iovlen = count;
+    n = SendMsg(fd_, &msg, kFlags);
+  }
   if (n < 0) return errno == EINTR ? -EAGAIN : -errno;
   return n;
 }
@@ -30,10 +54,8 @@ ssize_t SocketStream::Write(const iovec* iov, size_t count) {
 ssize_t SocketStream::Read(const iovec* iov, size_t count) {
   ssize_t n;
   if (count == 1) {
-    msghdr msg = {};
-    msg.msg_iov = const_cast<iovec*>(iov);
-    msg.msg_iovlen = 1;
-    n = RecvMsg(fd_, &msg, MSG_DONTWAIT);
+    n = RecvFrom(fd_, iov[0].iov_base, iov[0].iov_len, MSG_DONTWAIT, nullptr,
+                 nullptr);
   } else {
     n = ReadV(fd_, iov, static_cast<int>(count));
   }

@@ -93,7 +93,10 @@ absl::Status Transmit(UdpEndpoint& ep, const char* call,
   }
   ssize_t sent;
   do {
-    sent = SendMsg(ep.fd, &message, 0);
+    sent = message.msg_iovlen == 1
+               ? SendTo(ep.fd, pieces[0].iov_base, pieces[0].iov_len, 0,
+                        dest.sockaddr_ptr(), dest.length())
+               : SendMsg(ep.fd, &message, 0);
   } while (sent < 0 && errno == EINTR);
   if (sent >= 0) return absl::OkStatus();
   int err = errno;

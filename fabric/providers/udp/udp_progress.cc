@@ -105,12 +105,21 @@ void UdpProgress::Progress() {
       message.msg_namelen = sizeof(from);
     }
     // MSG_TRUNC: the datagram's full length even when the buffer is
-    // shorter.
-    ssize_t length = RecvMsg(ep.fd, &message, MSG_DONTWAIT | MSG_TRUNC);
+    // shorter. One piece (or none): recvfrom, which copies no msghdr and
+    // iovec in.
+    constexpr int kFlags = MSG_DONTWAIT | MSG_TRUNC;
+    ssize_t length =
+        message.msg_iovlen > 1
+            ? RecvMsg(ep.fd, &message, kFlags)
+            : RecvFrom(ep.fd, message.msg_iovlen ? pieces[0].iov_base : nullptr,
+                       message.msg_iovlen ? pieces[0].iov_len : 0, kFlags,
+                       static_cast<sockaddr*>(message.msg_name),
+                       message.msg_name ? &message.msg_namelen : nullptr);
     if (length < 0) {
       if (errno == EINTR) continue;
       if (errno != EAGAIN && errno != EWOULDBLOCK) {
-        FI_WARN(UdpLog(ep), FI_LOG_EP_DATA, "recvmsg: %s\n", strerror(errno));
+        FI_WARN(UdpLog(ep), FI_LOG_EP_DATA, "receiving: %s\n",
+                strerror(errno));
       }
       return;
     }

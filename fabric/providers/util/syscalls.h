@@ -42,6 +42,23 @@ inline ssize_t SendMsg(int fd, const msghdr* message, int flags) {
   return sendmsg(fd, message, flags);
 }
 
+// One buffer: the kernel copies no msghdr and iovec in.
+inline ssize_t SendTo(int fd, const void* buf, size_t len, int flags,
+                      const sockaddr* to, socklen_t to_len) {
+  if constexpr (kRawSyscalls) {
+    return syscall(SYS_sendto, fd, buf, len, flags, to, to_len);
+  }
+  return sendto(fd, buf, len, flags, to, to_len);
+}
+
+inline ssize_t RecvFrom(int fd, void* buf, size_t len, int flags,
+                        sockaddr* from, socklen_t* from_len) {
+  if constexpr (kRawSyscalls) {
+    return syscall(SYS_recvfrom, fd, buf, len, flags, from, from_len);
+  }
+  return recvfrom(fd, buf, len, flags, from, from_len);
+}
+
 inline ssize_t ReadV(int fd, const iovec* iov, int count) {
   if constexpr (kRawSyscalls) return syscall(SYS_readv, fd, iov, count);
   return readv(fd, iov, count);
