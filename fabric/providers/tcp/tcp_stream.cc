@@ -31,7 +31,7 @@ ssize_t SocketStream::Write(const iovec* iov, size_t count) {
   }
   ssize_t n;
   if (count == 1) {
-    n = SendTo(fd_, iov[0].iov_base, iov[0].iov_len, kFlags, nullptr, 0);
+    n = Send(fd_, iov[0].iov_base, iov[0].iov_len, kFlags);
   } else if (count > 1 && total <= kGatherMax) {
     char gathered[kGatherMax];
     size_t at = 0;
@@ -40,7 +40,7 @@ ssize_t SocketStream::Write(const iovec* iov, size_t count) {
       memcpy(gathered + at, iov[i].iov_base, iov[i].iov_len);
       at += iov[i].iov_len;
     }
-    n = SendTo(fd_, gathered, at, kFlags, nullptr, 0);
+    n = Send(fd_, gathered, at, kFlags);
   } else {
     msghdr msg = {};
     msg.msg_iov = const_cast<iovec*>(iov);
@@ -54,8 +54,7 @@ ssize_t SocketStream::Write(const iovec* iov, size_t count) {
 ssize_t SocketStream::Read(const iovec* iov, size_t count) {
   ssize_t n;
   if (count == 1) {
-    n = RecvFrom(fd_, iov[0].iov_base, iov[0].iov_len, MSG_DONTWAIT, nullptr,
-                 nullptr);
+    n = Recv(fd_, iov[0].iov_base, iov[0].iov_len, MSG_DONTWAIT);
   } else {
     n = ReadV(fd_, iov, static_cast<int>(count));
   }

@@ -10,8 +10,10 @@
 // run under an endpoint's lock, which a cancellation would leave held.
 //
 // Same results as the libc calls: the count, or -1 with errno set.
-// Sanitizer builds use the libc calls, whose interceptors check the
-// buffers (AddressSanitizer) and see the synchronization (ThreadSanitizer).
+// Sanitizer builds use libc calls, whose interceptors check the buffers
+// (AddressSanitizer) and see the synchronization through sockets
+// (ThreadSanitizer: in send/sendmsg and recv/recvmsg, so SendTo and
+// RecvFrom take the msghdr calls there).
 #ifndef FABRIC_PROVIDERS_UTIL_SYSCALLS_H_
 #define FABRIC_PROVIDERS_UTIL_SYSCALLS_H_
 
@@ -48,7 +50,15 @@ inline ssize_t SendTo(int fd, const void* buf, size_t len, int flags,
   if constexpr (kRawSyscalls) {
     return syscall(SYS_sendto, fd, buf, len, flags, to, to_len);
   }
-  return sendto(fd, buf, len, flags, to, to_len);
+  // sendmsg, whose interceptor ThreadSanitizer models the socket's
+  // synchronization in.
+  iovec piece = {const_cast<void*>(buf), len};
+  msghdr message = {};
+  message.msg_name = const_cast<sockaddr*>(to);
+  message.msg_namelen = to_len;
+  message.msg_iov = &piece;
+  message.msg_iovlen = 1;
+  return sendmsg(fd, &message, flags);
 }
 
 inline ssize_t RecvFrom(int fd, void* buf, size_t len, int flags,
@@ -56,7 +66,32 @@ inline ssize_t RecvFrom(int fd, void* buf, size_t len, int flags,
   if constexpr (kRawSyscalls) {
     return syscall(SYS_recvfrom, fd, buf, len, flags, from, from_len);
   }
-  return recvfrom(fd, buf, len, flags, from, from_len);
+  // recvmsg, as SendTo uses sendmsg.
+  iovec piece = {buf, len};
+  msghdr message = {};
+  message.msg_name = from;
+  message.msg_namelen = from_len != nullptr ? *from_len : 0;
+  message.msg_iov = &piece;
+  message.msg_iovlen = 1;
+  ssize_t n = recvmsg(fd, &message, flags);
+  if (n >= 0 && from_len != nullptr) *from_len = message.msg_namelen;
+  return n;
+}
+
+// send and recv on a connected socket. (ThreadSanitizer sees the
+// synchronization through the socket in send/recv, not in sendto/recvfrom.)
+inline ssize_t Send(int fd, const void* buf, size_t len, int flags) {
+  if constexpr (kRawSyscalls) {
+    return syscall(SYS_sendto, fd, buf, len, flags, nullptr, 0);
+  }
+  return send(fd, buf, len, flags);
+}
+
+inline ssize_t Recv(int fd, void* buf, size_t len, int flags) {
+  if constexpr (kRawSyscalls) {
+    return syscall(SYS_recvfrom, fd, buf, len, flags, nullptr, nullptr);
+  }
+  return recv(fd, buf, len, flags);
 }
 
 inline ssize_t ReadV(int fd, const iovec* iov, int count) {
