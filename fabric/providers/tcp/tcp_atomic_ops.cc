@@ -15,6 +15,21 @@ struct IsComplex : std::false_type {};
 template <typename T>
 struct IsComplex<std::complex<T>> : std::true_type {};
 
+// The 128-bit integers are integers, though strict C++17's
+// std::is_integral says otherwise for them.
+using Int128 = __int128;
+using Uint128 = unsigned __int128;
+template <typename T>
+constexpr bool kIsInteger = std::is_integral_v<T> ||
+                            std::is_same_v<T, Int128> ||
+                            std::is_same_v<T, Uint128>;
+
+// What integer sums and products are computed in: unsigned (no signed
+// overflow) and at least 64 bits wide (no promotion to int for the narrow
+// ones, whose products could overflow an int).
+template <typename T>
+using WideUnsigned = std::conditional_t<(sizeof(T) > 8), Uint128, uint64_t>;
+
 bool IsBitwise(int op) {
   return (op >= FI_LOR && op <= FI_BXOR) || op == FI_MSWAP;
 }
@@ -38,17 +53,14 @@ bool InKind(int op, AtomicKind kind) {
 // compare value (fi_atomic(3) calls them addr[i], buf[i], compare[i]).
 template <typename T>
 T Combine(int op, T a, T b, T c) {
-  if constexpr (std::is_integral_v<T>) {
-    using U = std::make_unsigned_t<T>;
-    // Integer sums and products wrap around (unsigned arithmetic: no
-    // signed overflow).
+  if constexpr (kIsInteger<T>) {
+    using W = WideUnsigned<T>;
+    // Integer sums and products wrap around at the type's width.
     switch (op) {
       case FI_SUM:
-        return static_cast<T>(static_cast<U>(static_cast<uint64_t>(a) +
-                                             static_cast<uint64_t>(b)));
+        return static_cast<T>(static_cast<W>(a) + static_cast<W>(b));
       case FI_PROD:
-        return static_cast<T>(static_cast<U>(static_cast<uint64_t>(a) *
-                                             static_cast<uint64_t>(b)));
+        return static_cast<T>(static_cast<W>(a) * static_cast<W>(b));
       case FI_LOR: return static_cast<T>(a != 0 || b != 0);
       case FI_LAND: return static_cast<T>(a != 0 && b != 0);
       case FI_LXOR: return static_cast<T>((a != 0) != (b != 0));
@@ -58,7 +70,7 @@ T Combine(int op, T a, T b, T c) {
       case FI_MSWAP: return static_cast<T>((b & c) | (a & ~c));
     }
   }
-  if constexpr (!std::is_integral_v<T>) {
+  if constexpr (!kIsInteger<T>) {
     switch (op) {
       case FI_SUM: return a + b;
       case FI_PROD: return a * b;
@@ -119,6 +131,8 @@ bool WithType(int datatype, F f) {
     case FI_DOUBLE_COMPLEX: f(std::complex<double>()); return true;
     case FI_LONG_DOUBLE: f((long double)0); return true;
     case FI_LONG_DOUBLE_COMPLEX: f(std::complex<long double>()); return true;
+    case FI_INT128: f(Int128()); return true;
+    case FI_UINT128: f(Uint128()); return true;
   }
   return false;
 }
@@ -136,7 +150,7 @@ bool AtomicSupported(int datatype, int op, AtomicKind kind) {
   bool supported = false;
   WithType(datatype, [&](auto value) {
     using T = decltype(value);
-    if constexpr (std::is_integral_v<T>) {
+    if constexpr (kIsInteger<T>) {
       supported = true;
     } else if constexpr (IsComplex<T>::value) {
       supported = !IsBitwise(op) && !IsOrdered(op);

@@ -6,13 +6,13 @@
 // atomic request decide with AtomicSupported, so that what is advertised is
 // exactly what is carried out.
 //
-//   integers (FI_INT8..FI_UINT64)     every operation
+//   integers (FI_INT8..FI_UINT64, FI_INT128, FI_UINT128)
+//                                     every operation
 //   FI_FLOAT, FI_DOUBLE, FI_LONG_DOUBLE
 //                                     all but the bitwise and logical ones
 //                                     (FI_LOR..FI_BXOR, FI_MSWAP)
 //   the complex types                 FI_SUM, FI_PROD, FI_ATOMIC_READ,
 //                                     FI_ATOMIC_WRITE, FI_CSWAP, FI_CSWAP_NE
-//   FI_INT128, FI_UINT128             none
 #ifndef FABRIC_PROVIDERS_TCP_TCP_ATOMIC_OPS_H_
 #define FABRIC_PROVIDERS_TCP_TCP_ATOMIC_OPS_H_
 

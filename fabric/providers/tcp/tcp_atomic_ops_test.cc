@@ -56,6 +56,36 @@ TEST(TcpAtomicOpsTest, IntegerOperationsFollowTheManPage) {
   }
 }
 
+// 128-bit integers: every bit takes part, sums and products wrap at 128
+// bits, and the signed type orders negative values below positive ones.
+TEST(TcpAtomicOpsTest, Int128OperationsUseAllTheirBits) {
+  using U = unsigned __int128;
+  using S = __int128;
+  const U high = U{1} << 100;
+  const U max = ~U{0};
+  EXPECT_EQ(AtomicDatatypeSize(FI_INT128), 16u);
+  EXPECT_EQ(AtomicDatatypeSize(FI_UINT128), 16u);
+  EXPECT_TRUE(Apply1<U>(FI_UINT128, FI_SUM, high, high, 0) == (U{1} << 101));
+  EXPECT_TRUE(Apply1<U>(FI_UINT128, FI_SUM, max, 2, 0) == 1);  // wraps
+  EXPECT_TRUE(Apply1<U>(FI_UINT128, FI_PROD, U{1} << 64, U{1} << 63, 0) ==
+              (U{1} << 127));
+  EXPECT_TRUE(Apply1<U>(FI_UINT128, FI_PROD, U{1} << 64, U{1} << 64, 0) ==
+              0);  // wraps
+  EXPECT_TRUE(Apply1<U>(FI_UINT128, FI_BXOR, high | 1, high, 0) == 1);
+  EXPECT_TRUE(Apply1<U>(FI_UINT128, FI_MSWAP, 0, max, high, nullptr) ==
+              high);
+  const S minus = -(S{1} << 90);
+  EXPECT_TRUE(Apply1<S>(FI_INT128, FI_MIN, S{1} << 90, minus, 0) == minus);
+  EXPECT_TRUE(Apply1<S>(FI_INT128, FI_MAX, minus, S{5}, 0) == 5);
+  EXPECT_TRUE(Apply1<S>(FI_INT128, FI_SUM, minus, S{1} << 90, 0) == 0);
+  S old = 0;
+  EXPECT_TRUE(Apply1<S>(FI_INT128, FI_CSWAP_GT, S{7}, S{9}, S{8}, &old) ==
+              9);  // 8 > 7
+  EXPECT_TRUE(old == 7);
+  EXPECT_TRUE(Apply1<S>(FI_INT128, FI_CSWAP, minus, S{3}, minus + 1) ==
+              minus);  // compare differs in the lowest bit only
+}
+
 TEST(TcpAtomicOpsTest, IntegersWrapAroundAtTheirWidth) {
   EXPECT_EQ(Apply1<uint8_t>(FI_UINT8, FI_SUM, 250, 10, 0), 4);
   EXPECT_EQ(Apply1<int8_t>(FI_INT8, FI_SUM, 127, 1, 0), -128);
@@ -123,7 +153,8 @@ TEST(TcpAtomicOpsTest, TheTableAndItsQueries) {
       AtomicSupported(FI_DOUBLE_COMPLEX, FI_CSWAP_LE, AtomicKind::kCompare));
   EXPECT_TRUE(AtomicSupported(FI_LONG_DOUBLE_COMPLEX, FI_SUM,
                               AtomicKind::kWrite));
-  EXPECT_FALSE(AtomicSupported(FI_INT128, FI_SUM, AtomicKind::kWrite));
+  EXPECT_TRUE(AtomicSupported(FI_INT128, FI_SUM, AtomicKind::kWrite));
+  EXPECT_TRUE(AtomicSupported(FI_UINT128, FI_MSWAP, AtomicKind::kCompare));
   EXPECT_FALSE(AtomicSupported(FI_INT32, FI_ATOMIC_OP_LAST, AtomicKind::kFetch));
   EXPECT_FALSE(AtomicSupported(-1, FI_SUM, AtomicKind::kWrite));
 

@@ -115,6 +115,8 @@ TEST_F(TcpAtomicTest, EveryOperationOnIntegers) {
   EveryOperation<uint64_t>(FI_UINT64);
   EveryOperation<int8_t>(FI_INT8);
   EveryOperation<uint16_t>(FI_UINT16);
+  EveryOperation<__int128>(FI_INT128);
+  EveryOperation<unsigned __int128>(FI_UINT128);
 }
 
 TEST_F(TcpAtomicTest, FloatingPointSumsAndCompares) {
@@ -247,8 +249,8 @@ TEST_F(TcpAtomicTest, ValidQueriesAndQueryAtomic) {
             -FI_EOPNOTSUPP);
   EXPECT_EQ(fi_compare_atomicvalid(client_.ep, FI_FLOAT, FI_MSWAP, &count),
             -FI_EOPNOTSUPP);
-  EXPECT_EQ(fi_atomicvalid(client_.ep, FI_UINT128, FI_SUM, &count),
-            -FI_EOPNOTSUPP);
+  EXPECT_EQ(fi_atomicvalid(client_.ep, FI_UINT128, FI_SUM, &count), 0);
+  EXPECT_EQ(count, 4096u / 16);  // 4096 bytes a request
   EXPECT_EQ(fi_query_atomic(client_.domain, FI_FLOAT_COMPLEX, FI_MAX, &attr,
                             FI_FETCH_ATOMIC),
             -FI_EOPNOTSUPP);
