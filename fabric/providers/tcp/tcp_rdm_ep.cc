@@ -21,8 +21,8 @@
 #include "fabric/providers/util/av.h"
 #include "fabric/providers/util/fid_ops.h"
 #include "fabric/providers/util/ip_socket.h"
-#include "fabric/providers/util/syscalls.h"
 #include "fabric/providers/util/no_ops.h"
+#include "fabric/providers/util/syscalls.h"
 
 namespace fabric {
 namespace tcp {

@@ -261,6 +261,19 @@ absl::StatusOr<std::unique_ptr<UdpEndpoint>> CreateEndpoint(UtilDomain* domain,
 
 }  // namespace
 
+bool UseDirectly(const UdpEndpoint& ep, const AppBuffer& buffer,
+                 msghdr* message) {
+  if (buffer.size() > kUdpIovLimit ||
+      !DirectlyAccessible(ep.util.domain->copier, buffer)) {
+    return false;
+  }
+  message->msg_iovlen = 0;
+  for (const AppBufferPiece& piece : buffer) {
+    message->msg_iov[message->msg_iovlen++] = piece.iov;
+  }
+  return true;
+}
+
 int UdpFail(const UdpEndpoint& ep, fi_log_subsys subsys,
             const absl::Status& status) {
   int rc = ToFiErrno(status);

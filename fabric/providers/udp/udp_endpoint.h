@@ -8,8 +8,9 @@
 // Sends hand the datagram to the kernel inside the call, straight from the
 // application's host memory (device memory, or any buffer once an HMEM
 // override is installed, goes through a bounce buffer); they complete at
-// once, and a full socket buffer is -FI_EAGAIN. Receives wait in order of posting for
-// UdpProgress to fill them (udp_progress.h). fi_endpoint's other tables:
+// once, and a full socket buffer is -FI_EAGAIN. Receives wait in order of
+// posting for UdpProgress to fill them (udp_progress.h). fi_endpoint's
+// other tables:
 // fi_ops_msg in udp_msg.h, fi_ops_cm in udp_cm.h; RMA, tagged, atomic and
 // collective operations return -FI_ENOSYS.
 #ifndef FABRIC_PROVIDERS_UDP_UDP_ENDPOINT_H_
@@ -18,6 +19,7 @@
 #include <rdma/fabric.h>
 #include <rdma/fi_endpoint.h>
 #include <rdma/providers/fi_log.h>
+#include <sys/socket.h>
 
 #include <vector>
 
@@ -64,6 +66,13 @@ inline UdpEndpoint* ToUdpEndpoint(fid_ep* ep) {
 inline const fi_provider* UdpLog(const UdpEndpoint& ep) {
   return ep.util.domain->fabric->provider->c_provider();
 }
+
+// Points message->msg_iov (room for kUdpIovLimit pieces) at `buffer`'s own
+// memory when the kernel may read and write it directly
+// (DirectlyAccessible); false, with nothing set, when it has to go through
+// a bounce buffer.
+bool UseDirectly(const UdpEndpoint& ep, const AppBuffer& buffer,
+                 msghdr* message);
 
 // Logs `status` (a warning; FI_EAGAIN, which only asks the application to
 // retry, at debug level) and returns its negative fi_errno.

@@ -11,9 +11,9 @@
 #include "fabric/providers/udp/udp_endpoint.h"
 #include "fabric/providers/udp/udp_limits.h"
 #include "fabric/providers/util/app_buffer.h"
-#include "fabric/providers/util/syscalls.h"
 #include "fabric/providers/util/av.h"
 #include "fabric/providers/util/cq.h"
+#include "fabric/providers/util/syscalls.h"
 
 namespace fabric {
 namespace {
@@ -76,14 +76,9 @@ absl::Status Transmit(UdpEndpoint& ep, const char* call,
   message.msg_name = const_cast<sockaddr*>(dest.sockaddr_ptr());
   message.msg_namelen = dest.length();
   message.msg_iov = pieces;
-  const HmemCopier& copier = ep.util.domain->copier;
-  if (buffer.size() <= kUdpIovLimit && DirectlyAccessible(copier, buffer)) {
-    for (const AppBufferPiece& piece : buffer) {
-      pieces[message.msg_iovlen++] = piece.iov;
-    }
-  } else {
-    ssize_t copied =
-        GatherAppBuffer(copier, buffer, ep.send_bounce.data(), length);
+  if (!UseDirectly(ep, buffer, &message)) {
+    ssize_t copied = GatherAppBuffer(ep.util.domain->copier, buffer,
+                                     ep.send_bounce.data(), length);
     if (copied < 0) {
       return CallError(call, static_cast<int>(-copied),
                        "copying from the application's buffer failed");
@@ -93,10 +88,7 @@ absl::Status Transmit(UdpEndpoint& ep, const char* call,
   }
   ssize_t sent;
   do {
-    sent = message.msg_iovlen == 1
-               ? SendTo(ep.fd, pieces[0].iov_base, pieces[0].iov_len, 0,
-                        dest.sockaddr_ptr(), dest.length())
-               : SendMsg(ep.fd, &message, 0);
+    sent = SendMsg(ep.fd, &message, 0);
   } while (sent < 0 && errno == EINTR);
   if (sent >= 0) return absl::OkStatus();
   int err = errno;
@@ -105,7 +97,7 @@ absl::Status Transmit(UdpEndpoint& ep, const char* call,
   }
   return CallError(
       call, err,
-      absl::StrCat("sendmsg ", FormatAddrStr(dest), ": ", strerror(err)));
+      absl::StrCat("sending to ", FormatAddrStr(dest), ": ", strerror(err)));
 }
 
 absl::Status PostSend(UdpEndpoint& ep, const SendRequest& request) {

@@ -13,8 +13,8 @@
 #include "fabric/providers/udp/udp_endpoint.h"
 #include "fabric/providers/udp/udp_limits.h"
 #include "fabric/providers/util/app_buffer.h"
-#include "fabric/providers/util/syscalls.h"
 #include "fabric/providers/util/av.h"
+#include "fabric/providers/util/syscalls.h"
 
 namespace fabric {
 namespace {
@@ -75,7 +75,6 @@ void UdpProgress::Progress() {
   UdpEndpoint& ep = *ep_;
   std::lock_guard<OptionalMutex> lock(ep.util.mutex);
   const int most = ProgressEngine::InAutoThread() ? kDatagramsPerProgress : 1;
-  const HmemCopier& copier = ep.util.domain->copier;
   for (int taken = 0; taken < most;) {
     bool posted = !ep.receives.empty();
     // The datagram goes straight into the oldest receive's buffer when the
@@ -86,14 +85,8 @@ void UdpProgress::Progress() {
     msghdr message = {};
     message.msg_iov = pieces;
     if (posted) {
-      const AppBuffer& buffer = ep.receives.front().buffer;
-      placed = buffer.size() <= kUdpIovLimit &&
-               DirectlyAccessible(copier, buffer);
-      if (placed) {
-        for (const AppBufferPiece& piece : buffer) {
-          pieces[message.msg_iovlen++] = piece.iov;
-        }
-      } else {
+      placed = UseDirectly(ep, ep.receives.front().buffer, &message);
+      if (!placed) {
         pieces[0] = {ep.receive_bounce.data(), ep.receive_bounce.size()};
         message.msg_iovlen = 1;
       }
@@ -105,16 +98,8 @@ void UdpProgress::Progress() {
       message.msg_namelen = sizeof(from);
     }
     // MSG_TRUNC: the datagram's full length even when the buffer is
-    // shorter. One piece (or none): recvfrom, which copies no msghdr and
-    // iovec in.
-    constexpr int kFlags = MSG_DONTWAIT | MSG_TRUNC;
-    ssize_t length =
-        message.msg_iovlen > 1
-            ? RecvMsg(ep.fd, &message, kFlags)
-            : RecvFrom(ep.fd, message.msg_iovlen ? pieces[0].iov_base : nullptr,
-                       message.msg_iovlen ? pieces[0].iov_len : 0, kFlags,
-                       static_cast<sockaddr*>(message.msg_name),
-                       message.msg_name ? &message.msg_namelen : nullptr);
+    // shorter.
+    ssize_t length = RecvMsg(ep.fd, &message, MSG_DONTWAIT | MSG_TRUNC);
     if (length < 0) {
       if (errno == EINTR) continue;
       if (errno != EAGAIN && errno != EWOULDBLOCK) {

