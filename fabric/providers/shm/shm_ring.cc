@@ -108,19 +108,16 @@ ByteRing::ByteRing(RingHeader* header, uint64_t capacity, uint64_t head)
       data_(reinterpret_cast<char*>(header) + sizeof(RingHeader)),
       capacity_(capacity),
       sync_(SyncObject(header->sync_id.load(std::memory_order_relaxed))),
+      head_(head),
       seen_head_(head) {}
 
-uint64_t ByteRing::Used(uint64_t head, uint64_t tail) const {
-  if (corrupt_) return 0;
-  uint64_t used = tail - head;  // unsigned: also catches head > tail
-  if (used <= capacity_) return used;
+void ByteRing::MarkCorrupt(uint64_t head, uint64_t tail) const {
   FABRIC_LOG_WARN(nullptr, FI_LOG_EP_DATA,
                   "shm ring corrupt: head %lu tail %lu capacity %lu\n",
                   static_cast<unsigned long>(head),
                   static_cast<unsigned long>(tail),
                   static_cast<unsigned long>(capacity_));
   corrupt_ = true;
-  return 0;
 }
 
 void ByteRing::CopyIn(uint64_t index, const char* src, size_t n) {
@@ -174,7 +171,7 @@ size_t ByteRing::Write(const iovec* iov, size_t count, size_t skip) {
 }
 
 size_t ByteRing::Read(const iovec* iov, size_t count) {
-  uint64_t head = header_->head.load(std::memory_order_relaxed);  // ours
+  uint64_t head = head_;
   // Acquire: pairs with Write's release, so the bytes are there.
   uint64_t tail = header_->tail.load(std::memory_order_acquire);
   Acquired(sync_);
@@ -190,14 +187,10 @@ size_t ByteRing::Read(const iovec* iov, size_t count) {
   // Release: our copies are done before the producer may reuse the space.
   if (read != 0) {
     Released(sync_);
-    header_->head.store(head + read, std::memory_order_release);
+    head_ = head + read;
+    header_->head.store(head_, std::memory_order_release);
   }
   return read;
-}
-
-size_t ByteRing::Readable() const {
-  uint64_t tail = header_->tail.load(std::memory_order_acquire);
-  return Used(header_->head.load(std::memory_order_relaxed), tail);
 }
 
 size_t ByteRing::Writable() const {
@@ -214,18 +207,8 @@ void ByteRing::CloseReader() {
   header_->reader_closed.store(1, std::memory_order_release);
 }
 
-bool ByteRing::writer_closed() const {
-  return header_->writer_closed.load(std::memory_order_acquire) != 0;
-}
-
 bool ByteRing::reader_closed() const {
   return header_->reader_closed.load(std::memory_order_acquire) != 0;
-}
-
-bool ByteRing::AtEnd() const {
-  // The flag first: once it is seen, every byte written before it is
-  // visible to Readable.
-  return writer_closed() && Readable() == 0;
 }
 
 }  // namespace shm

@@ -75,17 +75,24 @@ class ByteRing {
   // frees their space. Returns the bytes read: 0 when empty or corrupt.
   size_t Read(const iovec* iov, size_t count);
 
-  // Bytes a Read could take now (0 when corrupt).
-  size_t Readable() const;
+  // Bytes a Read could take now (0 when corrupt). Inline: a polling loop
+  // asks on every pass.
+  size_t Readable() const {
+    return Used(head_, header_->tail.load(std::memory_order_acquire));
+  }
   // Bytes a Write could place now (0 when corrupt).
   size_t Writable() const;
 
   void CloseWriter();
   void CloseReader();
-  bool writer_closed() const;
+  bool writer_closed() const {
+    return header_->writer_closed.load(std::memory_order_acquire) != 0;
+  }
   bool reader_closed() const;
   // The writer closed and every byte it wrote has been read: an orderly end.
-  bool AtEnd() const;
+  // (The flag first: once it is seen, every byte written before it is
+  // visible to Readable.)
+  bool AtEnd() const { return writer_closed() && Readable() == 0; }
 
   // Whether impossible indices were seen; sticky.
   bool corrupt() const { return corrupt_; }
@@ -95,7 +102,16 @@ class ByteRing {
   ByteRing(RingHeader* header, uint64_t capacity, uint64_t head);
 
   // tail - head, or 0 with corrupt_ set when it exceeds the capacity.
-  uint64_t Used(uint64_t head, uint64_t tail) const;
+  uint64_t Used(uint64_t head, uint64_t tail) const {
+    if (corrupt_) return 0;
+    uint64_t used = tail - head;  // unsigned: also catches head > tail
+    if (used <= capacity_) return used;
+    MarkCorrupt(head, tail);
+    return 0;
+  }
+  // Logs the impossible indices and sets corrupt_; out of line, so that
+  // Used stays small.
+  void MarkCorrupt(uint64_t head, uint64_t tail) const;
   void CopyIn(uint64_t index, const char* src, size_t n);
   void CopyOut(uint64_t index, char* dst, size_t n) const;
 
@@ -104,6 +120,9 @@ class ByteRing {
   uint64_t capacity_;  // read once at Init/Attach: the peer cannot change ours
   void* sync_ = nullptr;  // ThreadSanitizer builds: the ring's sync object
   mutable bool corrupt_ = false;
+  // Consumer: its own index, which only it moves (the shared copy is for
+  // the producer).
+  uint64_t head_ = 0;
   // Producer: the consumer's index as last loaded (it only grows, so the
   // room it implies is never more than there is).
   uint64_t seen_head_ = 0;

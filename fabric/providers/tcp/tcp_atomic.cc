@@ -61,7 +61,11 @@ absl::StatusOr<AppBuffer> Describe(const UtilDomain& domain,
   if (total != elements) {
     return FiError(FI_EINVAL, "local and remote element counts differ");
   }
-  return DescribeAppBuffer(domain, iov->data(), list.desc, list.count);
+  AppBuffer buffer;
+  FABRIC_RETURN_IF_ERROR(
+      DescribeAppBuffer(domain, iov->data(), list.desc, list.count, &buffer)
+          .status());
+  return buffer;
 }
 
 // Appends the bytes of `list` to entry->owned.

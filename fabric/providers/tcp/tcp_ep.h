@@ -35,6 +35,7 @@
 #include "fabric/providers/util/app_buffer.h"
 #include "fabric/providers/util/endpoint.h"
 #include "fabric/providers/util/peer_srx.h"
+#include "fabric/providers/util/ring_queue.h"
 
 namespace fabric {
 namespace tcp {
@@ -147,8 +148,10 @@ struct TcpEp {
   bool source_err = false;     // FI_SOURCE_ERR in the endpoint's caps
   size_t cm_data_size = 0;     // FI_OPT_CM_DATA_SIZE
 
-  // Receives, in posting order.
-  std::deque<std::unique_ptr<PostedRecv>> recvs;
+  // Receives, in posting order. Untagged ones are taken from the front
+  // almost always: a RingQueue makes that O(1) without a deque's block
+  // bookkeeping (a 64 B shm ping-pong spent 3% of its instructions there).
+  RingQueue<std::unique_ptr<PostedRecv>> recvs;
   std::list<std::unique_ptr<PostedRecv>> tagged_recvs;
   std::list<UnexpectedMsg> unexpected;
   size_t unexpected_bytes = 0;

@@ -46,20 +46,26 @@ struct RxRequest {
   bool tagged = false;
 };
 
-// Describes and checks a local buffer list (at most `limit` pieces).
-absl::StatusOr<AppBuffer> Describe(const TcpEp& ep, const iovec* iov,
-                                   void** desc, size_t count, size_t limit) {
+// Describes and checks a local buffer list (at most `limit` pieces) into
+// *buffer: its length, or a negative fi_errno (logged).
+ssize_t Describe(const TcpEp& ep, const iovec* iov, void** desc, size_t count,
+                 size_t limit, AppBuffer* buffer) {
   if (count > limit) {
-    return FiError(FI_EINVAL, "more iov entries than iov_limit");
+    return FailOp(ep, FI_EINVAL, "more iov entries than iov_limit");
   }
-  return DescribeAppBuffer(*ep.util.domain, iov, desc, count);
+  absl::StatusOr<size_t> length =
+      DescribeAppBuffer(*ep.util.domain, iov, desc, count, buffer);
+  if (!length.ok()) {
+    return FailOp(ep, FI_EINVAL, std::string(length.status().message()).c_str());
+  }
+  return static_cast<ssize_t>(*length);
 }
 
 // The message's payload: the application's buffers themselves when the
 // kernel may read them directly, else a copy made through the domain's
 // HMEM copy functions.
-ssize_t TakePayload(TcpEp* ep, const AppBuffer& buffer, bool inject,
-                    TxEntry* entry) {
+ssize_t TakePayload(TcpEp* ep, const AppBuffer& buffer, size_t length,
+                    bool inject, TxEntry* entry) {
   const HmemCopier& copier = ep->util.domain->copier;
   if (!inject && DirectlyAccessible(copier, buffer)) {
     for (const AppBufferPiece& piece : buffer) {
@@ -67,7 +73,7 @@ ssize_t TakePayload(TcpEp* ep, const AppBuffer& buffer, bool inject,
     }
     return 0;
   }
-  entry->owned.resize(AppBufferLength(buffer));
+  entry->owned.resize(length);
   ssize_t copied = GatherAppBuffer(copier, buffer, entry->owned.data(),
                                    entry->owned.size());
   if (copied < 0) return FailOp(*ep, static_cast<int>(-copied), "copying the "
@@ -104,12 +110,11 @@ ssize_t Transmit(fid_ep* ep_fid, fi_addr_t dest, const TxRequest& request) {
   std::lock_guard<OptionalMutex> lock(ep->util.mutex);
   const fi_info& info = *ep->util.info;
   if (ssize_t rc = CheckTransmit(*ep, request.flags); rc != 0) return rc;
-  absl::StatusOr<AppBuffer> buffer = Describe(
-      *ep, request.iov, request.desc, request.count, info.tx_attr->iov_limit);
-  if (!buffer.ok()) {
-    return FailOp(*ep, FI_EINVAL, std::string(buffer.status().message()).c_str());
-  }
-  size_t total = AppBufferLength(*buffer);
+  AppBuffer buffer;
+  ssize_t length = Describe(*ep, request.iov, request.desc, request.count,
+                            info.tx_attr->iov_limit, &buffer);
+  if (length < 0) return length;
+  size_t total = static_cast<size_t>(length);
   if ((request.flags & FI_INJECT) && total > info.tx_attr->inject_size) {
     return FailOp(*ep, FI_EINVAL, "inject of more than inject_size bytes");
   }
@@ -123,7 +128,7 @@ ssize_t Transmit(fid_ep* ep_fid, fi_addr_t dest, const TxRequest& request) {
   if (is_message && !awaits_answer && !(request.flags & FI_FENCE)) {
     bool write_entry =
         !request.inject_call && WantsTxEntry(ep->util, request.flags);
-    ssize_t rc = SendNow(ep, dest, MessageHeader(request, total), *buffer,
+    ssize_t rc = SendNow(ep, dest, MessageHeader(request, total), buffer,
                          SendCompletion(request), write_entry);
     if (rc != kSendLater) return rc;
   }
@@ -153,16 +158,16 @@ ssize_t Transmit(fid_ep* ep_fid, fi_addr_t dest, const TxRequest& request) {
   }
   if (request.op == Op::kReadRequest) {
     entry->read_iov.assign(request.iov, request.iov + request.count);
-    if (!buffer->empty()) {
-      entry->read_iface = buffer->front().iface;
-      entry->read_device = buffer->front().device;
+    if (!buffer.empty()) {
+      entry->read_iface = buffer.front().iface;
+      entry->read_device = buffer.front().device;
     }
     header.size = 0;
     completion.flags = FI_RMA | FI_READ;
     entry->cntr = kReadCntr;
   } else {
-    if (ssize_t rc = TakePayload(ep, *buffer, request.flags & FI_INJECT,
-                                 entry.get());
+    if (ssize_t rc = TakePayload(ep, buffer, total,
+                                 request.flags & FI_INJECT, entry.get());
         rc != 0) {
       return rc;
     }
@@ -195,11 +200,10 @@ ssize_t Receive(fid_ep* ep_fid, fi_addr_t source, const RxRequest& request) {
   if (!ep->util.enabled.load()) {
     return FailOp(*ep, FI_EOPBADSTATE, "the endpoint is not enabled");
   }
-  absl::StatusOr<AppBuffer> buffer = Describe(
-      *ep, request.iov, request.desc, request.count, info.rx_attr->iov_limit);
-  if (!buffer.ok()) {
-    return FailOp(*ep, FI_EINVAL, std::string(buffer.status().message()).c_str());
-  }
+  AppBuffer buffer;
+  ssize_t length = Describe(*ep, request.iov, request.desc, request.count,
+                            info.rx_attr->iov_limit, &buffer);
+  if (length < 0) return length;
   bool multi = (request.flags & FI_MULTI_RECV) != 0;
   if (multi && (request.tagged || request.count != 1)) {
     return FailOp(*ep, FI_EINVAL, "FI_MULTI_RECV takes one untagged buffer");
@@ -217,10 +221,10 @@ ssize_t Receive(fid_ep* ep_fid, fi_addr_t source, const RxRequest& request) {
   } else {
     recv->desc.assign(request.count, nullptr);
   }
-  recv->capacity = AppBufferLength(*buffer);
-  if (!buffer->empty()) {
-    recv->iface = buffer->front().iface;
-    recv->device = buffer->front().device;
+  recv->capacity = static_cast<size_t>(length);
+  if (!buffer.empty()) {
+    recv->iface = buffer.front().iface;
+    recv->device = buffer.front().device;
   }
   recv->tagged = request.tagged;
   recv->tag = request.tag;

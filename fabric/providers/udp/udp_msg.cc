@@ -47,9 +47,10 @@ absl::Status CallError(const char* call, int fi_errno, absl::string_view what) {
   return FiError(fi_errno, absl::StrCat(call, ": ", what));
 }
 
-absl::StatusOr<AppBuffer> Describe(const UdpEndpoint& ep, const char* call,
-                                   const iovec* iov, void** desc, size_t count,
-                                   size_t iov_limit) {
+// Describes the request's buffer into *buffer: its length.
+absl::StatusOr<size_t> Describe(const UdpEndpoint& ep, const char* call,
+                                const iovec* iov, void** desc, size_t count,
+                                size_t iov_limit, AppBuffer* buffer) {
   if (!ep.util.enabled.load()) {
     return CallError(call, FI_EOPBADSTATE, "the endpoint is not enabled");
   }
@@ -58,12 +59,12 @@ absl::StatusOr<AppBuffer> Describe(const UdpEndpoint& ep, const char* call,
         call, FI_EINVAL,
         absl::StrCat("iov_count ", count, " exceeds iov_limit ", iov_limit));
   }
-  absl::StatusOr<AppBuffer> buffer =
-      DescribeAppBuffer(*ep.util.domain, iov, desc, count);
-  if (!buffer.ok()) {
-    return CallError(call, FI_EINVAL, buffer.status().message());
+  absl::StatusOr<size_t> length =
+      DescribeAppBuffer(*ep.util.domain, iov, desc, count, buffer);
+  if (!length.ok()) {
+    return CallError(call, FI_EINVAL, length.status().message());
   }
-  return buffer;
+  return length;
 }
 
 // Sends the message, from the application's buffer when the kernel may
@@ -102,11 +103,12 @@ absl::Status Transmit(UdpEndpoint& ep, const char* call,
 
 absl::Status PostSend(UdpEndpoint& ep, const SendRequest& request) {
   const fi_info& info = *ep.util.info;
-  absl::StatusOr<AppBuffer> buffer =
+  AppBuffer buffer;
+  absl::StatusOr<size_t> described =
       Describe(ep, request.call, request.iov, request.desc, request.count,
-               info.tx_attr->iov_limit);
-  if (!buffer.ok()) return buffer.status();
-  size_t length = AppBufferLength(*buffer);
+               info.tx_attr->iov_limit, &buffer);
+  if (!described.ok()) return described.status();
+  size_t length = *described;
   if (length > info.ep_attr->max_msg_size) {
     return CallError(
         request.call, FI_EMSGSIZE,
@@ -131,7 +133,7 @@ absl::Status PostSend(UdpEndpoint& ep, const SendRequest& request) {
   if (reserved && CqReserve(cq) != 0) {
     return CallError(request.call, FI_EAGAIN, "the transmit CQ is full");
   }
-  absl::Status sent = Transmit(ep, request.call, *buffer, length, **dest);
+  absl::Status sent = Transmit(ep, request.call, buffer, length, **dest);
   if (!sent.ok()) {
     if (reserved) CqUnreserve(cq);
     return sent;
@@ -147,10 +149,11 @@ absl::Status PostSend(UdpEndpoint& ep, const SendRequest& request) {
 
 absl::Status PostRecv(UdpEndpoint& ep, const RecvRequest& request) {
   const fi_info& info = *ep.util.info;
-  absl::StatusOr<AppBuffer> buffer =
+  AppBuffer buffer;
+  absl::StatusOr<size_t> capacity =
       Describe(ep, request.call, request.iov, request.desc, request.count,
-               info.rx_attr->iov_limit);
-  if (!buffer.ok()) return buffer.status();
+               info.rx_attr->iov_limit, &buffer);
+  if (!capacity.ok()) return capacity.status();
 
   std::lock_guard<OptionalMutex> lock(ep.util.mutex);
   if (ep.receives.size() >= info.rx_attr->size) {
@@ -163,8 +166,7 @@ absl::Status PostRecv(UdpEndpoint& ep, const RecvRequest& request) {
   if (reserved && CqReserve(cq) != 0) {
     return CallError(request.call, FI_EAGAIN, "the receive CQ is full");
   }
-  size_t capacity = AppBufferLength(*buffer);
-  ep.receives.push_back(UdpReceive{*std::move(buffer), capacity,
+  ep.receives.push_back(UdpReceive{std::move(buffer), *capacity,
                                    request.context, request.flags, reserved});
   return absl::OkStatus();
 }

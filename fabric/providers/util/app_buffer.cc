@@ -4,46 +4,58 @@
 
 #include <algorithm>
 
+#include "absl/base/attributes.h"
 #include "absl/strings/str_cat.h"
 #include "fabric/api/core/status.h"
 #include "fabric/providers/util/mr.h"
 
 namespace fabric {
 
-absl::StatusOr<AppBuffer> DescribeAppBuffer(const UtilDomain& domain,
-                                            const iovec* iov, void** desc,
-                                            size_t count) {
+namespace {
+
+// Why piece `i` cannot be described; out of line, so that the loop's
+// function keeps a small frame (it runs for every transfer).
+ABSL_ATTRIBUTE_NOINLINE absl::Status PieceError(size_t i,
+                                                absl::string_view what) {
+  return FiError(FI_EINVAL, absl::StrCat("iov[", i, "] ", what));
+}
+
+}  // namespace
+
+absl::StatusOr<size_t> DescribeAppBuffer(const UtilDomain& domain,
+                                         const iovec* iov, void** desc,
+                                         size_t count, AppBuffer* buffer) {
   if (iov == nullptr && count > 0) {
     return FiError(FI_EINVAL, "the iov array is NULL");
   }
-  // Built in place and returned as is: an AppBuffer move copies its inline
-  // storage, and this runs for every transfer.
-  absl::StatusOr<AppBuffer> buffer(absl::in_place, count);
+  buffer->resize(count);
+  AppBufferPiece* pieces = buffer->data();
   size_t total = 0;
   for (size_t i = 0; i < count; ++i) {
     if (iov[i].iov_base == nullptr && iov[i].iov_len > 0) {
-      return FiError(FI_EINVAL, absl::StrCat("iov[", i, "] has a NULL base"));
+      return PieceError(i, "has a NULL base");
     }
     if (iov[i].iov_len > SIZE_MAX - total) {
-      return FiError(FI_EINVAL, "the iov lengths overflow");
+      return PieceError(i, "makes the lengths overflow");
     }
     total += iov[i].iov_len;
-    AppBufferPiece& piece = (*buffer)[i];
-    piece.iov = iov[i];
+    pieces[i].iov = iov[i];
     const auto* mr =
         desc != nullptr ? static_cast<const UtilMr*>(desc[i]) : nullptr;
-    if (mr != nullptr) {
-      if (mr->mr_fid.fid.fclass != FI_CLASS_MR ||
-          !ServesDomain(mr->domain, domain)) {
-        return FiError(FI_EINVAL,
-                       absl::StrCat("desc[", i,
-                                    "] is not a memory region of this domain"));
-      }
-      piece.iface = mr->iface;
-      piece.device = mr->device;
+    if (mr == nullptr) {
+      pieces[i].iface = FI_HMEM_SYSTEM;
+      pieces[i].device = 0;
+      continue;
     }
+    if (mr->mr_fid.fid.fclass != FI_CLASS_MR ||
+        !ServesDomain(mr->domain, domain)) {
+      return PieceError(i, "has a desc that is not a memory region of this "
+                           "domain");
+    }
+    pieces[i].iface = mr->iface;
+    pieces[i].device = mr->device;
   }
-  return buffer;
+  return total;
 }
 
 size_t AppBufferLength(const AppBuffer& buffer) {

@@ -24,15 +24,28 @@ TEST(AppBufferTest, DescribesPiecesWithTheirMemory) {
   char a[4], b[6];
   iovec iov[2] = {{a, sizeof(a)}, {b, sizeof(b)}};
   void* desc[2] = {nullptr, &mr};
-  absl::StatusOr<AppBuffer> buffer = DescribeAppBuffer(domain, iov, desc, 2);
-  ASSERT_TRUE(buffer.ok());
-  ASSERT_EQ(buffer->size(), 2u);
-  EXPECT_EQ((*buffer)[0].iface, FI_HMEM_SYSTEM);
-  EXPECT_EQ((*buffer)[1].iface, FI_HMEM_CUDA);
-  EXPECT_EQ((*buffer)[1].device, 3u);
-  EXPECT_EQ(AppBufferLength(*buffer), 10u);
-  EXPECT_TRUE(DescribeAppBuffer(domain, iov, nullptr, 2).ok());
-  EXPECT_TRUE(DescribeAppBuffer(domain, nullptr, nullptr, 0).ok());
+  AppBuffer buffer;
+  absl::StatusOr<size_t> length =
+      DescribeAppBuffer(domain, iov, desc, 2, &buffer);
+  ASSERT_TRUE(length.ok());
+  EXPECT_EQ(*length, 10u);
+  ASSERT_EQ(buffer.size(), 2u);
+  EXPECT_EQ(buffer[0].iface, FI_HMEM_SYSTEM);
+  EXPECT_EQ(buffer[1].iface, FI_HMEM_CUDA);
+  EXPECT_EQ(buffer[1].device, 3u);
+  EXPECT_EQ(AppBufferLength(buffer), 10u);
+  // A buffer described again holds only the new pieces, each with its own
+  // memory kind.
+  void* swapped[2] = {&mr, nullptr};
+  ASSERT_TRUE(DescribeAppBuffer(domain, iov, swapped, 2, &buffer).ok());
+  EXPECT_EQ(buffer[0].iface, FI_HMEM_CUDA);
+  EXPECT_EQ(buffer[1].iface, FI_HMEM_SYSTEM);
+  EXPECT_EQ(buffer[1].device, 0u);
+  ASSERT_TRUE(DescribeAppBuffer(domain, iov, nullptr, 1, &buffer).ok());
+  EXPECT_EQ(buffer.size(), 1u);
+  EXPECT_EQ(buffer[0].iface, FI_HMEM_SYSTEM);
+  EXPECT_EQ(*DescribeAppBuffer(domain, nullptr, nullptr, 0, &buffer), 0u);
+  EXPECT_TRUE(buffer.empty());
 }
 
 TEST(AppBufferTest, RefusesWhatItCannotDescribe) {
@@ -40,27 +53,29 @@ TEST(AppBufferTest, RefusesWhatItCannotDescribe) {
   UtilDomain other{};
   char a[4];
   iovec iov[2] = {{a, sizeof(a)}, {nullptr, 1}};
-  EXPECT_FALSE(DescribeAppBuffer(domain, nullptr, nullptr, 1).ok());
-  EXPECT_FALSE(DescribeAppBuffer(domain, iov, nullptr, 2).ok());
+  AppBuffer buffer;
+  EXPECT_FALSE(DescribeAppBuffer(domain, nullptr, nullptr, 1, &buffer).ok());
+  EXPECT_FALSE(DescribeAppBuffer(domain, iov, nullptr, 2, &buffer).ok());
   iovec huge[2] = {{a, SIZE_MAX}, {a, 1}};
-  EXPECT_FALSE(DescribeAppBuffer(domain, huge, nullptr, 2).ok());
+  EXPECT_FALSE(DescribeAppBuffer(domain, huge, nullptr, 2, &buffer).ok());
   UtilMr foreign{};
   foreign.mr_fid.fid.fclass = FI_CLASS_MR;
   foreign.domain = &other;
   void* desc[1] = {&foreign};
-  EXPECT_FALSE(DescribeAppBuffer(domain, iov, desc, 1).ok());
+  EXPECT_FALSE(DescribeAppBuffer(domain, iov, desc, 1, &buffer).ok());
   fid not_a_region = {};
   not_a_region.fclass = FI_CLASS_CQ;
   desc[0] = &not_a_region;
-  EXPECT_FALSE(DescribeAppBuffer(domain, iov, desc, 1).ok());
+  EXPECT_FALSE(DescribeAppBuffer(domain, iov, desc, 1, &buffer).ok());
 }
 
 TEST(AppBufferTest, GathersAndScattersAcrossPieces) {
   UtilDomain domain{};
   char a[3] = {}, b[5] = {};
   iovec iov[3] = {{a, sizeof(a)}, {nullptr, 0}, {b, sizeof(b)}};
-  absl::StatusOr<AppBuffer> buffer = DescribeAppBuffer(domain, iov, nullptr, 3);
-  ASSERT_TRUE(buffer.ok());
+  AppBuffer described;
+  ASSERT_TRUE(DescribeAppBuffer(domain, iov, nullptr, 3, &described).ok());
+  const AppBuffer* buffer = &described;
   EXPECT_EQ(ScatterAppBuffer(domain.copier, *buffer, "abcdef", 6), 6);
   EXPECT_EQ(std::string(a, 3), "abc");
   EXPECT_EQ(std::string(b, 3), "def");
@@ -87,9 +102,9 @@ TEST(AppBufferTest, ShortOrFailedCopiesAreErrors) {
   ASSERT_TRUE(domain.copier.SetOverride(&ops).ok());
   char a[4] = {};
   iovec iov = {a, sizeof(a)};
-  absl::StatusOr<AppBuffer> buffer =
-      DescribeAppBuffer(domain, &iov, nullptr, 1);
-  ASSERT_TRUE(buffer.ok());
+  AppBuffer described;
+  ASSERT_TRUE(DescribeAppBuffer(domain, &iov, nullptr, 1, &described).ok());
+  const AppBuffer* buffer = &described;
   char out[4];
   EXPECT_EQ(GatherAppBuffer(domain.copier, *buffer, out, 4), -FI_EIO);
   EXPECT_EQ(ScatterAppBuffer(domain.copier, *buffer, "abcd", 4), -FI_EFAULT);

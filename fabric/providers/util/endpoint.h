@@ -23,6 +23,7 @@
 #include "fabric/providers/util/cq.h"
 #include "fabric/providers/util/domain.h"
 #include "fabric/providers/util/eq.h"
+#include "fabric/providers/util/futex_mutex.h"
 
 namespace fabric {
 
@@ -56,7 +57,7 @@ class OptionalMutex {
 
  private:
   bool needed_ = true;
-  std::mutex mutex_;
+  FutexMutex mutex_;
 };
 
 struct UtilEndpoint {

@@ -75,7 +75,7 @@ void ProgressEngine::Add(ProgressSource* source) {
 }
 
 void ProgressEngine::Remove(ProgressSource* source) {
-  std::lock_guard<std::mutex> lock(run_mutex_);
+  std::lock_guard<FutexMutex> lock(run_mutex_);
   {
     std::lock_guard<std::mutex> registry_lock(registry_mutex_);
     if (epoll_events_.erase(source) > 0) {
@@ -201,7 +201,7 @@ void ProgressEngine::Run() {
     app_runs_.store(app_runs_.load(std::memory_order_relaxed) + 1,
                     std::memory_order_relaxed);
   }
-  std::unique_lock<std::mutex> lock(run_mutex_, std::try_to_lock);
+  std::unique_lock<FutexMutex> lock(run_mutex_, std::try_to_lock);
   if (!lock.owns_lock()) {
     // Another application thread is advancing the sources: nothing to add.
     // The auto thread's turn is short, unless it lost its CPU holding the
@@ -255,7 +255,7 @@ bool ProgressEngine::PrepareToSleep(bool auto_only) {
     ArmLocked(false, true);
     busy_runs_.store(0, std::memory_order_relaxed);
   }
-  std::lock_guard<std::mutex> lock(run_mutex_);
+  std::lock_guard<FutexMutex> lock(run_mutex_);
   AutoHoldsRun holding(this);
   Refresh();
   bool sleep = true;
@@ -315,7 +315,7 @@ void ProgressEngine::AutoLoop() {
     pollfd ready = {auto_epoll_fd_, POLLIN, 0};
     bool input_waiting = !PrepareToSleep(/*auto_only=*/true);
     if (!input_waiting && poll(&ready, 1, kAutoWaitMillis) <= 0) continue;
-    std::lock_guard<std::mutex> lock(run_mutex_);
+    std::lock_guard<FutexMutex> lock(run_mutex_);
     AutoHoldsRun holding(this);
     RunReady(auto_epoll_fd_);
     if (!input_waiting) continue;

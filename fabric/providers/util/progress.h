@@ -48,6 +48,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include "fabric/providers/util/futex_mutex.h"
+
 namespace fabric {
 
 class ProgressSource {
@@ -172,7 +174,7 @@ class ProgressEngine {
 
   int epoll_fd_;       // every source, level-triggered
   int auto_epoll_fd_;  // auto-progress sources, edge-triggered
-  std::mutex run_mutex_;  // held while sources are advanced, and by Remove
+  FutexMutex run_mutex_;  // held while sources are advanced, and by Remove
   std::atomic<int> source_count_{0};
   std::mutex registry_mutex_;  // guards direct_ and polled_; a leaf lock
   std::vector<ProgressSource*> direct_;

@@ -4,6 +4,7 @@
 #include <memory>
 #include <random>
 #include <string>
+#include <utility>
 
 #include "gtest/gtest.h"
 
@@ -32,15 +33,30 @@ TEST(RingQueueTest, BehavesAsADequeUnderRandomUse) {
   std::deque<std::string> model;
   std::mt19937 random(7);
   for (int step = 0; step < 20000; ++step) {
-    unsigned choice = random() % 6;
+    unsigned choice = random() % 9;
     if (model.empty() || choice < 4) {
       std::string value = std::to_string(step);
       queue.push_back(value);
       model.push_back(value);
     } else if (choice == 4) {
+      std::string value = "front" + std::to_string(step);
+      queue.push_front(value);
+      model.push_front(value);
+    } else if (choice == 5) {
       ASSERT_EQ(queue.front(), model.front());
       queue.pop_front();
       model.pop_front();
+    } else if (choice == 6) {
+      // Erase through an iterator found by walking, as FindRecv does.
+      size_t i = random() % model.size();
+      auto it = queue.begin();
+      for (size_t k = 0; k < i; ++k) ++it;
+      ASSERT_EQ(*it, model[i]);
+      queue.erase(it);
+      model.erase(model.begin() + static_cast<std::ptrdiff_t>(i));
+    } else if (choice == 7 && step % 50 == 0) {
+      queue.clear();
+      model.clear();
     } else {
       size_t i = random() % model.size();
       queue.erase(i);
@@ -49,6 +65,11 @@ TEST(RingQueueTest, BehavesAsADequeUnderRandomUse) {
     ASSERT_EQ(queue.size(), model.size());
     if (step % 97 == 0) {
       for (size_t i = 0; i < model.size(); ++i) ASSERT_EQ(queue[i], model[i]);
+      size_t walked = 0;
+      for (const std::string& value : std::as_const(queue)) {
+        ASSERT_EQ(value, model[walked++]);
+      }
+      ASSERT_EQ(walked, model.size());
     }
   }
 }
