@@ -193,6 +193,26 @@ size_t ByteRing::Read(const iovec* iov, size_t count) {
   return read;
 }
 
+const char* ByteRing::Peek(size_t* length) {
+  // Acquire: pairs with Write's release, so the bytes are there.
+  uint64_t tail = header_->tail.load(std::memory_order_acquire);
+  Acquired(sync_);
+  uint64_t available = Used(head_, tail);
+  size_t offset = head_ & (capacity_ - 1);
+  *length = static_cast<size_t>(std::min<uint64_t>(available,
+                                                   capacity_ - offset));
+  return corrupt_ ? nullptr : data_ + offset;
+}
+
+void ByteRing::Consume(size_t n) {
+  if (n == 0) return;
+  // Release: our reads of the bytes are done before the producer may
+  // reuse the space.
+  Released(sync_);
+  head_ += n;
+  header_->head.store(head_, std::memory_order_release);
+}
+
 size_t ByteRing::Writable() const {
   uint64_t head = header_->head.load(std::memory_order_acquire);
   uint64_t used = Used(head, header_->tail.load(std::memory_order_relaxed));

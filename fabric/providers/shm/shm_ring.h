@@ -75,6 +75,13 @@ class ByteRing {
   // frees their space. Returns the bytes read: 0 when empty or corrupt.
   size_t Read(const iovec* iov, size_t count);
 
+  // The readable bytes that lie contiguous from the consumer's position
+  // (up to the end of the data area), in *length (0 when there are none);
+  // null when the ring is corrupt. Consume(n) (n <= *length) frees the first n
+  // of them, as a Read of them would.
+  const char* Peek(size_t* length);
+  void Consume(size_t n);
+
   // Bytes a Read could take now (0 when corrupt). Inline: a polling loop
   // asks on every pass.
   size_t Readable() const {

@@ -55,6 +55,17 @@ ssize_t RingStream::Read(const iovec* iov, size_t count) {
   return -EAGAIN;
 }
 
+const char* RingStream::Peek(size_t* length) {
+  const char* bytes = in_.Peek(length);
+  if (*length == 0 && in_.writer_closed()) return nullptr;
+  return bytes;
+}
+
+void RingStream::Consume(size_t n) {
+  in_.Consume(n);
+  WakePeerIf(area_->backlogged[in_index_]);
+}
+
 void RingStream::Shutdown() {
   out_.CloseWriter();
   in_.CloseReader();

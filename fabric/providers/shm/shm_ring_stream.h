@@ -41,6 +41,9 @@ class RingStream : public tcp::ByteStream {
   bool PeerCanPull() const override;
   ssize_t Pull(const iovec* to, size_t to_count, const iovec* from,
                size_t from_count) override;
+  // Null at the end of the stream or a corrupt ring, which a Read reports.
+  const char* Peek(size_t* length) override;
+  void Consume(size_t n) override;
 
   // Publishes this side's pid and probe word for the peer to test.
   void OfferProbe();

@@ -46,6 +46,45 @@ TEST(ShmRingTest, BytesNeededIsHeaderPlusData) {
   EXPECT_NE(offsetof(RingHeader, tail) / 64, offsetof(RingHeader, head) / 64);
 }
 
+// Peek lends the bytes up to the end of the data area; the rest follows
+// from the start once those are consumed, and Read agrees with what was
+// consumed.
+TEST(ShmRingTest, PeekLendsContiguousBytesAndConsumeFreesThem) {
+  auto mem = RingMemory(16);
+  ByteRing producer = ByteRing::Init(mem.get(), 16).value();
+  ByteRing consumer =
+      ByteRing::Attach(mem.get(), ByteRing::BytesNeeded(16)).value();
+  size_t length = 99;
+  ASSERT_NE(consumer.Peek(&length), nullptr);
+  EXPECT_EQ(length, 0u);
+  ASSERT_EQ(WriteString(producer, "0123456789ab"), 12u);
+  ASSERT_EQ(ReadString(consumer, 10), "0123456789");
+  ASSERT_EQ(WriteString(producer, "cdefghij"), 8u);  // wraps after "cdef"
+  const char* bytes = consumer.Peek(&length);
+  ASSERT_EQ(length, 6u);  // "abcdef" up to the end of the data area
+  EXPECT_EQ(std::string(bytes, length), "abcdef");
+  EXPECT_EQ(producer.Writable(), 16u - 10u);
+  consumer.Consume(length);
+  EXPECT_EQ(producer.Writable(), 12u);
+  bytes = consumer.Peek(&length);
+  ASSERT_EQ(length, 4u);
+  EXPECT_EQ(std::string(bytes, length), "ghij");
+  consumer.Consume(2);
+  EXPECT_EQ(ReadString(consumer, 16), "ij");
+  consumer.Peek(&length);
+  EXPECT_EQ(length, 0u);
+}
+
+TEST(ShmRingTest, PeekOnACorruptRingLendsNothing) {
+  auto mem = RingMemory(16);
+  ByteRing consumer = ByteRing::Init(mem.get(), 16).value();
+  Header(mem.get())->tail.store(1000);  // impossible: more than the capacity
+  size_t length = 99;
+  EXPECT_EQ(consumer.Peek(&length), nullptr);
+  EXPECT_EQ(length, 0u);
+  EXPECT_TRUE(consumer.corrupt());
+}
+
 TEST(ShmRingTest, WrapsAroundWithOddSizes) {
   auto mem = RingMemory(16);
   ByteRing producer = ByteRing::Init(mem.get(), 16).value();

@@ -270,24 +270,80 @@ bool Connection::PullPayload(const RmaDescriptor* from) {
   return true;
 }
 
+bool Connection::TakeHeader(const char* bytes) {
+  memcpy(&header_, bytes, sizeof(Header));
+  if (absl::Status status = CheckHeader(header_); !status.ok()) {
+    Close(-FI_EIO);
+    return false;
+  }
+  header_alone_ = (header_.flags & kPayloadInSender) == 0 &&
+                  header_.size >= kHeaderAloneMin;
+  return true;
+}
+
+bool Connection::TakeDescriptors(const char* bytes,
+                                 RmaDescriptor* descriptors) {
+  if (header_.rma_count == 0) return true;  // nothing to check then
+  memcpy(descriptors, bytes, header_.rma_count * sizeof(RmaDescriptor));
+  if (!CheckRmaDescriptors(header_, descriptors).ok()) {
+    Close(-FI_EIO);
+    return false;
+  }
+  return true;
+}
+
+Connection::InPlace Connection::ReadInPlace() {
+  size_t length = 0;
+  const char* bytes = stream_->Peek(&length);
+  if (bytes == nullptr) return InPlace::kNo;
+  if (length == 0) {
+    drained_ = true;  // nothing has arrived: no Read to find that out
+    return InPlace::kStop;
+  }
+  if (length < sizeof(Header)) return InPlace::kNo;
+  if (!TakeHeader(bytes)) return InPlace::kStop;
+  size_t head = sizeof(Header) + header_.rma_count * sizeof(RmaDescriptor);
+  bool in_sender = (header_.flags & kPayloadInSender) != 0;
+  if (length < head || (!in_sender && header_.size > length - head)) {
+    return InPlace::kNo;  // not all here, or wrapped: through staging
+  }
+  RmaDescriptor descriptors[kMaxRmaCount];
+  if (!TakeDescriptors(bytes + sizeof(Header), descriptors)) {
+    return InPlace::kStop;
+  }
+  target_ = handler_->OnHeader(header_, descriptors);
+  stalled_ = target_.kind == RxTarget::kStall;
+  if (closed_ || stalled_) return InPlace::kStop;
+  placed_ = 0;
+  if (in_sender) {
+    stream_->Consume(head);
+    if (!PullPayload(descriptors)) return InPlace::kStop;
+  } else {
+    Place(bytes + head, header_.size);
+    if (closed_) return InPlace::kStop;
+    stream_->Consume(head + header_.size);
+  }
+  handler_->OnMessageDone(header_, placed_);
+  return InPlace::kDone;
+}
+
 void Connection::ReadInput() {
   while (!closed_) {
     if (state_ == ReadState::kHeader) {
-      if (!Fill(sizeof(Header))) return;
-      memcpy(&header_, staging_.get() + begin_, sizeof(Header));
-      if (absl::Status status = CheckHeader(header_); !status.ok()) {
-        Close(-FI_EIO);
-        return;
+      if (begin_ == end_) {
+        // Streams that lend their bytes (shm rings): the whole message
+        // straight from them, without the staging buffer.
+        InPlace in_place = ReadInPlace();
+        if (in_place == InPlace::kDone) continue;
+        if (in_place == InPlace::kStop) return;
       }
-      header_alone_ = (header_.flags & kPayloadInSender) == 0 &&
-                      header_.size >= kHeaderAloneMin;
+      if (!Fill(sizeof(Header))) return;
+      if (!TakeHeader(staging_.get() + begin_)) return;
       size_t head = sizeof(Header) + header_.rma_count * sizeof(RmaDescriptor);
       if (!Fill(head)) return;
       RmaDescriptor descriptors[kMaxRmaCount];
-      memcpy(descriptors, staging_.get() + begin_ + sizeof(Header),
-             header_.rma_count * sizeof(RmaDescriptor));
-      if (!CheckRmaDescriptors(header_, descriptors).ok()) {
-        Close(-FI_EIO);
+      if (!TakeDescriptors(staging_.get() + begin_ + sizeof(Header),
+                           descriptors)) {
         return;
       }
       target_ = handler_->OnHeader(header_, descriptors);

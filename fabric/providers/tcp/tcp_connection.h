@@ -150,8 +150,20 @@ class Connection {
  private:
   enum class ReadState { kHeader, kPayload };
 
+  // What ReadInPlace did: handled a message, could not (the bytes are
+  // not there whole, or the stream lends none: read through staging), or
+  // must stop (stalled or closed).
+  enum class InPlace { kDone, kNo, kStop };
+
   void Flush();
   void ReadInput();
+  InPlace ReadInPlace();
+  // Copies the header at `bytes` into header_ and checks it; false when the
+  // connection closed for it.
+  bool TakeHeader(const char* bytes);
+  // Copies header_'s RMA descriptors at `bytes` into `descriptors` and
+  // checks them; false when the connection closed for them.
+  bool TakeDescriptors(const char* bytes, RmaDescriptor* descriptors);
   // True once the staging buffer holds `bytes` unread bytes.
   bool Fill(size_t bytes);
   // False when the socket has nothing (or the connection closed).

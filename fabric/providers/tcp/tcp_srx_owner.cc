@@ -197,6 +197,10 @@ void StartPeerEntry(TcpEp* ep, fi_peer_rx_entry* entry,
 
 void PostUntaggedRecv(TcpEp* ep, std::unique_ptr<PostedRecv> recv) {
   auto& queued = ep->queued_peer_msgs;
+  if (queued.empty()) {  // the common case, without walking a deque
+    ep->recvs.push_back(std::move(recv));
+    return;
+  }
   for (auto it = queued.begin(); it != queued.end();) {
     fi_peer_rx_entry* entry = *it;
     if (ep->directed_recv && recv->source != FI_ADDR_UNSPEC &&

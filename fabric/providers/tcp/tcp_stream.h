@@ -35,6 +35,18 @@ class ByteStream {
   virtual ssize_t Pull(const iovec* to, size_t to_count, const iovec* from,
                        size_t from_count);
 
+  // Streams whose bytes arrive in memory this side can read in place (the
+  // shm rings): the unread bytes that lie contiguous from the next one, in
+  // *length (0: none has arrived), or null when the stream cannot lend
+  // them (sockets; or the stream ended, which Read reports). The memory may
+  // be another process's writing: copy what is checked before checking it.
+  // Consume(n) frees the first n of them.
+  virtual const char* Peek(size_t* length) {
+    *length = 0;
+    return nullptr;
+  }
+  virtual void Consume(size_t n) { (void)n; }
+
   // More bytes of a message being read are on their way: acknowledge what
   // arrived at once instead of later. Sockets: TCP_QUICKACK. A connection
   // that carries messages both ways looks interactive to Linux, which then
