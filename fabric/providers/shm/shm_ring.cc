@@ -1,6 +1,7 @@
 #include "fabric/providers/shm/shm_ring.h"
 
 #include <rdma/fi_errno.h>
+#include <stdint.h>
 #include <string.h>
 
 #include <algorithm>
@@ -49,6 +50,27 @@ void* SyncObject(uint64_t) { return nullptr; }
 void Released(void*) {}
 void Acquired(void*) {}
 #endif
+
+// Writes up to this long have their cache lines demoted (below).
+constexpr size_t kDemoteMax = 4096;
+
+// Asks the CPU to move the cache lines of [begin, begin + n) from this
+// core's private caches to the shared one, where the consumer's core finds
+// them without snooping ours: CLDEMOTE, a hint that CPUs without it execute
+// as a NOP. A 112-byte message in a two-process ring ping-pong: 215 -> 165
+// ns one way (Xeon with cldemote, the two processes on two CPUs).
+void DemoteToSharedCache(const char* begin, size_t n) {
+#if defined(__x86_64__)
+  const char* line = reinterpret_cast<const char*>(
+      reinterpret_cast<uintptr_t>(begin) & ~uintptr_t{63});
+  for (; line < begin + n; line += 64) {
+    asm volatile("cldemote (%0)" : : "r"(line) : "memory");
+  }
+#else
+  (void)begin;
+  (void)n;
+#endif
+}
 
 bool IsPowerOfTwo(uint64_t n) { return n != 0 && (n & (n - 1)) == 0; }
 
@@ -127,6 +149,13 @@ void ByteRing::CopyIn(uint64_t index, const char* src, size_t n) {
   if (first < n) memcpy(data_, src + first, n - first);  // wrapped
 }
 
+void ByteRing::Demote(uint64_t index, size_t n) const {
+  size_t offset = index & (capacity_ - 1);
+  size_t first = std::min<size_t>(n, capacity_ - offset);
+  DemoteToSharedCache(data_ + offset, first);
+  if (first < n) DemoteToSharedCache(data_, n - first);  // wrapped
+}
+
 void ByteRing::CopyOut(uint64_t index, char* dst, size_t n) const {
   size_t offset = index & (capacity_ - 1);
   size_t first = std::min<size_t>(n, capacity_ - offset);
@@ -166,6 +195,7 @@ size_t ByteRing::Write(const iovec* iov, size_t count, size_t skip) {
   if (written != 0) {
     Released(sync_);
     header_->tail.store(tail + written, std::memory_order_release);
+    if (written <= kDemoteMax) Demote(tail, written);
   }
   return written;
 }

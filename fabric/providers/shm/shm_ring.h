@@ -121,6 +121,9 @@ class ByteRing {
   void MarkCorrupt(uint64_t head, uint64_t tail) const;
   void CopyIn(uint64_t index, const char* src, size_t n);
   void CopyOut(uint64_t index, char* dst, size_t n) const;
+  // Hands the data bytes [index, index + n) to the shared cache for the
+  // consumer (shm_ring.cc).
+  void Demote(uint64_t index, size_t n) const;
 
   RingHeader* header_;
   char* data_;
