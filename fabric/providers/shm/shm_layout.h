@@ -33,6 +33,8 @@
 
 #include <atomic>
 
+#include "fabric/providers/tcp/tcp_stream.h"
+
 namespace fabric {
 namespace shm {
 
@@ -76,6 +78,12 @@ struct alignas(64) ConnectionArea {
   uint64_t probe_address[2];
   uint64_t probe_word[2];
   std::atomic<uint32_t> can_pull[2];
+  // The copy jobs of large messages in ring i (tcp::CopyShare), each on a
+  // cache line of its own.
+  struct alignas(64) Share {
+    tcp::CopyShare share;
+  };
+  Share copy[2];
 };
 
 // Where the rings of a connection segment start, from its payload.

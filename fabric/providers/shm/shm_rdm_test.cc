@@ -253,6 +253,98 @@ TEST_F(ShmRdmTest, LargeMessagesAreCopiedFromTheSendersMemory) {
   EXPECT_EQ(logs.Count("copied from its memory"), 2);
 }
 
+// A large message is copied by both sides when the sender progresses
+// meanwhile (kAssist): here a thread of its own reads the sender's CQ while
+// the receiver copies. Each message must arrive intact whoever copied
+// which chunk; the receiver logs how many chunks the sender took, and the
+// sender must take some (a receiver that copies alone would pass the data
+// checks: tried over up to 20 messages, as the thread may lose its CPU).
+TEST_F(ShmRdmTest, TheSenderHelpsCopyLargeMessages) {
+  // The sender in a domain of its own: the endpoints of one domain share
+  // its progress, so one would wait for the other's copy to end.
+  FarEnd far;
+  OpenFar(&far);
+  // A first message makes the connection, and the probes that tell each
+  // side it may copy the other's memory.
+  char hello[8] = {};
+  ASSERT_EQ(fi_recv(b_.ep, hello, sizeof(hello), nullptr, FI_ADDR_UNSPEC,
+                    nullptr),
+            0);
+  ASSERT_EQ(fi_send(far.ep, "hello", 6, nullptr, far.to_b, nullptr), 0);
+  fi_cq_tagged_entry entry;
+  auto hello_deadline =
+      std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  bool received = false, sent_hello = false;
+  while (!(received && sent_hello) &&
+         std::chrono::steady_clock::now() < hello_deadline) {
+    if (fi_cq_read(b_.cq, &entry, 1) == 1) received = true;
+    if (fi_cq_read(far.cq, &entry, 1) == 1) sent_hello = true;
+  }
+  ASSERT_TRUE(received && sent_hello);
+
+  LogCapture logs;
+  constexpr size_t kSize = 8 << 20;  // 16 chunks
+  std::vector<char> out(kSize), in(kSize);
+  std::atomic<bool> stop{false};
+  std::atomic<int> sent{0};
+  std::thread sender_progress([&] {
+    fi_cq_tagged_entry done;
+    while (!stop.load()) {
+      if (fi_cq_read(far.cq, &done, 1) == 1) sent.fetch_add(1);
+    }
+  });
+  // Stops the thread when an assertion returns early.
+  struct Joiner {
+    std::atomic<bool>& stop;
+    std::thread& thread;
+    bool joined = false;
+    ~Joiner() {
+      if (joined) return;
+      stop.store(true);
+      thread.join();
+    }
+  } joiner{stop, sender_progress};
+  int messages = 0;
+  bool helped = false;
+  while (messages < 20 && !helped) {
+    for (size_t i = 0; i < kSize; ++i) {
+      out[i] = static_cast<char>(i * 31 + i / 4096 + messages);
+    }
+    std::fill(in.begin(), in.end(), 0);
+    ASSERT_EQ(fi_recv(b_.ep, in.data(), in.size(), nullptr, FI_ADDR_UNSPEC,
+                      nullptr),
+              0);
+    ASSERT_EQ(fi_send(far.ep, out.data(), out.size(), nullptr, far.to_b,
+                      nullptr),
+              0);
+    ++messages;
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    ssize_t rc = -FI_EAGAIN;
+    while (rc == -FI_EAGAIN && std::chrono::steady_clock::now() < deadline) {
+      rc = fi_cq_read(b_.cq, &entry, 1);
+    }
+    ASSERT_EQ(rc, 1);
+    ASSERT_EQ(entry.len, kSize);
+    ASSERT_EQ(memcmp(in.data(), out.data(), kSize), 0) << "message " << messages;
+    // Each shared copy logs one line; those the receiver did alone say so.
+    ASSERT_EQ(logs.Count("shared copy of 8388608 bytes"), messages);
+    helped = logs.Count(": 0 of 16 chunks by the sender") < messages;
+    // The send completes once the receiver answers; the next reuses `out`.
+    auto sent_deadline =
+        std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (sent.load() < messages &&
+           std::chrono::steady_clock::now() < sent_deadline) {
+    }
+    ASSERT_EQ(sent.load(), messages);
+  }
+  EXPECT_TRUE(helped) << "the sender took no chunk of " << messages
+                      << " messages";
+  stop.store(true);
+  sender_progress.join();
+  joiner.joined = true;
+  CloseFar(&far);
+}
+
 // FI_SHM_CMA=0: the same through the rings.
 TEST_F(ShmRdmNoCmaTest, LargeMessagesCrossSmallRingsIntact) {
   constexpr size_t kSize = 4 << 20;  // 64 times a ring

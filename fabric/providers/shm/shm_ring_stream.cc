@@ -83,6 +83,24 @@ ssize_t RingStream::Pull(const iovec* to, size_t to_count, const iovec* from,
   return n < 0 ? -errno : n;
 }
 
+ssize_t RingStream::Push(const iovec* from, size_t from_count, const iovec* to,
+                         size_t to_count) {
+  ssize_t n = process_vm_writev(peer_pid_, from, from_count, to, to_count, 0);
+  return n < 0 ? -errno : n;
+}
+
+bool RingStream::PeerAlive() const {
+  // A process that exited (a zombie too) has no memory left to read.
+  int peer = in_index_;
+  uint64_t word = 0;
+  iovec local = {&word, sizeof(word)};
+  iovec remote = {reinterpret_cast<void*>(area_->probe_address[peer]),
+                  sizeof(word)};
+  return peer_pid_ > 0 &&
+         process_vm_readv(peer_pid_, &local, 1, &remote, 1, 0) ==
+             static_cast<ssize_t>(sizeof(word));
+}
+
 void RingStream::OfferProbe() {
   int side = out_index_;
   static std::atomic<uint64_t> salt{0};

@@ -41,6 +41,15 @@ class RingStream : public tcp::ByteStream {
   bool PeerCanPull() const override;
   ssize_t Pull(const iovec* to, size_t to_count, const iovec* from,
                size_t from_count) override;
+  ssize_t Push(const iovec* from, size_t from_count, const iovec* to,
+               size_t to_count) override;
+  bool PeerAlive() const override;
+  tcp::CopyShare* IncomingShare() override {
+    return &area_->copy[in_index_].share;
+  }
+  tcp::CopyShare* OutgoingShare() override {
+    return &area_->copy[out_index_].share;
+  }
   // Null at the end of the stream or a corrupt ring, which a Read reports.
   const char* Peek(size_t* length) override;
   void Consume(size_t n) override;

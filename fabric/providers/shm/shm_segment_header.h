@@ -23,7 +23,7 @@ namespace fabric {
 namespace shm {
 
 inline constexpr uint64_t kSegmentMagic = 0x6d68732d63697266;  // "fric-shm"
-inline constexpr uint32_t kSegmentVersion = 1;
+inline constexpr uint32_t kSegmentVersion = 2;
 
 // Where a segment's payload starts (one cache line after the start).
 inline constexpr size_t kSegmentPayloadOffset = 64;

@@ -2,9 +2,12 @@
 
 #include <errno.h>
 #include <rdma/fi_errno.h>
+#include <sched.h>
 #include <string.h>
 
 #include <algorithm>
+
+#include "fabric/api/config/log.h"
 
 namespace fabric {
 namespace tcp {
@@ -19,6 +22,11 @@ constexpr size_t kDirectReadMin = 16 * 1024;
 // 14.42 -> 14.00).
 constexpr size_t kHeaderAloneMin = 48 * 1024;
 constexpr int kMaxIov = 64;
+// Payloads at least this long are copied by both sides (PullShared): two
+// chunks, one each.
+constexpr uint64_t kSharedCopyMin = 2 * kAssistChunk;
+// Spins between checks that a helper that has not finished is alive.
+constexpr int kSpinsPerAliveCheck = 4096;
 
 int ErrnoToFi(int err) {
   return err == EPIPE ? FI_ECONNRESET : err;
@@ -38,6 +46,20 @@ void SliceIov(const iovec* iov, size_t count, size_t offset, size_t limit,
     limit -= len;
     offset = 0;
   }
+}
+
+// Claims the next chunk of copy job `job` (of `chunks`) in `share`: its
+// index, or -1 when the job is not the current one or none is left.
+int64_t ClaimChunk(CopyShare* share, uint64_t job, uint64_t chunks) {
+  uint64_t word = share->claim.load(std::memory_order_acquire);
+  while ((word >> 32) == job && (word & 0xffffffffu) < chunks) {
+    if (share->claim.compare_exchange_weak(word, word + 1,
+                                           std::memory_order_acq_rel,
+                                           std::memory_order_acquire)) {
+      return static_cast<int64_t>(word & 0xffffffffu);
+    }
+  }
+  return -1;
 }
 
 }  // namespace
@@ -121,6 +143,16 @@ void Connection::Flush() {
     }
     entry.sent += n;
     if (entry.sent == entry.wire_size()) {
+      if ((entry.header.flags & kPayloadInSender) != 0 &&
+          stream_->OutgoingShare() != nullptr) {
+        Lent lent = {entry.header.id, entry.header.size, {},
+                     entry.header.rma_count};
+        for (uint16_t i = 0; i < entry.header.rma_count; ++i) {
+          lent.pieces[i] = {reinterpret_cast<void*>(entry.descriptors[i].addr),
+                            entry.descriptors[i].len};
+        }
+        lent_.push_back(lent);
+      }
       std::unique_ptr<TxEntry> done = std::move(queue_.front());
       queue_.pop_front();
       handler_->OnSent(std::move(done));
@@ -251,6 +283,16 @@ bool Connection::PullPayload(const RmaDescriptor* from) {
     bounce.resize(want);  // device memory: the copier places it
     local.push_back({bounce.data(), want});
   }
+  if (bounce.empty() && CanPullShared(local, want)) {
+    std::vector<iovec> pieces = local;  // PullShared reuses scratch_iov_
+    if (int error = PullShared(pieces, remote, header_.rma_count, want);
+        error != 0) {
+      Close(error);
+      return false;
+    }
+    placed_ = want;
+    return true;
+  }
   ssize_t n = stream_->Pull(local.data(), local.size(), remote,
                             header_.rma_count);
   if (n != static_cast<ssize_t>(want)) {
@@ -268,6 +310,145 @@ bool Connection::PullPayload(const RmaDescriptor* from) {
   }
   placed_ = want;
   return true;
+}
+
+bool Connection::CanPullShared(const std::vector<iovec>& local,
+                               uint64_t want) {
+  return want >= kSharedCopyMin && target_.kind == RxTarget::kUser &&
+         local.size() <= kMaxRmaCount && stream_->PeerCanPull() &&
+         stream_->IncomingShare() != nullptr;
+}
+
+int Connection::PullShared(const std::vector<iovec>& local,
+                           const iovec* remote, size_t remote_count,
+                           uint64_t want) {
+  CopyShare* share = stream_->IncomingShare();
+  if (++last_job_ == 0) ++last_job_;
+  uint64_t job = last_job_;
+  uint64_t chunks = (want + kAssistChunk - 1) / kAssistChunk;
+  share->sender_done.store(0, std::memory_order_relaxed);
+  share->sender_failed.store(0, std::memory_order_relaxed);
+  // Release: the sender that sees the job sees the counters reset.
+  share->claim.store(job << 32, std::memory_order_release);
+
+  auto request = std::make_unique<TxEntry>();
+  request->header.op = static_cast<uint8_t>(Op::kAssist);
+  request->header.id = header_.id;
+  request->header.tag = job;
+  request->header.data = want;
+  request->header.rma_count = static_cast<uint16_t>(local.size());
+  for (size_t i = 0; i < local.size(); ++i) {
+    request->descriptors[i] = {reinterpret_cast<uint64_t>(local[i].iov_base),
+                               local[i].iov_len, 0};
+  }
+  request->report = false;
+  Send(std::move(request));
+
+  // Copies chunk `c` from the sender: 0 or a negative fi_errno.
+  std::vector<iovec> to, from;
+  auto copy_chunk = [&](uint64_t c) {
+    uint64_t offset = c * kAssistChunk;
+    uint64_t len = std::min(kAssistChunk, want - offset);
+    to.clear();
+    from.clear();
+    SliceIov(local.data(), local.size(), offset, len, &to);
+    SliceIov(remote, remote_count, offset, len, &from);
+    ssize_t n = stream_->Pull(to.data(), to.size(), from.data(), from.size());
+    if (n == static_cast<ssize_t>(len)) return 0;
+    // ESRCH: the sender's process is gone; EFAULT or short: it named
+    // memory it does not have.
+    return n == -ESRCH ? -FI_ECONNRESET
+           : n < 0 && n != -EFAULT ? -ErrnoToFi(static_cast<int>(-n))
+                                   : -FI_EIO;
+  };
+  std::vector<bool> mine(chunks, false);
+  uint64_t own = 0;
+  int error = 0;
+  for (int64_t c; error == 0 && (c = ClaimChunk(share, job, chunks)) >= 0;) {
+    error = copy_chunk(static_cast<uint64_t>(c));
+    mine[c] = true;
+    ++own;
+  }
+  // Whatever is unclaimed now stays so (a failed copy stops the job), and
+  // the sender's claimed chunks must be written before the buffer goes
+  // back to the application.
+  uint64_t claimed =
+      share->claim.exchange(job << 32 | chunks, std::memory_order_acq_rel) &
+      0xffffffffu;
+  uint64_t theirs = claimed - own;
+  for (int spins = 1;
+       share->sender_done.load(std::memory_order_acquire) < theirs; ++spins) {
+    if (spins % kSpinsPerAliveCheck == 0) {
+      if (!stream_->PeerAlive()) return -FI_ECONNRESET;
+      sched_yield();  // it may be waiting for our CPU
+    }
+  }
+  if (error != 0) return error;
+  for (uint64_t c = claimed; c < chunks; ++c) {  // left when a copy failed
+    if (int e = copy_chunk(c); e != 0) return e;
+  }
+  if (share->sender_failed.load(std::memory_order_acquire) != 0) {
+    for (uint64_t c = 0; c < claimed; ++c) {
+      if (mine[c]) continue;
+      if (int e = copy_chunk(c); e != 0) return e;
+    }
+  }
+  FABRIC_LOG_DEBUG(nullptr, FI_LOG_EP_DATA,
+                   "shared copy of %lu bytes: %lu of %lu chunks by the "
+                   "sender\n",
+                   static_cast<unsigned long>(want),
+                   static_cast<unsigned long>(theirs),
+                   static_cast<unsigned long>(chunks));
+  return 0;
+}
+
+bool Connection::Intercept(const RmaDescriptor* descriptors) {
+  Op op = static_cast<Op>(header_.op);
+  if (op == Op::kAck) {
+    // Answered: the receiver copied it, it will not ask for help.
+    while (!lent_.empty() && lent_.front().id <= header_.id) lent_.pop_front();
+    return false;
+  }
+  if (op != Op::kAssist) return false;
+  HelpCopy(descriptors);
+  return true;
+}
+
+void Connection::HelpCopy(const RmaDescriptor* to) {
+  CopyShare* share = stream_->OutgoingShare();
+  if (share == nullptr) {
+    Close(-FI_EIO);  // a stream without shares cannot have asked
+    return;
+  }
+  while (!lent_.empty() && lent_.front().id < header_.id) lent_.pop_front();
+  if (lent_.empty() || lent_.front().id != header_.id ||
+      header_.data > lent_.front().size || !stream_->CanPull()) {
+    return;  // nothing we lent, or no access: the receiver copies alone
+  }
+  const Lent& lent = lent_.front();
+  uint64_t job = header_.tag;
+  uint64_t want = header_.data;
+  uint64_t chunks = (want + kAssistChunk - 1) / kAssistChunk;
+  iovec remote[kMaxRmaCount];
+  for (uint16_t i = 0; i < header_.rma_count; ++i) {
+    remote[i] = {reinterpret_cast<void*>(to[i].addr), to[i].len};
+  }
+  std::vector<iovec> from, into;
+  for (int64_t c; (c = ClaimChunk(share, job, chunks)) >= 0;) {
+    uint64_t offset = static_cast<uint64_t>(c) * kAssistChunk;
+    uint64_t len = std::min(kAssistChunk, want - offset);
+    from.clear();
+    into.clear();
+    SliceIov(lent.pieces, lent.count, offset, len, &from);
+    SliceIov(remote, header_.rma_count, offset, len, &into);
+    ssize_t n = stream_->Push(from.data(), from.size(), into.data(),
+                              into.size());
+    if (n != static_cast<ssize_t>(len)) {
+      share->sender_failed.store(1, std::memory_order_relaxed);
+    }
+    // Release: the bytes (or the failure) before the count.
+    share->sender_done.fetch_add(1, std::memory_order_release);
+  }
 }
 
 bool Connection::TakeHeader(const char* bytes) {
@@ -311,6 +492,10 @@ Connection::InPlace Connection::ReadInPlace() {
   if (!TakeDescriptors(bytes + sizeof(Header), descriptors)) {
     return InPlace::kStop;
   }
+  if (Intercept(descriptors)) {
+    stream_->Consume(head);  // a kAssist has no payload
+    return closed_ ? InPlace::kStop : InPlace::kDone;
+  }
   target_ = handler_->OnHeader(header_, descriptors);
   stalled_ = target_.kind == RxTarget::kStall;
   if (closed_ || stalled_) return InPlace::kStop;
@@ -345,6 +530,10 @@ void Connection::ReadInput() {
       if (!TakeDescriptors(staging_.get() + begin_ + sizeof(Header),
                            descriptors)) {
         return;
+      }
+      if (Intercept(descriptors)) {
+        begin_ += head;  // a kAssist has no payload
+        continue;
       }
       target_ = handler_->OnHeader(header_, descriptors);
       stalled_ = target_.kind == RxTarget::kStall;

@@ -176,7 +176,31 @@ class Connection {
   // Copies a kPayloadInSender payload from the sender's memory (`from`)
   // into the target; false when the connection closed instead.
   bool PullPayload(const RmaDescriptor* from);
+  // PullPayload of `want` bytes from `remote` into host memory `local`
+  // shared with the sender (kAssist): both sides claim chunks of the copy,
+  // so that a large message takes two CPUs' copying instead of one. The
+  // sender helps while it progresses; what it does not claim, this side
+  // copies. Returns 0 or a negative fi_errno.
+  int PullShared(const std::vector<iovec>& local, const iovec* remote,
+                 size_t remote_count, uint64_t want);
+  // Whether PullShared may copy `want` bytes into `local`.
+  bool CanPullShared(const std::vector<iovec>& local, uint64_t want);
+  // Handles messages that are the connection's own business before the
+  // handler sees them: true for a kAssist (helped with, consumed by the
+  // caller), false for the others; keeps `lent_` for kAck.
+  bool Intercept(const RmaDescriptor* descriptors);
+  // Copies the chunks of the peer's copy job that it can claim (kAssist).
+  void HelpCopy(const RmaDescriptor* to);
   bool CanReadDirect() const;
+
+  // A kPayloadInSender message written whole and not yet answered, whose
+  // receiver may ask for help copying it (kAssist): where its bytes are.
+  struct Lent {
+    uint64_t id;
+    uint64_t size;
+    iovec pieces[kMaxRmaCount];
+    uint16_t count;
+  };
 
   const std::unique_ptr<ByteStream> stream_;
   ConnectionHandler* const handler_;
@@ -210,6 +234,9 @@ class Connection {
   RxTarget target_;
   uint64_t remaining_ = 0;  // payload bytes still to read
   size_t placed_ = 0;       // payload bytes given to the target
+
+  std::deque<Lent> lent_;  // in sending order (only with an OutgoingShare)
+  uint32_t last_job_ = 0;  // the last copy job this side started
 };
 
 }  // namespace tcp

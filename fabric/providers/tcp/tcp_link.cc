@@ -356,6 +356,8 @@ RxTarget TcpLink::OnHeader(const Header& header,
       target.device = current_read->read_device;
       return target;
     }
+    case Op::kAssist:  // the connection's own (Connection::Intercept)
+      return ProtocolError(this, "an assist request past its connection");
     case Op::kAck:
       if (awaiting.count(header.id) == 0) {
         return ProtocolError(this, "an answer to no request");
@@ -410,6 +412,7 @@ void TcpLink::OnMessageDone(const Header& header, size_t placed) {
       AtomicDone(this, header);
       return;
     case Op::kReadRequest:
+    case Op::kAssist:  // never gets here (OnHeader refused it)
       return;
     case Op::kReadResponse:
       --answers_pending;

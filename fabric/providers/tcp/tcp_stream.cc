@@ -16,6 +16,10 @@ ssize_t ByteStream::Pull(const iovec*, size_t, const iovec*, size_t) {
   return -ENOSYS;
 }
 
+ssize_t ByteStream::Push(const iovec*, size_t, const iovec*, size_t) {
+  return -ENOSYS;
+}
+
 SocketStream::~SocketStream() { close(fd_); }
 
 ssize_t SocketStream::Write(const iovec* iov, size_t count) {

@@ -6,11 +6,27 @@
 #ifndef FABRIC_PROVIDERS_TCP_TCP_STREAM_H_
 #define FABRIC_PROVIDERS_TCP_TCP_STREAM_H_
 
+#include <stdint.h>
 #include <sys/types.h>
 #include <sys/uio.h>
 
+#include <atomic>
+
 namespace fabric {
 namespace tcp {
+
+// Where the receiver of a large kPayloadInSender message and its sender
+// split copying it (kAssist, tcp_wire.h): memory both processes map. One
+// per direction; the receiver starts a job for each message it copies.
+struct CopyShare {
+  // (job << 32) | the next chunk to claim; either side claims a chunk by
+  // advancing it with a compare-and-swap while the job is its own.
+  std::atomic<uint64_t> claim;
+  // Chunks the sender claimed and finished, and whether one of its copies
+  // failed (the receiver then copies those chunks itself).
+  std::atomic<uint32_t> sender_done;
+  std::atomic<uint32_t> sender_failed;
+};
 
 class ByteStream {
  public:
@@ -34,6 +50,17 @@ class ByteStream {
   // Copies the peer's memory `from` into `to`: bytes copied or -errno.
   virtual ssize_t Pull(const iovec* to, size_t to_count, const iovec* from,
                        size_t from_count);
+  // Copies `from` in this side's memory to the peer's memory `to`: bytes
+  // copied or -errno (when CanPull: the access goes both ways).
+  virtual ssize_t Push(const iovec* from, size_t from_count, const iovec* to,
+                       size_t to_count);
+  // Whether the peer process still exists (a copy's helper that stops
+  // answering may have died).
+  virtual bool PeerAlive() const { return true; }
+  // The CopyShare of the messages this side receives, and of those it
+  // sends; null for streams without one (sockets).
+  virtual CopyShare* IncomingShare() { return nullptr; }
+  virtual CopyShare* OutgoingShare() { return nullptr; }
 
   // Streams whose bytes arrive in memory this side can read in place (the
   // shm rings): the unread bytes that lie contiguous from the next one, in

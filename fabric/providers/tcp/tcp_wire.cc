@@ -11,8 +11,10 @@ namespace {
 
 constexpr uint8_t kKnownFlags = kRemoteData | kAckRequested | kPayloadInSender;
 
+// The opcodes whose descriptors name memory (1..kMaxRmaCount of them).
 bool IsRma(Op op) {
-  return op == Op::kWrite || op == Op::kReadRequest || op == Op::kAtomic;
+  return op == Op::kWrite || op == Op::kReadRequest || op == Op::kAtomic ||
+         op == Op::kAssist;
 }
 
 absl::Status CheckAtomic(const Header& header, uint64_t total) {
@@ -53,7 +55,7 @@ AtomicCode UnpackAtomic(uint64_t tag) {
 
 absl::Status CheckHeader(const Header& header) {
   if (header.op < static_cast<uint8_t>(Op::kMsg) ||
-      header.op > static_cast<uint8_t>(Op::kAtomic)) {
+      header.op > static_cast<uint8_t>(Op::kAssist)) {
     return FiError(FI_EIO, absl::StrCat("unknown opcode ", header.op));
   }
   Op op = static_cast<Op>(header.op);
@@ -74,7 +76,8 @@ absl::Status CheckHeader(const Header& header) {
                                            header.rma_count,
                                            " RMA descriptors"));
   }
-  if ((op == Op::kReadRequest || op == Op::kAck) && header.size != 0) {
+  if ((op == Op::kReadRequest || op == Op::kAck || op == Op::kAssist) &&
+      header.size != 0) {
     return FiError(FI_EIO, absl::StrCat("opcode ", header.op,
                                            " with a payload of ", header.size));
   }
@@ -97,6 +100,12 @@ absl::Status CheckRmaDescriptors(const Header& header,
   }
   if (static_cast<Op>(header.op) == Op::kAtomic) {
     return CheckAtomic(header, total);
+  }
+  if (static_cast<Op>(header.op) == Op::kAssist &&
+      (header.data == 0 || header.data > total || header.tag == 0)) {
+    return FiError(FI_EIO, absl::StrCat("assist of ", header.data,
+                                        " bytes for descriptors of ", total,
+                                        ", job ", header.tag));
   }
   bool in_sender = (header.flags & kPayloadInSender) != 0;
   if ((static_cast<Op>(header.op) == Op::kWrite || in_sender) &&

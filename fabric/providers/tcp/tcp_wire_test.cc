@@ -111,5 +111,35 @@ TEST(TcpWireTest, PayloadsLeftInTheSender) {
   EXPECT_EQ(Check(header, where), -FI_EIO);
 }
 
+// kAssist: no payload, a job, and descriptors that hold the bytes to place.
+TEST(TcpWireTest, AssistRequests) {
+  Header header = {};
+  header.op = static_cast<uint8_t>(Op::kAssist);
+  header.rma_count = 2;
+  header.tag = 7;     // job
+  header.data = 300;  // bytes
+  RmaDescriptor where[2] = {{0x1000, 100, 0}, {0x9000, 200, 0}};
+  EXPECT_EQ(Check(header, where), 0);
+  header.data = 301;  // more than the descriptors hold
+  EXPECT_EQ(Check(header, where), -FI_EIO);
+  header.data = 0;
+  EXPECT_EQ(Check(header, where), -FI_EIO);
+  header.data = 300;
+  header.tag = 0;  // no job
+  EXPECT_EQ(Check(header, where), -FI_EIO);
+  header.tag = 7;
+  header.size = 1;  // a payload
+  EXPECT_EQ(Check(header, where), -FI_EIO);
+  header.size = 0;
+  header.rma_count = 0;
+  EXPECT_EQ(Check(header, where), -FI_EIO);
+  header.rma_count = 2;
+  header.flags = kPayloadInSender | kAckRequested;
+  EXPECT_EQ(Check(header, where), -FI_EIO);
+  header.flags = 0;
+  header.op = static_cast<uint8_t>(Op::kAssist) + 1;  // unknown
+  EXPECT_EQ(Check(header, where), -FI_EIO);
+}
+
 }  // namespace tcp
 }  // namespace fabric
