@@ -24,6 +24,7 @@
 #include "fabric/providers/shm/shm_requests.h"
 #include "fabric/providers/shm/shm_ring_stream.h"
 #include "fabric/providers/shm/shm_segment.h"
+#include "fabric/providers/shm/shm_testing.h"
 #include "fabric/providers/tcp/loopback_testing.h"
 #include "fabric/providers/tcp/tcp_wire.h"
 #include "gtest/gtest.h"
@@ -31,15 +32,6 @@
 namespace fabric {
 namespace shm {
 namespace {
-
-IpAddress Loopback(uint16_t port) {
-  sockaddr_in in = {};
-  in.sin_family = AF_INET;
-  in.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  in.sin_port = htons(port);
-  return *IpAddress::FromSockaddr(reinterpret_cast<sockaddr*>(&in),
-                                  sizeof(in));
-}
 
 class ShmHostilePeerTest : public ::testing::Test {
  protected:
@@ -137,7 +129,7 @@ class ShmHostilePeerTest : public ::testing::Test {
   fid_ep* good_ = nullptr;
   fi_addr_t to_target_ = FI_ADDR_NOTAVAIL;
   IpAddress target_address_;
-  const IpAddress hostile_address_ = Loopback(1999);
+  const IpAddress hostile_address_ = LoopbackAddress(1999);
   std::unique_ptr<Doorbell> doorbell_;
   std::unique_ptr<RingStream> stream_;
 };

@@ -1,8 +1,10 @@
 #include "fabric/providers/shm/shm_testing.h"
 
+#include <arpa/inet.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <netinet/in.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -19,6 +21,15 @@
 
 namespace fabric {
 namespace shm {
+
+IpAddress LoopbackAddress(uint16_t port) {
+  sockaddr_in in = {};
+  in.sin_family = AF_INET;
+  in.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  in.sin_port = htons(port);
+  return *IpAddress::FromSockaddr(reinterpret_cast<sockaddr*>(&in),
+                                  sizeof(in));
+}
 
 std::string TestPrefix() {
   const testing::TestInfo* test =

@@ -13,6 +13,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
+#include "fabric/api/core/address.h"
 #include "fabric/providers/shm/shm_segment_header.h"
 
 namespace fabric {
@@ -32,6 +33,9 @@ void RemoveShmNamesWithPrefix(absl::string_view prefix);
 // Creates shm `name` (exclusive) holding `bytes`, then sets `mode`.
 absl::Status WriteShmFile(const std::string& name, absl::string_view bytes,
                           mode_t mode = 0600);
+
+// 127.0.0.1:`port`, as endpoint addresses name shm endpoints.
+IpAddress LoopbackAddress(uint16_t port);
 
 // A segment of `size` bytes made by `pid` started at `start_time`, in our
 // pid namespace.

@@ -2,12 +2,11 @@
 
 #include <errno.h>
 #include <rdma/fi_errno.h>
-#include <sched.h>
 #include <string.h>
 
 #include <algorithm>
 
-#include "fabric/api/config/log.h"
+#include "fabric/providers/tcp/tcp_shared_copy.h"
 
 namespace fabric {
 namespace tcp {
@@ -25,41 +24,15 @@ constexpr int kMaxIov = 64;
 // Payloads at least this long are copied by both sides (PullShared): two
 // chunks, one each.
 constexpr uint64_t kSharedCopyMin = 2 * kAssistChunk;
-// Spins between checks that a helper that has not finished is alive.
-constexpr int kSpinsPerAliveCheck = 4096;
 
 int ErrnoToFi(int err) {
   return err == EPIPE ? FI_ECONNRESET : err;
 }
 
-// Appends to `out` the pieces of `iov` from byte `offset` on, at most
-// `limit` bytes and kMaxIov pieces in all.
+// SliceIov of at most kMaxIov pieces.
 void SliceIov(const iovec* iov, size_t count, size_t offset, size_t limit,
               std::vector<iovec>* out) {
-  for (size_t i = 0; i < count && limit > 0 && out->size() < kMaxIov; ++i) {
-    if (offset >= iov[i].iov_len) {
-      offset -= iov[i].iov_len;
-      continue;
-    }
-    size_t len = std::min(iov[i].iov_len - offset, limit);
-    out->push_back({static_cast<char*>(iov[i].iov_base) + offset, len});
-    limit -= len;
-    offset = 0;
-  }
-}
-
-// Claims the next chunk of copy job `job` (of `chunks`) in `share`: its
-// index, or -1 when the job is not the current one or none is left.
-int64_t ClaimChunk(CopyShare* share, uint64_t job, uint64_t chunks) {
-  uint64_t word = share->claim.load(std::memory_order_acquire);
-  while ((word >> 32) == job && (word & 0xffffffffu) < chunks) {
-    if (share->claim.compare_exchange_weak(word, word + 1,
-                                           std::memory_order_acq_rel,
-                                           std::memory_order_acquire)) {
-      return static_cast<int64_t>(word & 0xffffffffu);
-    }
-  }
-  return -1;
+  tcp::SliceIov(iov, count, offset, limit, kMaxIov, out);
 }
 
 }  // namespace
@@ -84,7 +57,9 @@ Connection::Connection(std::unique_ptr<ByteStream> stream,
       copier_(copier),
       staging_(new char[kStagingSize]) {}
 
-Connection::~Connection() = default;
+Connection::~Connection() {
+  if (shared_ != nullptr) shared_->Abandon();
+}
 
 void Connection::Send(std::unique_ptr<TxEntry> entry) {
   queue_.push_back(std::move(entry));
@@ -106,6 +81,9 @@ void Connection::Progress() {
 void Connection::Close(int error) {
   if (closed_) return;
   closed_ = true;
+  // The receive fails, and its buffer goes back to the application: not
+  // while the sender may still write into it.
+  if (shared_ != nullptr) shared_->Abandon();
   stream_->Shutdown();
   handler_->OnClosed(error);
 }
@@ -284,12 +262,19 @@ bool Connection::PullPayload(const RmaDescriptor* from) {
     local.push_back({bounce.data(), want});
   }
   if (bounce.empty() && CanPullShared(local, want)) {
-    std::vector<iovec> pieces = local;  // PullShared reuses scratch_iov_
-    if (int error = PullShared(pieces, remote, header_.rma_count, want);
-        error != 0) {
-      Close(error);
+    // A copy of the pieces: Send reuses scratch_iov_.
+    int rc = PullShared(std::vector<iovec>(local), remote, header_.rma_count,
+                        want);
+    if (rc == -FI_EAGAIN) {
+      state_ = ReadState::kAwaitCopy;  // ReadInput finishes it
+      return true;
+    }
+    if (rc != 0) {
+      shared_.reset();
+      Close(rc);
       return false;
     }
+    shared_.reset();
     placed_ = want;
     return true;
   }
@@ -313,28 +298,19 @@ bool Connection::PullPayload(const RmaDescriptor* from) {
 }
 
 bool Connection::CanPullShared(const std::vector<iovec>& local,
-                               uint64_t want) {
+                               uint64_t want) const {
   return want >= kSharedCopyMin && target_.kind == RxTarget::kUser &&
          local.size() <= kMaxRmaCount && stream_->PeerCanPull() &&
          stream_->IncomingShare() != nullptr;
 }
 
-int Connection::PullShared(const std::vector<iovec>& local,
-                           const iovec* remote, size_t remote_count,
-                           uint64_t want) {
-  CopyShare* share = stream_->IncomingShare();
+int Connection::PullShared(std::vector<iovec> local, const iovec* remote,
+                           size_t remote_count, uint64_t want) {
   if (++last_job_ == 0) ++last_job_;
-  uint64_t job = last_job_;
-  uint64_t chunks = (want + kAssistChunk - 1) / kAssistChunk;
-  share->sender_done.store(0, std::memory_order_relaxed);
-  share->sender_failed.store(0, std::memory_order_relaxed);
-  // Release: the sender that sees the job sees the counters reset.
-  share->claim.store(job << 32, std::memory_order_release);
-
   auto request = std::make_unique<TxEntry>();
   request->header.op = static_cast<uint8_t>(Op::kAssist);
   request->header.id = header_.id;
-  request->header.tag = job;
+  request->header.tag = last_job_;
   request->header.data = want;
   request->header.rma_count = static_cast<uint16_t>(local.size());
   for (size_t i = 0; i < local.size(); ++i) {
@@ -342,64 +318,12 @@ int Connection::PullShared(const std::vector<iovec>& local,
                                local[i].iov_len, 0};
   }
   request->report = false;
-  Send(std::move(request));
-
-  // Copies chunk `c` from the sender: 0 or a negative fi_errno.
-  std::vector<iovec> to, from;
-  auto copy_chunk = [&](uint64_t c) {
-    uint64_t offset = c * kAssistChunk;
-    uint64_t len = std::min(kAssistChunk, want - offset);
-    to.clear();
-    from.clear();
-    SliceIov(local.data(), local.size(), offset, len, &to);
-    SliceIov(remote, remote_count, offset, len, &from);
-    ssize_t n = stream_->Pull(to.data(), to.size(), from.data(), from.size());
-    if (n == static_cast<ssize_t>(len)) return 0;
-    // ESRCH: the sender's process is gone; EFAULT or short: it named
-    // memory it does not have.
-    return n == -ESRCH ? -FI_ECONNRESET
-           : n < 0 && n != -EFAULT ? -ErrnoToFi(static_cast<int>(-n))
-                                   : -FI_EIO;
-  };
-  std::vector<bool> mine(chunks, false);
-  uint64_t own = 0;
-  int error = 0;
-  for (int64_t c; error == 0 && (c = ClaimChunk(share, job, chunks)) >= 0;) {
-    error = copy_chunk(static_cast<uint64_t>(c));
-    mine[c] = true;
-    ++own;
-  }
-  // Whatever is unclaimed now stays so (a failed copy stops the job), and
-  // the sender's claimed chunks must be written before the buffer goes
-  // back to the application.
-  uint64_t claimed =
-      share->claim.exchange(job << 32 | chunks, std::memory_order_acq_rel) &
-      0xffffffffu;
-  uint64_t theirs = claimed - own;
-  for (int spins = 1;
-       share->sender_done.load(std::memory_order_acquire) < theirs; ++spins) {
-    if (spins % kSpinsPerAliveCheck == 0) {
-      if (!stream_->PeerAlive()) return -FI_ECONNRESET;
-      sched_yield();  // it may be waiting for our CPU
-    }
-  }
-  if (error != 0) return error;
-  for (uint64_t c = claimed; c < chunks; ++c) {  // left when a copy failed
-    if (int e = copy_chunk(c); e != 0) return e;
-  }
-  if (share->sender_failed.load(std::memory_order_acquire) != 0) {
-    for (uint64_t c = 0; c < claimed; ++c) {
-      if (mine[c]) continue;
-      if (int e = copy_chunk(c); e != 0) return e;
-    }
-  }
-  FABRIC_LOG_DEBUG(nullptr, FI_LOG_EP_DATA,
-                   "shared copy of %lu bytes: %lu of %lu chunks by the "
-                   "sender\n",
-                   static_cast<unsigned long>(want),
-                   static_cast<unsigned long>(theirs),
-                   static_cast<unsigned long>(chunks));
-  return 0;
+  shared_ = std::make_unique<SharedCopy>(stream_.get(), last_job_,
+                                         std::move(local), remote,
+                                         remote_count, want);
+  Send(std::move(request));  // after the job is published
+  shared_->CopyOwnChunks();
+  return shared_->Finish(/*spin=*/true);
 }
 
 bool Connection::Intercept(const RmaDescriptor* descriptors) {
@@ -415,8 +339,7 @@ bool Connection::Intercept(const RmaDescriptor* descriptors) {
 }
 
 void Connection::HelpCopy(const RmaDescriptor* to) {
-  CopyShare* share = stream_->OutgoingShare();
-  if (share == nullptr) {
+  if (stream_->OutgoingShare() == nullptr) {
     Close(-FI_EIO);  // a stream without shares cannot have asked
     return;
   }
@@ -425,30 +348,27 @@ void Connection::HelpCopy(const RmaDescriptor* to) {
       header_.data > lent_.front().size || !stream_->CanPull()) {
     return;  // nothing we lent, or no access: the receiver copies alone
   }
-  const Lent& lent = lent_.front();
-  uint64_t job = header_.tag;
-  uint64_t want = header_.data;
-  uint64_t chunks = (want + kAssistChunk - 1) / kAssistChunk;
   iovec remote[kMaxRmaCount];
   for (uint16_t i = 0; i < header_.rma_count; ++i) {
     remote[i] = {reinterpret_cast<void*>(to[i].addr), to[i].len};
   }
-  std::vector<iovec> from, into;
-  for (int64_t c; (c = ClaimChunk(share, job, chunks)) >= 0;) {
-    uint64_t offset = static_cast<uint64_t>(c) * kAssistChunk;
-    uint64_t len = std::min(kAssistChunk, want - offset);
-    from.clear();
-    into.clear();
-    SliceIov(lent.pieces, lent.count, offset, len, &from);
-    SliceIov(remote, header_.rma_count, offset, len, &into);
-    ssize_t n = stream_->Push(from.data(), from.size(), into.data(),
-                              into.size());
-    if (n != static_cast<ssize_t>(len)) {
-      share->sender_failed.store(1, std::memory_order_relaxed);
-    }
-    // Release: the bytes (or the failure) before the count.
-    share->sender_done.fetch_add(1, std::memory_order_release);
+  const Lent& lent = lent_.front();
+  tcp::HelpCopy(stream_.get(), static_cast<uint32_t>(header_.tag),
+                lent.pieces, lent.count, remote, header_.rma_count,
+                header_.data);
+}
+
+bool Connection::FinishSharedCopy() {
+  int rc = shared_->Finish(/*spin=*/false);
+  if (rc == -FI_EAGAIN) return false;
+  if (rc != 0) {
+    Close(rc);
+    return false;
   }
+  placed_ = shared_->want();
+  shared_.reset();
+  state_ = ReadState::kHeader;
+  return true;
 }
 
 bool Connection::TakeHeader(const char* bytes) {
@@ -503,6 +423,7 @@ Connection::InPlace Connection::ReadInPlace() {
   if (in_sender) {
     stream_->Consume(head);
     if (!PullPayload(descriptors)) return InPlace::kStop;
+    if (state_ == ReadState::kAwaitCopy) return InPlace::kStop;
   } else {
     Place(bytes + head, header_.size);
     if (closed_) return InPlace::kStop;
@@ -514,6 +435,11 @@ Connection::InPlace Connection::ReadInPlace() {
 
 void Connection::ReadInput() {
   while (!closed_) {
+    if (state_ == ReadState::kAwaitCopy) {
+      if (!FinishSharedCopy()) return;
+      handler_->OnMessageDone(header_, placed_);
+      continue;
+    }
     if (state_ == ReadState::kHeader) {
       if (begin_ == end_) {
         // Streams that lend their bytes (shm rings): the whole message
@@ -542,6 +468,7 @@ void Connection::ReadInput() {
       placed_ = 0;
       if (header_.flags & kPayloadInSender) {
         if (!PullPayload(descriptors)) return;
+        if (state_ == ReadState::kAwaitCopy) return;
         handler_->OnMessageDone(header_, placed_);
         continue;
       }

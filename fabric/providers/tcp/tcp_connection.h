@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "fabric/hmem/hmem_copy.h"
+#include "fabric/providers/tcp/tcp_shared_copy.h"
 #include "fabric/providers/tcp/tcp_stream.h"
 #include "fabric/providers/tcp/tcp_wire.h"
 
@@ -148,7 +149,9 @@ class Connection {
   std::deque<std::unique_ptr<TxEntry>> TakeQueued();
 
  private:
-  enum class ReadState { kHeader, kPayload };
+  // kAwaitCopy: a shared copy's chunks that the sender claimed are still
+  // being written (shared_).
+  enum class ReadState { kHeader, kPayload, kAwaitCopy };
 
   // What ReadInPlace did: handled a message, could not (the bytes are
   // not there whole, or the stream lends none: read through staging), or
@@ -176,15 +179,19 @@ class Connection {
   // Copies a kPayloadInSender payload from the sender's memory (`from`)
   // into the target; false when the connection closed instead.
   bool PullPayload(const RmaDescriptor* from);
-  // PullPayload of `want` bytes from `remote` into host memory `local`
-  // shared with the sender (kAssist): both sides claim chunks of the copy,
-  // so that a large message takes two CPUs' copying instead of one. The
-  // sender helps while it progresses; what it does not claim, this side
-  // copies. Returns 0 or a negative fi_errno.
-  int PullShared(const std::vector<iovec>& local, const iovec* remote,
+  // PullPayload of `want` bytes from `remote` into host memory `local`,
+  // shared with the sender (tcp_shared_copy.h): asks for its help and
+  // copies what it does not claim. 0 once placed, -FI_EAGAIN while the
+  // sender's chunks are still being written (shared_ then holds the job),
+  // or a negative fi_errno.
+  int PullShared(std::vector<iovec> local, const iovec* remote,
                  size_t remote_count, uint64_t want);
   // Whether PullShared may copy `want` bytes into `local`.
-  bool CanPullShared(const std::vector<iovec>& local, uint64_t want);
+  bool CanPullShared(const std::vector<iovec>& local, uint64_t want) const;
+  // kAwaitCopy: true once the shared copy is done (state back to kHeader,
+  // placed_ set); false while it waits, or when the connection closed for
+  // it.
+  bool FinishSharedCopy();
   // Handles messages that are the connection's own business before the
   // handler sees them: true for a kAssist (helped with, consumed by the
   // caller), false for the others; keeps `lent_` for kAck.
@@ -237,6 +244,7 @@ class Connection {
 
   std::deque<Lent> lent_;  // in sending order (only with an OutgoingShare)
   uint32_t last_job_ = 0;  // the last copy job this side started
+  std::unique_ptr<SharedCopy> shared_;  // the message's, in kAwaitCopy
 };
 
 }  // namespace tcp

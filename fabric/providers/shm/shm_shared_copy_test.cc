@@ -1,0 +1,172 @@
+// A large message copied by both sides of a real shm connection (two ring
+// streams in this process, tcp::Connection on each): when the sender's
+// helper holds a chunk it has not written, the receiver's progress call
+// returns instead of waiting, and the message completes, intact, on a
+// later call once the chunk is written.
+#include <string.h>
+
+#include <atomic>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "fabric/api/core/address.h"
+#include "fabric/hmem/hmem_copy.h"
+#include "fabric/providers/shm/shm_connection.h"
+#include "fabric/providers/shm/shm_doorbell.h"
+#include "fabric/providers/shm/shm_names.h"
+#include "fabric/providers/shm/shm_testing.h"
+#include "fabric/providers/tcp/tcp_connection.h"
+#include "gtest/gtest.h"
+
+namespace fabric {
+namespace shm {
+namespace {
+
+// Takes every message into `buffer`, and counts what it is told.
+class Receiver : public tcp::ConnectionHandler {
+ public:
+  explicit Receiver(std::vector<char>* buffer) : buffer_(buffer) {}
+  tcp::RxTarget OnHeader(const tcp::Header&,
+                         const tcp::RmaDescriptor*) override {
+    iov_ = {buffer_->data(), buffer_->size()};
+    tcp::RxTarget target;
+    target.kind = tcp::RxTarget::kUser;
+    target.iov = &iov_;
+    target.iov_count = 1;
+    target.capacity = buffer_->size();
+    return target;
+  }
+  void OnMessageDone(const tcp::Header&, size_t placed) override {
+    ++messages;
+    last_placed = placed;
+  }
+  void OnSent(std::unique_ptr<tcp::TxEntry>) override {}
+  void OnClosed(int error) override { closed_with = error; }
+  void OnBacklog(bool) override {}
+
+  int messages = 0;
+  size_t last_placed = 0;
+  int closed_with = 1;  // 1: not closed
+
+ private:
+  std::vector<char>* buffer_;
+  iovec iov_ = {};
+};
+
+class ShmSharedCopyTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    scope_ = TestPrefix();
+    IpAddress a = LoopbackAddress(40001), b = LoopbackAddress(40002);
+    absl::StatusOr<Doorbell> bell_a = Doorbell::Bind(DoorbellName(a, scope_));
+    absl::StatusOr<Doorbell> bell_b = Doorbell::Bind(DoorbellName(b, scope_));
+    ASSERT_TRUE(bell_a.ok()) << bell_a.status();
+    ASSERT_TRUE(bell_b.ok()) << bell_b.status();
+    bell_a_ = std::make_unique<Doorbell>(*std::move(bell_a));
+    bell_b_ = std::make_unique<Doorbell>(*std::move(bell_b));
+    absl::StatusOr<std::unique_ptr<RingStream>> sender =
+        MakeConnection(a, "key", 1 << 16, bell_a_.get(), b, scope_);
+    ASSERT_TRUE(sender.ok()) << sender.status();
+    absl::StatusOr<AcceptedConnection> receiver = TakeConnection(
+        (*sender)->segment().name(), "key", bell_b_.get(), true, scope_);
+    ASSERT_TRUE(receiver.ok()) << receiver.status();
+    (*sender)->ProbePeer(true);
+    ASSERT_TRUE((*sender)->CanPull());
+    ASSERT_TRUE(receiver->stream->CanPull());
+    receiver_share_ = receiver->stream->IncomingShare();
+    sender_stream_ = sender->get();
+    sender_ = std::make_unique<tcp::Connection>(*std::move(sender), &unused_,
+                                                &copier_);
+    receiver_ = std::make_unique<tcp::Connection>(
+        std::move(receiver->stream), &handler_, &copier_);
+  }
+
+  void TearDown() override {
+    receiver_.reset();
+    sender_.reset();
+    RemoveShmNamesWithPrefix(scope_);
+  }
+
+  // Sends `source` as a message the receiver copies from this memory.
+  void SendInPlace(const std::vector<char>& source, uint64_t id) {
+    auto entry = std::make_unique<tcp::TxEntry>();
+    entry->header.op = static_cast<uint8_t>(tcp::Op::kMsg);
+    entry->header.flags = tcp::kPayloadInSender | tcp::kAckRequested;
+    entry->header.rma_count = 1;
+    entry->header.size = source.size();
+    entry->header.id = id;
+    entry->descriptors[0] = {reinterpret_cast<uint64_t>(source.data()),
+                             source.size(), 0};
+    sender_->Send(std::move(entry));
+  }
+
+  std::string scope_;
+  std::unique_ptr<Doorbell> bell_a_, bell_b_;
+  HmemCopier copier_;
+  std::vector<char> received_ = std::vector<char>(4 << 20);
+  Receiver handler_{&received_};
+  std::vector<char> unused_buffer_ = std::vector<char>(16);
+  Receiver unused_{&unused_buffer_};
+  tcp::CopyShare* receiver_share_ = nullptr;
+  RingStream* sender_stream_ = nullptr;
+  std::unique_ptr<tcp::Connection> sender_, receiver_;
+};
+
+TEST_F(ShmSharedCopyTest, AHelperHoldingAChunkDoesNotHoldTheReceiversCall) {
+  std::vector<char> source(received_.size());
+  for (size_t i = 0; i < source.size(); ++i) {
+    source[i] = static_cast<char>(i * 7 + i / 4096);
+  }
+  constexpr uint64_t kChunks = (4 << 20) / tcp::kAssistChunk;
+  bool held = false;
+  for (int attempt = 0; attempt < 20 && !held; ++attempt) {
+    std::fill(received_.begin(), received_.end(), 0);
+    int messages = handler_.messages;
+    SendInPlace(source, attempt + 1);
+    // A stalled helper: claims one chunk of the receiver's job as soon as
+    // there is one, and writes nothing.
+    std::atomic<int64_t> claimed{-1};
+    std::atomic<bool> stop{false};
+    std::thread helper([&] {
+      while (!stop.load()) {
+        uint64_t word = receiver_share_->claim.load();
+        uint64_t next = word & 0xffffffffu;
+        if ((word >> 32) == 0 || next >= kChunks) continue;
+        if (receiver_share_->claim.compare_exchange_strong(word, word + 1)) {
+          claimed.store(static_cast<int64_t>(next));
+          return;
+        }
+      }
+    });
+    receiver_->Progress();  // reads the header, copies, cannot finish
+    stop.store(true);
+    helper.join();
+    if (claimed.load() < 0) {
+      // The receiver claimed every chunk first: it had to finish.
+      ASSERT_EQ(handler_.messages, messages + 1);
+      continue;
+    }
+    held = true;
+    EXPECT_EQ(handler_.messages, messages);  // returned, not done
+    receiver_->Progress();
+    EXPECT_EQ(handler_.messages, messages);  // still waiting, not blocked
+    // The helper writes its chunk after all.
+    size_t offset = static_cast<size_t>(claimed.load()) * tcp::kAssistChunk;
+    memcpy(received_.data() + offset, source.data() + offset,
+           tcp::kAssistChunk);
+    receiver_share_->sender_done.fetch_add(1);
+    receiver_->Progress();
+    ASSERT_EQ(handler_.messages, messages + 1);
+    EXPECT_EQ(handler_.last_placed, source.size());
+    EXPECT_EQ(memcmp(received_.data(), source.data(), source.size()), 0);
+    EXPECT_EQ(handler_.closed_with, 1);
+  }
+  EXPECT_TRUE(held) << "the helper thread never got a chunk";
+}
+
+}  // namespace
+}  // namespace shm
+}  // namespace fabric
