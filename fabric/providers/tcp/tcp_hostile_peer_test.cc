@@ -247,6 +247,24 @@ TEST_F(TcpHostilePeerTest, APayloadLeftInTheSenderClosesTheConnection) {
   EXPECT_STREQ(buffer, "untouched");
 }
 
+// A request to help copy a message (kAssist, between shm peers that share
+// memory): a TCP peer has nothing to share, and the connection closes
+// without writing anywhere.
+TEST_F(TcpHostilePeerTest, AnAssistRequestClosesTheConnection) {
+  struct {
+    Header header;
+    RmaDescriptor where;
+  } message = {};
+  message.header.op = static_cast<uint8_t>(Op::kAssist);
+  message.header.rma_count = 1;
+  message.header.tag = 1;   // job
+  message.header.data = 8;  // bytes
+  message.where = {reinterpret_cast<uint64_t>(&target_), 8, 0};
+  SendRaw(&message, sizeof(message));
+  ASSERT_TRUE(WaitForClose());
+  EXPECT_EQ(target_.i, 5);
+}
+
 TEST_F(TcpHostilePeerTest, AtomicOutsideTheRegionIsRefused) {
   int32_t operand = 1;
   SendAtomic(FI_INT32, FI_SUM, 7, &operand, /*offset=*/4);  // past the int
