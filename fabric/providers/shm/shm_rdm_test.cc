@@ -283,7 +283,9 @@ TEST_F(ShmRdmTest, TheSenderHelpsCopyLargeMessages) {
   ASSERT_TRUE(received && sent_hello);
 
   LogCapture logs;
-  constexpr size_t kSize = 8 << 20;  // 16 chunks
+  // 64 chunks: about a millisecond of copying, time enough for the thread
+  // to be scheduled even on a loaded machine.
+  constexpr size_t kSize = 32 << 20;
   std::vector<char> out(kSize), in(kSize);
   std::atomic<bool> stop{false};
   std::atomic<int> sent{0};
@@ -327,8 +329,8 @@ TEST_F(ShmRdmTest, TheSenderHelpsCopyLargeMessages) {
     ASSERT_EQ(entry.len, kSize);
     ASSERT_EQ(memcmp(in.data(), out.data(), kSize), 0) << "message " << messages;
     // Each shared copy logs one line; those the receiver did alone say so.
-    ASSERT_EQ(logs.Count("shared copy of 8388608 bytes"), messages);
-    helped = logs.Count(": 0 of 16 chunks by the sender") < messages;
+    ASSERT_EQ(logs.Count("shared copy of 33554432 bytes"), messages);
+    helped = logs.Count(": 0 of 64 chunks by the sender") < messages;
     // The send completes once the receiver answers; the next reuses `out`.
     auto sent_deadline =
         std::chrono::steady_clock::now() + std::chrono::seconds(10);

@@ -106,7 +106,9 @@ class ShmSharedCopyTest : public ::testing::Test {
   std::string scope_;
   std::unique_ptr<Doorbell> bell_a_, bell_b_;
   HmemCopier copier_;
-  std::vector<char> received_ = std::vector<char>(4 << 20);
+  // 128 chunks: copying them takes milliseconds, time enough for the
+  // helper thread to be scheduled and claim one even on a loaded machine.
+  std::vector<char> received_ = std::vector<char>(64 << 20);
   Receiver handler_{&received_};
   std::vector<char> unused_buffer_ = std::vector<char>(16);
   Receiver unused_{&unused_buffer_};
@@ -120,7 +122,7 @@ TEST_F(ShmSharedCopyTest, AHelperHoldingAChunkDoesNotHoldTheReceiversCall) {
   for (size_t i = 0; i < source.size(); ++i) {
     source[i] = static_cast<char>(i * 7 + i / 4096);
   }
-  constexpr uint64_t kChunks = (4 << 20) / tcp::kAssistChunk;
+  const uint64_t kChunks = received_.size() / tcp::kAssistChunk;
   bool held = false;
   for (int attempt = 0; attempt < 20 && !held; ++attempt) {
     std::fill(received_.begin(), received_.end(), 0);

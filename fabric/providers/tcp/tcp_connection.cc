@@ -371,6 +371,12 @@ bool Connection::FinishSharedCopy() {
   return true;
 }
 
+void Connection::SetStalled(bool stalled) {
+  if (stalled == stalled_) return;
+  stalled_ = stalled;
+  handler_->OnStalled(stalled);
+}
+
 bool Connection::TakeHeader(const char* bytes) {
   memcpy(&header_, bytes, sizeof(Header));
   if (absl::Status status = CheckHeader(header_); !status.ok()) {
@@ -417,7 +423,7 @@ Connection::InPlace Connection::ReadInPlace() {
     return closed_ ? InPlace::kStop : InPlace::kDone;
   }
   target_ = handler_->OnHeader(header_, descriptors);
-  stalled_ = target_.kind == RxTarget::kStall;
+  SetStalled(target_.kind == RxTarget::kStall);
   if (closed_ || stalled_) return InPlace::kStop;
   placed_ = 0;
   if (in_sender) {
@@ -462,7 +468,7 @@ void Connection::ReadInput() {
         continue;
       }
       target_ = handler_->OnHeader(header_, descriptors);
-      stalled_ = target_.kind == RxTarget::kStall;
+      SetStalled(target_.kind == RxTarget::kStall);
       if (closed_ || stalled_) return;
       begin_ += head;
       placed_ = 0;

@@ -96,6 +96,9 @@ class ConnectionHandler {
   // The stream takes no more bytes for now (wait for writability) or does
   // again.
   virtual void OnBacklog(bool backlogged) = 0;
+  // A message now waits for the handler (it answered kStall), or no longer
+  // does.
+  virtual void OnStalled(bool stalled) { (void)stalled; }
 };
 
 class Connection {
@@ -160,6 +163,8 @@ class Connection {
 
   void Flush();
   void ReadInput();
+  // Sets stalled_, telling the handler when it changes.
+  void SetStalled(bool stalled);
   InPlace ReadInPlace();
   // Copies the header at `bytes` into header_ and checks it; false when the
   // connection closed for it.

@@ -182,6 +182,10 @@ struct TcpEp {
   std::atomic<bool> any_started{false};
 
   size_t tx_outstanding = 0;  // posted, not yet completed
+  // Links whose message waits for a receive: a posted receive asks them
+  // again only when there are some (not walking every link of an RDM
+  // endpoint with many peers).
+  size_t stalled_links = 0;
   uint64_t next_id = 1;
   // Finished transmit entries and receives, for the next ones.
   SparePool<TxEntry> spare_tx;
@@ -223,6 +227,7 @@ class TcpLink : public ConnectionHandler {
   void OnSent(std::unique_ptr<TxEntry> entry) override;
   void OnClosed(int error) override;
   void OnBacklog(bool backlogged) override;
+  void OnStalled(bool stalled) override;
 
   // What the payload now arriving goes to.
   std::unique_ptr<PostedRecv> current_recv;

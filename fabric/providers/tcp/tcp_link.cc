@@ -258,6 +258,7 @@ TcpLink::TcpLink(TcpEp* ep, std::unique_ptr<ByteStream> stream,
       connection(std::move(stream), this, &ep->util.domain->copier) {}
 
 TcpLink::~TcpLink() {
+  if (connection.stalled()) --ep->stalled_links;
   for (UnexpectedMsg& message : ep->unexpected) {
     if (message.link == this) message.link = nullptr;
   }
@@ -442,6 +443,14 @@ void TcpLink::OnSent(std::unique_ptr<TxEntry> entry) {
     return;
   }
   CompleteTx(ep, std::move(entry), 0);
+}
+
+void TcpLink::OnStalled(bool stalled) {
+  if (stalled) {
+    ++ep->stalled_links;
+  } else {
+    --ep->stalled_links;
+  }
 }
 
 void TcpLink::OnClosed(int error) {

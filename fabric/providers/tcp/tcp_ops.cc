@@ -241,7 +241,7 @@ ssize_t Receive(fid_ep* ep_fid, fi_addr_t source, const RxRequest& request) {
   } else {
     PostUntaggedRecv(ep, std::move(recv));
   }
-  ep->owner->ReceivePosted();
+  if (ep->stalled_links > 0) ep->owner->ReceivePosted();
   return 0;
 }
 
