@@ -373,7 +373,10 @@ bool ShmRdmEpEvents::PrepareToSleep() {
       }
       continue;
     }
-    if (!state.stream->PrepareToSleep(state.backlogged)) sleep = false;
+    if (!state.stream->PrepareToSleep(state.backlogged) ||
+        link->connection.AwaitingCopy()) {
+      sleep = false;
+    }
   }
   return sleep;
 }

@@ -57,8 +57,12 @@ Connection::Connection(std::unique_ptr<ByteStream> stream,
       copier_(copier),
       staging_(new char[kStagingSize]) {}
 
-Connection::~Connection() {
-  if (shared_ != nullptr) shared_->Abandon();
+Connection::~Connection() { AbandonSharedCopy(); }
+
+void Connection::AbandonSharedCopy() {
+  if (shared_ == nullptr) return;
+  shared_->Abandon();
+  shared_.reset();
 }
 
 void Connection::Send(std::unique_ptr<TxEntry> entry) {
@@ -83,7 +87,7 @@ void Connection::Close(int error) {
   closed_ = true;
   // The receive fails, and its buffer goes back to the application: not
   // while the sender may still write into it.
-  if (shared_ != nullptr) shared_->Abandon();
+  AbandonSharedCopy();
   stream_->Shutdown();
   handler_->OnClosed(error);
 }

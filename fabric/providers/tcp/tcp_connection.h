@@ -118,6 +118,9 @@ class Connection {
   // The handler last answered kStall: the message waits (perhaps already
   // read from the socket, so no readiness will announce it again).
   bool stalled() const { return stalled_; }
+  // A shared copy waits for chunks its sender is writing (kAwaitCopy): a
+  // poll finishes it soon, and no doorbell will announce it.
+  bool AwaitingCopy() const { return state_ == ReadState::kAwaitCopy; }
   // Whether Progress() could do anything without new bytes from the
   // stream: transmits queued, bytes read but not dispatched, a message
   // partly read or waiting for a receive.
@@ -197,6 +200,9 @@ class Connection {
   // placed_ set); false while it waits, or when the connection closed for
   // it.
   bool FinishSharedCopy();
+  // Waits for the sender's chunks of an unfinished shared copy (the
+  // connection closes) and drops it.
+  void AbandonSharedCopy();
   // Handles messages that are the connection's own business before the
   // handler sees them: true for a kAssist (helped with, consumed by the
   // caller), false for the others; keeps `lent_` for kAck.
