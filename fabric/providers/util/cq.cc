@@ -64,6 +64,13 @@ int ControlCq(fid* object, int command, void* arg) {
   return reinterpret_cast<UtilCq*>(object)->wait->Control(command, arg);
 }
 
+// Gives back the room of `count` entries read; the lock is held (readers
+// are the only writers of `taken`).
+void Release(UtilCq& cq, size_t count) {
+  cq.taken.store(cq.taken.load(std::memory_order_relaxed) + count,
+                 std::memory_order_release);
+}
+
 // Copies up to `count` completions from the head (stopping at an error);
 // the lock is held.
 ssize_t TakeCompletions(UtilCq& cq, void* buf, size_t count,
@@ -79,7 +86,7 @@ ssize_t TakeCompletions(UtilCq& cq, void* buf, size_t count,
     ++taken;
   }
   cq.size.store(cq.entries.size(), std::memory_order_release);
-  cq.committed.fetch_sub(taken, std::memory_order_relaxed);
+  Release(cq, taken);
   if (cq.entries.empty()) cq.wait->Clear();
   if (taken > 0) return static_cast<ssize_t>(taken);
   return cq.entries.empty() ? -FI_EAGAIN : -FI_EAVAIL;
@@ -153,7 +160,7 @@ ssize_t ReadErrCq(fid_cq* cq_fid, fi_cq_err_entry* buf, uint64_t flags) {
   cq.errors.pop_front();
   cq.entries.pop_front();
   cq.size.store(cq.entries.size(), std::memory_order_release);
-  cq.committed.fetch_sub(1, std::memory_order_relaxed);
+  Release(cq, 1);
   if (cq.entries.empty()) cq.wait->Clear();
   return 1;
 }
@@ -173,9 +180,13 @@ const char* StrerrorCq(fid_cq*, int prov_errno, const void*, char* buf,
 
 // Counts one more entry or promise in `committed`, unless the CQ is full.
 bool TakeRoom(UtilCq& cq) {
+  // `taken` first: it never exceeds `committed` as loaded after it (room
+  // is given back only for entries counted there). Acquire: pairs with
+  // Release, so that room given back is seen.
+  size_t taken = cq.taken.load(std::memory_order_acquire);
   size_t committed = cq.committed.load(std::memory_order_relaxed);
   do {
-    if (committed >= cq.capacity) return false;
+    if (committed - taken >= cq.capacity) return false;
   } while (!cq.committed.compare_exchange_weak(committed, committed + 1,
                                                std::memory_order_relaxed));
   return true;

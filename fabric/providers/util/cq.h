@@ -57,9 +57,13 @@ struct UtilCq {
   // checks instead of taking the lock (a polling loop's common case).
   std::atomic<size_t> size{0};
   bool signaled = false;            // fi_cq_signal, guarded likewise
-  // Entries plus the room promised to posted operations (CqReserve), at
-  // most capacity: an atomic, so that posting takes no lock.
+  // Entries plus the room promised to posted operations (CqReserve) is
+  // `committed - taken`, at most capacity. Posting takes no lock (a
+  // compare-and-swap on `committed`); reading entries adds to `taken`,
+  // which only readers change, under the lock: a plain store, not a
+  // locked instruction on every read.
   std::atomic<size_t> committed{0};
+  std::atomic<size_t> taken{0};
   std::vector<char> last_err_data;  // what readerr last pointed the app at
   std::atomic<int> open_children{0};
   // FI_PEER: the owner's CQ, which takes every completion of this one.
