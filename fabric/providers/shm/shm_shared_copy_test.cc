@@ -5,6 +5,7 @@
 // later call once the chunk is written.
 #include <string.h>
 
+#include <algorithm>
 #include <atomic>
 #include <memory>
 #include <string>
@@ -77,6 +78,7 @@ class ShmSharedCopyTest : public ::testing::Test {
     ASSERT_TRUE((*sender)->CanPull());
     ASSERT_TRUE(receiver->stream->CanPull());
     receiver_share_ = receiver->stream->IncomingShare();
+    receiver_stream_ = receiver->stream.get();
     sender_stream_ = sender->get();
     sender_ = std::make_unique<tcp::Connection>(*std::move(sender), &unused_,
                                                 &copier_);
@@ -114,6 +116,7 @@ class ShmSharedCopyTest : public ::testing::Test {
   Receiver unused_{&unused_buffer_};
   tcp::CopyShare* receiver_share_ = nullptr;
   RingStream* sender_stream_ = nullptr;
+  RingStream* receiver_stream_ = nullptr;
   std::unique_ptr<tcp::Connection> sender_, receiver_;
 };
 
@@ -167,6 +170,55 @@ TEST_F(ShmSharedCopyTest, AHelperHoldingAChunkDoesNotHoldTheReceiversCall) {
     EXPECT_EQ(handler_.closed_with, 1);
   }
   EXPECT_TRUE(held) << "the helper thread never got a chunk";
+}
+
+// The sender's side: it helps only with a message it lent, for the job that
+// is current, and never past what it lent; then it writes the chunks it
+// claims into the receiver's memory.
+TEST_F(ShmSharedCopyTest, TheSenderHelpsOnlyWithWhatItLent) {
+  std::vector<char> source(8 * tcp::kAssistChunk);
+  for (size_t i = 0; i < source.size(); ++i) {
+    source[i] = static_cast<char>(i * 13 + 5);
+  }
+  SendInPlace(source, /*id=*/7);
+  tcp::CopyShare* share = sender_stream_->OutgoingShare();
+  // Room for more than the message: a request for more than was lent is
+  // well-formed, and refused by the sender only.
+  std::vector<char> target(source.size() + tcp::kAssistChunk);
+  // Asks the sender, as a receiver would, through the sender's incoming
+  // ring: help with message `id`, job `job`, `bytes` bytes into `target`.
+  auto ask = [&](uint64_t id, uint32_t job, uint64_t bytes) {
+    struct {
+      tcp::Header header;
+      tcp::RmaDescriptor where;
+    } request = {};
+    request.header.op = static_cast<uint8_t>(tcp::Op::kAssist);
+    request.header.id = id;
+    request.header.tag = job;
+    request.header.data = bytes;
+    request.header.rma_count = 1;
+    request.where = {reinterpret_cast<uint64_t>(target.data()),
+                     target.size(), 0};
+    iovec iov = {&request, sizeof(request)};
+    ASSERT_EQ(receiver_stream_->Write(&iov, 1),
+              static_cast<ssize_t>(sizeof(request)));
+    sender_->Progress();
+  };
+  share->sender_done.store(0);
+  share->claim.store(uint64_t{3} << 32);  // job 3, nothing claimed
+  ask(/*id=*/6, 3, source.size());        // a message it did not lend
+  ask(/*id=*/7, 4, source.size());        // not the current job
+  ask(/*id=*/7, 3, source.size() + 1);    // more than it lent
+  EXPECT_EQ(share->claim.load(), uint64_t{3} << 32);
+  EXPECT_EQ(share->sender_done.load(), 0u);
+  EXPECT_TRUE(std::all_of(target.begin(), target.end(),
+                          [](char c) { return c == 0; }));
+  ask(/*id=*/7, 3, source.size());  // a receiver that left it every chunk
+  EXPECT_EQ(share->claim.load(), (uint64_t{3} << 32) | 8);
+  EXPECT_EQ(share->sender_done.load(), 8u);
+  EXPECT_EQ(share->sender_failed.load(), 0u);
+  EXPECT_TRUE(std::equal(source.begin(), source.end(), target.begin()));
+  EXPECT_EQ(unused_.closed_with, 1);  // the sender's connection lives on
 }
 
 }  // namespace
