@@ -72,6 +72,20 @@ void DemoteToSharedCache(const char* begin, size_t n) {
 #endif
 }
 
+// Holds back the store of the tail index until the copies before it have
+// executed (LFENCE). Otherwise the CPU asks for the tail's cache line as
+// soon as it sees that store, while the bytes' stores still wait to be
+// written: the consumer, which polls that line, takes it back and forth
+// with the producer meanwhile, and sees the new tail later. With the
+// fence the line moves once. fi_pingpong shm rdm 64 B, 7 alternating
+// rounds: 0.474 -> 0.419 us (a pause or an rdtsc there did the same; a
+// plain store before the tail did not).
+void PublishAfterCopies() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_lfence();
+#endif
+}
+
 bool IsPowerOfTwo(uint64_t n) { return n != 0 && (n & (n - 1)) == 0; }
 
 bool IsAligned(const void* mem) {
@@ -194,6 +208,7 @@ size_t ByteRing::Write(const iovec* iov, size_t count, size_t skip) {
   // Release: the bytes are in place before the consumer can see them.
   if (written != 0) {
     Released(sync_);
+    PublishAfterCopies();
     header_->tail.store(tail + written, std::memory_order_release);
     if (written <= kDemoteMax) Demote(tail, written);
   }
