@@ -229,12 +229,7 @@ size_t ByteRing::Read(const iovec* iov, size_t count) {
     CopyOut(head + read, static_cast<char*>(iov[i].iov_base), n);
     read += n;
   }
-  // Release: our copies are done before the producer may reuse the space.
-  if (read != 0) {
-    Released(sync_);
-    head_ = head + read;
-    header_->head.store(head_, std::memory_order_release);
-  }
+  Consume(read);
   return read;
 }
 

@@ -21,12 +21,21 @@ constexpr size_t kDirectReadMin = 16 * 1024;
 // 14.42 -> 14.00).
 constexpr size_t kHeaderAloneMin = 48 * 1024;
 constexpr int kMaxIov = 64;
-// Payloads at least this long are copied by both sides (PullShared): two
+// Payloads at least this long are copied by both sides (StartSharedCopy): two
 // chunks, one each.
 constexpr uint64_t kSharedCopyMin = 2 * kAssistChunk;
 
 int ErrnoToFi(int err) {
   return err == EPIPE ? FI_ECONNRESET : err;
+}
+
+// The memory `count` RMA descriptors name, as iovecs in `out`.
+void IovOfDescriptors(const RmaDescriptor* descriptors, size_t count,
+                      iovec* out) {
+  for (size_t i = 0; i < count; ++i) {
+    out[i] = {reinterpret_cast<void*>(descriptors[i].addr),
+              descriptors[i].len};
+  }
 }
 
 // SliceIov of at most kMaxIov pieces.
@@ -129,10 +138,7 @@ void Connection::Flush() {
           stream_->OutgoingShare() != nullptr) {
         Lent lent = {entry.header.id, entry.header.size, {},
                      entry.header.rma_count};
-        for (uint16_t i = 0; i < entry.header.rma_count; ++i) {
-          lent.pieces[i] = {reinterpret_cast<void*>(entry.descriptors[i].addr),
-                            entry.descriptors[i].len};
-        }
+        IovOfDescriptors(entry.descriptors, lent.count, lent.pieces);
         lent_.push_back(lent);
       }
       std::unique_ptr<TxEntry> done = std::move(queue_.front());
@@ -248,9 +254,7 @@ bool Connection::PullPayload(const RmaDescriptor* from) {
                                                     : 0;
   if (want == 0) return true;
   iovec remote[kMaxRmaCount];
-  for (uint16_t i = 0; i < header_.rma_count; ++i) {
-    remote[i] = {reinterpret_cast<void*>(from[i].addr), from[i].len};
-  }
+  IovOfDescriptors(from, header_.rma_count, remote);
   std::vector<iovec>& local = scratch_iov_;
   local.clear();
   std::vector<char> bounce;
@@ -267,20 +271,11 @@ bool Connection::PullPayload(const RmaDescriptor* from) {
   }
   if (bounce.empty() && CanPullShared(local, want)) {
     // A copy of the pieces: Send reuses scratch_iov_.
-    int rc = PullShared(std::vector<iovec>(local), remote, header_.rma_count,
-                        want);
-    if (rc == -FI_EAGAIN) {
-      state_ = ReadState::kAwaitCopy;  // ReadInput finishes it
-      return true;
-    }
-    if (rc != 0) {
-      shared_.reset();
-      Close(rc);
-      return false;
-    }
-    shared_.reset();
-    placed_ = want;
-    return true;
+    StartSharedCopy(std::vector<iovec>(local), remote, header_.rma_count,
+                    want);
+    // Done now, or ReadInput finishes it.
+    FinishSharedCopy(/*spin=*/true);
+    return !closed_;
   }
   ssize_t n = stream_->Pull(local.data(), local.size(), remote,
                             header_.rma_count);
@@ -308,8 +303,9 @@ bool Connection::CanPullShared(const std::vector<iovec>& local,
          stream_->IncomingShare() != nullptr;
 }
 
-int Connection::PullShared(std::vector<iovec> local, const iovec* remote,
-                           size_t remote_count, uint64_t want) {
+void Connection::StartSharedCopy(std::vector<iovec> local,
+                                 const iovec* remote, size_t remote_count,
+                                 uint64_t want) {
   if (++last_job_ == 0) ++last_job_;
   auto request = std::make_unique<TxEntry>();
   request->header.op = static_cast<uint8_t>(Op::kAssist);
@@ -327,7 +323,7 @@ int Connection::PullShared(std::vector<iovec> local, const iovec* remote,
                                          remote_count, want);
   Send(std::move(request));  // after the job is published
   shared_->CopyOwnChunks();
-  return shared_->Finish(/*spin=*/true);
+  state_ = ReadState::kAwaitCopy;  // until FinishSharedCopy is done
 }
 
 bool Connection::Intercept(const RmaDescriptor* descriptors) {
@@ -353,17 +349,15 @@ void Connection::HelpCopy(const RmaDescriptor* to) {
     return;  // nothing we lent, or no access: the receiver copies alone
   }
   iovec remote[kMaxRmaCount];
-  for (uint16_t i = 0; i < header_.rma_count; ++i) {
-    remote[i] = {reinterpret_cast<void*>(to[i].addr), to[i].len};
-  }
+  IovOfDescriptors(to, header_.rma_count, remote);
   const Lent& lent = lent_.front();
   tcp::HelpCopy(stream_.get(), static_cast<uint32_t>(header_.tag),
                 lent.pieces, lent.count, remote, header_.rma_count,
                 header_.data);
 }
 
-bool Connection::FinishSharedCopy() {
-  int rc = shared_->Finish(/*spin=*/false);
+bool Connection::FinishSharedCopy(bool spin) {
+  int rc = shared_->Finish(spin);
   if (rc == -FI_EAGAIN) return false;
   if (rc != 0) {
     Close(rc);
@@ -446,7 +440,7 @@ Connection::InPlace Connection::ReadInPlace() {
 void Connection::ReadInput() {
   while (!closed_) {
     if (state_ == ReadState::kAwaitCopy) {
-      if (!FinishSharedCopy()) return;
+      if (!FinishSharedCopy(/*spin=*/false)) return;
       handler_->OnMessageDone(header_, placed_);
       continue;
     }

@@ -188,18 +188,17 @@ class Connection {
   // into the target; false when the connection closed instead.
   bool PullPayload(const RmaDescriptor* from);
   // PullPayload of `want` bytes from `remote` into host memory `local`,
-  // shared with the sender (tcp_shared_copy.h): asks for its help and
-  // copies what it does not claim. 0 once placed, -FI_EAGAIN while the
-  // sender's chunks are still being written (shared_ then holds the job),
-  // or a negative fi_errno.
-  int PullShared(std::vector<iovec> local, const iovec* remote,
-                 size_t remote_count, uint64_t want);
-  // Whether PullShared may copy `want` bytes into `local`.
+  // shared with the sender (tcp_shared_copy.h): asks for its help, copies
+  // what it does not claim, and leaves the job in shared_ (state
+  // kAwaitCopy) for FinishSharedCopy.
+  void StartSharedCopy(std::vector<iovec> local, const iovec* remote,
+                       size_t remote_count, uint64_t want);
+  // Whether StartSharedCopy may copy `want` bytes into `local`.
   bool CanPullShared(const std::vector<iovec>& local, uint64_t want) const;
   // kAwaitCopy: true once the shared copy is done (state back to kHeader,
-  // placed_ set); false while it waits, or when the connection closed for
-  // it.
-  bool FinishSharedCopy();
+  // placed_ set); false while it waits (for about 200 us first with
+  // `spin`), or when the connection closed for it.
+  bool FinishSharedCopy(bool spin);
   // Waits for the sender's chunks of an unfinished shared copy (the
   // connection closes) and drops it.
   void AbandonSharedCopy();

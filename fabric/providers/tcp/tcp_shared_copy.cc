@@ -7,6 +7,7 @@
 #include <algorithm>
 
 #include "fabric/api/config/log.h"
+#include "fabric/providers/util/cpu_relax.h"
 
 namespace fabric {
 namespace tcp {
@@ -38,12 +39,6 @@ int64_t ClaimChunk(CopyShare* share, uint32_t job, uint64_t chunks) {
 
 uint64_t ChunksOf(uint64_t bytes) {
   return (bytes + kAssistChunk - 1) / kAssistChunk;
-}
-
-void CpuRelax() {
-#if defined(__x86_64__) || defined(__i386__)
-  __builtin_ia32_pause();
-#endif
 }
 
 }  // namespace

@@ -4,20 +4,14 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "fabric/providers/util/cpu_relax.h"
+
 namespace fabric {
 namespace {
 
 // Tries before sleeping: a holder on another CPU usually lets go within a
 // few hundred cycles, and a futex sleep and wake cost microseconds.
 constexpr int kSpins = 64;
-
-void CpuRelax() {
-#if defined(__x86_64__) || defined(__i386__)
-  __builtin_ia32_pause();
-#elif defined(__aarch64__)
-  asm volatile("yield");
-#endif
-}
 
 }  // namespace
 
