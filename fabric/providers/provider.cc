@@ -10,6 +10,11 @@ Provider::Provider(const char* name, uint32_t version) : c_provider_{} {
   c_provider_.name = name;
 }
 
+absl::StatusOr<std::unique_ptr<DomainResources>>
+Provider::OpenDomainResources(const UtilDomain&) const {
+  return nullptr;
+}
+
 int Provider::OpenEndpoint(fid_domain*, fi_info*, fid_ep**, uint64_t,
                            void*) const {
   return -FI_ENOSYS;

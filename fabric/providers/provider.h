@@ -18,13 +18,17 @@
 
 #include <stdint.h>
 
+#include <memory>
 #include <string>
 
 #include "absl/status/statusor.h"
 #include "fabric/api/core/hints.h"
 #include "fabric/api/core/info.h"
+#include "fabric/providers/domain_resources.h"
 
 namespace fabric {
+
+struct UtilDomain;
 
 // The arguments of one fi_getinfo call, already validated by the core.
 struct GetInfoRequest {
@@ -70,9 +74,16 @@ class Provider {
   virtual int OpenFabric(const fi_fabric_attr& attr, fid_fabric** fabric,
                          void* context) const = 0;
 
+  // What the provider keeps for a domain being opened (`domain` is filled
+  // in: its name, fabric and attributes): null when it keeps nothing (the
+  // default), or the failure fi_domain returns.
+  virtual absl::StatusOr<std::unique_ptr<DomainResources>>
+  OpenDomainResources(const UtilDomain& domain) const;
+
   // fi_endpoint / fi_endpoint2 on one of this provider's domains (info,
   // info->ep_attr and ep are not NULL, flags 0; the rest is unchecked),
-  // and fi_passive_ep on one of its fabrics (arguments unchecked).
+  // and fi_passive_ep on one of its fabrics (an info of another endpoint
+  // type than FI_EP_MSG refused already; the rest unchecked).
   // -FI_ENOSYS unless the provider has such endpoints.
   virtual int OpenEndpoint(fid_domain* domain, fi_info* info, fid_ep** ep,
                            uint64_t flags, void* context) const;

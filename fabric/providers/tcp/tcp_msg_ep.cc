@@ -19,6 +19,7 @@
 #include "fabric/providers/util/ip_socket.h"
 #include "fabric/providers/util/live_objects.h"
 #include "fabric/providers/util/no_ops.h"
+#include "fabric/providers/util/passive_ep.h"
 #include "fabric/providers/util/syscalls.h"
 
 namespace fabric {
@@ -38,25 +39,13 @@ int Fail(const TcpMsgEp& ep, const absl::Status& status) {
 
 // Queues a connection-management event with `len` bytes of data after it.
 void PostCmEvent(TcpMsgEp* ep, uint32_t event, const void* data, size_t len) {
-  std::vector<char> buf(sizeof(fi_eq_cm_entry) + len);
-  fi_eq_cm_entry entry = {};
-  entry.fid = &ep->base.util.ep_fid.fid;
-  memcpy(buf.data(), &entry, sizeof(entry));
-  if (len > 0) memcpy(buf.data() + sizeof(entry), data, len);
-  if (EqPost(&ep->base.util.eq->eq_fid, event, buf.data(), buf.size()) < 0) {
-    FI_WARN(ep->log(), FI_LOG_EP_CTRL, "EQ full: a CM event was lost\n");
-  }
+  PostConnectionEvent(&ep->base.util.eq->eq_fid, &ep->base.util.ep_fid.fid,
+                      event, data, len, ep->log());
 }
 
 void PostCmError(TcpMsgEp* ep, int err, const std::vector<char>& data) {
-  fi_eq_err_entry error = {};
-  error.fid = &ep->base.util.ep_fid.fid;
-  error.context = ep->base.util.ep_fid.fid.context;
-  error.err = err;
-  error.prov_errno = err;
-  error.err_data = data.empty() ? nullptr : const_cast<char*>(data.data());
-  error.err_data_size = data.size();
-  EqPostError(&ep->base.util.eq->eq_fid, error);
+  PostConnectionError(&ep->base.util.eq->eq_fid, &ep->base.util.ep_fid.fid,
+                      err, err, data.data(), data.size());
 }
 
 // The handshake is done: the data phase starts on the socket, advanced by

@@ -24,6 +24,7 @@
 #include "fabric/providers/util/ip_socket.h"
 #include "fabric/providers/util/live_objects.h"
 #include "fabric/providers/util/no_ops.h"
+#include "fabric/providers/util/passive_ep.h"
 
 namespace fabric {
 namespace tcp {
@@ -53,19 +54,14 @@ class PepEvents : public ProgressSource {
 struct TcpPep {
   TcpPep() : events(this) {}
 
-  fid_pep pep_fid;  // first: the application's fid_pep* is this
-  UtilFabric* fabric = nullptr;
-  InfoPtr info;
-  UtilEq* eq = nullptr;
+  UtilPep util;  // first; util.mutex guards what follows
   PepEvents events;
-  std::mutex mutex;  // guards what follows
   int fd = -1;       // bound (and, once listening, listening) socket
   int epoll_fd = -1;  // fd and the incoming sockets: the progress fd
-  bool listening = false;
   std::list<Incoming> incoming;
   std::list<TcpConnReq*> requests;  // handed out, not yet taken or rejected
 
-  const fi_provider* log() const { return fabric->provider->c_provider(); }
+  const fi_provider* log() const { return util.log(); }
 };
 
 TcpPep* ToTcpPep(fid* object) { return reinterpret_cast<TcpPep*>(object); }
@@ -87,14 +83,14 @@ void Watch(TcpPep* pep, int fd, int op) {
 void PostRequest(TcpPep* pep, Incoming& in) {
   absl::StatusOr<IpAddress> peer = PeerAddress(in.fd);
   absl::StatusOr<IpAddress> local = LocalAddress(in.fd);
-  InfoPtr info = DupInfo(*pep->info);
-  if (!peer.ok() || !local.ok() || info == nullptr || pep->eq == nullptr) {
+  InfoPtr info = DupInfo(*pep->util.info);
+  if (!peer.ok() || !local.ok() || info == nullptr) {
     FI_WARN(pep->log(), FI_LOG_EP_CTRL,
-            "dropping a connection request (no EQ, address or memory)\n");
+            "dropping a connection request (no address or memory)\n");
     close(in.fd);
     return;
   }
-  uint32_t format = pep->info->addr_format;
+  uint32_t format = pep->util.info->addr_format;
   auto set_address = [format](void** field, size_t* len,
                               const IpAddress& address) {
     size_t needed = 0;
@@ -110,24 +106,13 @@ void PostRequest(TcpPep* pep, Incoming& in) {
   request->conn_fid = {};
   InitFid(&request->conn_fid, FI_CLASS_CONNREQ, nullptr, nullptr);
   request->fd = in.fd;
-  request->pep = &pep->pep_fid;
-  AddLiveObject(&request->conn_fid, pep->fabric->provider->name(), "connreq");
+  request->pep = &pep->util.pep_fid;
+  AddLiveObject(&request->conn_fid, pep->util.fabric->provider->name(),
+                "connreq");
   info->handle = &request->conn_fid;
   pep->requests.push_back(request);
-
   const std::vector<char>& data = in.reader.data();
-  std::vector<char> buf(sizeof(fi_eq_cm_entry) + data.size());
-  fi_eq_cm_entry entry = {};
-  entry.fid = &pep->pep_fid.fid;
-  entry.info = info.release();
-  memcpy(buf.data(), &entry, sizeof(entry));
-  if (!data.empty()) {
-    memcpy(buf.data() + sizeof(entry), data.data(), data.size());
-  }
-  if (EqPost(&pep->eq->eq_fid, FI_CONNREQ, buf.data(), buf.size()) < 0) {
-    FI_WARN(pep->log(), FI_LOG_EP_CTRL,
-            "EQ full: refusing a connection request\n");
-    fi_freeinfo(entry.info);
+  if (!PostConnReq(&pep->util, std::move(info), data.data(), data.size())) {
     pep->requests.remove(request);
     FreeTcpConnReq(request);
   }
@@ -135,43 +120,25 @@ void PostRequest(TcpPep* pep, Incoming& in) {
 
 int ClosePep(fid* object) {
   TcpPep* pep = ToTcpPep(object);
-  if (pep->listening) pep->fabric->progress->Remove(&pep->events);
+  if (pep->util.listening) pep->util.fabric->progress->Remove(&pep->events);
   for (Incoming& in : pep->incoming) close(in.fd);
   for (TcpConnReq* request : pep->requests) FreeTcpConnReq(request);
   if (pep->fd >= 0) close(pep->fd);
   if (pep->epoll_fd >= 0) close(pep->epoll_fd);
-  if (pep->eq != nullptr) pep->eq->open_children.fetch_sub(1);
-  RemoveLiveObject(object);
-  pep->fabric->open_children.fetch_sub(1);
+  ReleaseUtilPep(&pep->util);
   delete pep;
-  return 0;
-}
-
-int BindPep(fid* object, fid* bound, uint64_t flags) {
-  TcpPep* pep = ToTcpPep(object);
-  std::lock_guard<std::mutex> lock(pep->mutex);
-  UtilEq* eq = AsUtilEq(bound);
-  if (eq == nullptr || eq->fabric != pep->fabric || flags != 0 ||
-      pep->eq != nullptr) {
-    FI_WARN(pep->log(), FI_LOG_EP_CTRL,
-            "fi_pep_bind: one EQ of the passive endpoint's fabric, flags "
-            "0\n");
-    return -FI_EINVAL;
-  }
-  eq->open_children.fetch_add(1);
-  pep->eq = eq;
   return 0;
 }
 
 int SetPepName(fid* object, void* addr, size_t addrlen) {
   TcpPep* pep = ToTcpPep(object);
-  std::lock_guard<std::mutex> lock(pep->mutex);
-  if (pep->listening) {
+  std::lock_guard<std::mutex> lock(pep->util.mutex);
+  if (pep->util.listening) {
     FI_WARN(pep->log(), FI_LOG_EP_CTRL, "fi_setname: already listening\n");
     return -FI_EOPBADSTATE;
   }
   absl::StatusOr<IpAddress> address =
-      IpFromUser(pep->info->addr_format, addr, addrlen);
+      IpFromUser(pep->util.info->addr_format, addr, addrlen);
   absl::StatusOr<int> fd =
       address.ok() ? BoundSocket(*address) : address.status();
   if (!fd.ok()) return Fail(*pep, fd.status());
@@ -184,33 +151,34 @@ int SetPepName(fid* object, void* addr, size_t addrlen) {
 
 int GetPepName(fid* object, void* addr, size_t* addrlen) {
   TcpPep* pep = ToTcpPep(object);
-  std::lock_guard<std::mutex> lock(pep->mutex);
+  std::lock_guard<std::mutex> lock(pep->util.mutex);
   absl::StatusOr<IpAddress> address = LocalAddress(pep->fd);
   if (!address.ok()) return Fail(*pep, address.status());
-  return CopyAddressOut(*address, pep->info->addr_format, addr, addrlen);
+  return CopyAddressOut(*address, pep->util.info->addr_format, addr, addrlen);
 }
 
 int Listen(fid_pep* pep_fid) {
   TcpPep* pep = ToTcpPep(&pep_fid->fid);
-  std::lock_guard<std::mutex> lock(pep->mutex);  // Add may be called under it
-  if (pep->eq == nullptr) {
+  // Add may be called under the lock.
+  std::lock_guard<std::mutex> lock(pep->util.mutex);
+  if (pep->util.eq == nullptr) {
     FI_WARN(pep->log(), FI_LOG_EP_CTRL, "fi_listen: no EQ bound\n");
     return -FI_ENOEQ;
   }
-  if (pep->listening) return 0;
+  if (pep->util.listening) return 0;
   if (listen(pep->fd, kBacklog) != 0) {
     return Fail(*pep, FiError(errno, absl::StrCat("listen: ",
                                                   strerror(errno))));
   }
-  pep->listening = true;
-  pep->fabric->progress->Add(&pep->events);
+  pep->util.listening = true;
+  pep->util.fabric->progress->Add(&pep->events);
   return 0;
 }
 
 int Reject(fid_pep* pep_fid, fid_t handle, const void* param,
            size_t paramlen) {
   TcpPep* pep = ToTcpPep(&pep_fid->fid);
-  std::lock_guard<std::mutex> lock(pep->mutex);
+  std::lock_guard<std::mutex> lock(pep->util.mutex);
   TcpConnReq* request = AsTcpConnReq(handle);
   if (request == nullptr || request->pep != pep_fid || request->fd < 0) {
     FI_WARN(pep->log(), FI_LOG_EP_CTRL,
@@ -225,14 +193,10 @@ int Reject(fid_pep* pep_fid, fid_t handle, const void* param,
   return sent.ok() ? 0 : Fail(*pep, sent);
 }
 
-int PepControl(fid* object, int command, void* arg) {
-  (void)object;
-  (void)arg;
-  return command == FI_ENABLE ? 0 : -FI_ENOSYS;
-}
-
 fi_ops kPepFidOps =
-    MakeFidOps({.close = ClosePep, .bind = BindPep, .control = PepControl});
+    MakeFidOps({.close = ClosePep,
+                .bind = BindUtilPep,
+                .control = ControlUtilPep});
 
 fi_ops_cm kPepCmOps = {
     sizeof(fi_ops_cm), SetPepName, GetPepName, NoGetPeer,  NoConnect,
@@ -242,7 +206,7 @@ fi_ops_cm kPepCmOps = {
 }  // namespace
 
 void PepEvents::Progress() {
-  std::lock_guard<std::mutex> lock(pep_->mutex);
+  std::lock_guard<std::mutex> lock(pep_->util.mutex);
   for (int fd; (fd = AcceptSocket(pep_->fd, pep_->log())) >= 0;) {
     pep_->incoming.push_back(Incoming{fd, CmReader()});
     Watch(pep_, fd, EPOLL_CTL_ADD);
@@ -256,7 +220,7 @@ void PepEvents::Progress() {
     Watch(pep_, it->fd, EPOLL_CTL_DEL);
     bool request = result == CmReader::kDone &&
                    it->reader.type() == CmType::kConnRequest;
-    if (request && it->reader.key() != AuthKeyOf(*pep_->info)) {
+    if (request && it->reader.key() != AuthKeyOf(*pep_->util.info)) {
       // Endpoints with different keys cannot talk (fi_domain(3)): refused
       // before the application sees the request.
       FI_WARN(pep_->log(), FI_LOG_EP_CTRL,
@@ -279,8 +243,8 @@ void PepEvents::Progress() {
 int PepEvents::progress_fd() const { return pep_->epoll_fd; }
 
 bool PepEvents::auto_progress() const {
-  return pep_->info->domain_attr == nullptr ||
-         pep_->info->domain_attr->control_progress != FI_PROGRESS_MANUAL;
+  const fi_domain_attr* attr = pep_->util.info->domain_attr;
+  return attr == nullptr || attr->control_progress != FI_PROGRESS_MANUAL;
 }
 
 TcpConnReq* AsTcpConnReq(fid* handle) {
@@ -298,7 +262,7 @@ int TakeTcpConnReq(fid* handle) {
   TcpConnReq* request = AsTcpConnReq(handle);
   if (request == nullptr) return -1;
   TcpPep* pep = ToTcpPep(&request->pep->fid);
-  std::lock_guard<std::mutex> lock(pep->mutex);
+  std::lock_guard<std::mutex> lock(pep->util.mutex);
   int fd = request->fd;
   request->fd = -1;
   pep->requests.remove(request);
@@ -320,31 +284,24 @@ int OpenTcpPassiveEp(fid_fabric* fabric_fid, fi_info* info, fid_pep** pep_out,
           : FiError(FI_EINVAL, "fi_passive_ep: info->src_addr is not set");
   absl::StatusOr<int> fd =
       address.ok() ? BoundSocket(*address) : address.status();
-  InfoPtr copy = fd.ok() ? DupInfo(*info) : nullptr;
-  int epoll_fd = copy != nullptr ? epoll_create1(EPOLL_CLOEXEC) : -1;
-  if (epoll_fd < 0) {
-    absl::Status status = !fd.ok() ? fd.status()
-                                   : FiError(FI_ENOMEM, "fi_passive_ep: out "
-                                                        "of memory");
+  int epoll_fd = fd.ok() ? epoll_create1(EPOLL_CLOEXEC) : -1;
+  auto pep = std::make_unique<TcpPep>();
+  absl::Status status =
+      !fd.ok() ? fd.status()
+      : epoll_fd < 0
+          ? FiError(errno, absl::StrCat("epoll_create1: ", strerror(errno)))
+          : InitUtilPep(&pep->util, fabric, *info, context, &kPepFidOps,
+                        &kPepCmOps);
+  if (!status.ok()) {
     if (fd.ok()) close(*fd);
+    if (epoll_fd >= 0) close(epoll_fd);
     FI_WARN(log, FI_LOG_EP_CTRL, "%s\n", std::string(status.message()).c_str());
     return ToFiErrno(status);
   }
-  auto* pep = new TcpPep;
-  pep->pep_fid = {};
-  InitFid(&pep->pep_fid.fid, FI_CLASS_PEP, context, &kPepFidOps);
-  pep->pep_fid.ops = &kNoEpOps;
-  pep->pep_fid.cm = &kPepCmOps;
-  pep->fabric = fabric;
-  pep->info = std::move(copy);
-  pep->info->handle = nullptr;
   pep->fd = *fd;
   pep->epoll_fd = epoll_fd;
-  Watch(pep, pep->fd, EPOLL_CTL_ADD);
-  fabric->open_children.fetch_add(1);
-  AddLiveObject(&pep->pep_fid.fid, fabric->provider->name(), fabric->name,
-                &fabric->fabric_fid.fid);
-  *pep_out = &pep->pep_fid;
+  Watch(pep.get(), pep->fd, EPOLL_CTL_ADD);
+  *pep_out = &pep.release()->util.pep_fid;
   return 0;
 }
 

@@ -67,12 +67,6 @@ class TcpProvider : public IpProvider {
 
   int OpenPassiveEndpoint(fid_fabric* fabric, fi_info* info, fid_pep** pep,
                           void* context) const override {
-    if (info != nullptr && info->ep_attr != nullptr &&
-        info->ep_attr->type != FI_EP_MSG) {
-      FI_WARN(c_provider(), FI_LOG_EP_CTRL,
-              "fi_passive_ep: only FI_EP_MSG endpoints listen\n");
-      return -FI_EINVAL;
-    }
     tcp::PrepareFdBudget(c_provider());
     return tcp::OpenTcpPassiveEp(fabric, info, pep, context);
   }

@@ -240,7 +240,7 @@ int OpenUtilDomain(fid_fabric* fabric_fid, fi_info* info,
             std::string(effective.status().message()).c_str());
     return ToFiErrno(effective.status());
   }
-  UtilDomain* domain = new UtilDomain;
+  auto domain = std::make_unique<UtilDomain>();
   domain->domain_fid = {};
   InitFid(&domain->domain_fid.fid, FI_CLASS_DOMAIN, context, &kDomainFidOps);
   domain->domain_fid.ops = &kDomainOps;
@@ -249,6 +249,14 @@ int OpenUtilDomain(fid_fabric* fabric_fid, fi_info* info,
   domain->name = info->domain_attr->name;
   domain->info = *std::move(effective);
   domain->peer_owner = *owner;
+  absl::StatusOr<std::unique_ptr<DomainResources>> resources =
+      fabric->provider->OpenDomainResources(*domain);
+  if (!resources.ok()) {
+    FI_WARN(log, FI_LOG_DOMAIN, "%s\n",
+            std::string(resources.status().message()).c_str());
+    return ToFiErrno(resources.status());
+  }
+  domain->resources = *std::move(resources);
   if (domain->peer_owner != nullptr) {
     domain->peer_owner->open_children.fetch_add(1);
     domain->progress = domain->peer_owner->progress;
@@ -256,7 +264,7 @@ int OpenUtilDomain(fid_fabric* fabric_fid, fi_info* info,
   fabric->open_children.fetch_add(1);
   AddLiveObject(&domain->domain_fid.fid, fabric->provider->name(),
                 domain->name, &fabric->fabric_fid.fid);
-  *domain_out = &domain->domain_fid;
+  *domain_out = &domain.release()->domain_fid;
   return 0;
 }
 

@@ -23,6 +23,7 @@
 
 #include "fabric/api/core/info.h"
 #include "fabric/hmem/hmem_copy.h"
+#include "fabric/providers/domain_resources.h"
 #include "fabric/providers/util/eq.h"
 #include "fabric/providers/util/fabric.h"
 
@@ -70,6 +71,8 @@ struct UtilDomain {
   // local descriptors; remote accesses to its endpoints may name them too
   // (MrResolveRemote).
   UtilDomain* peer_owner = nullptr;
+  // The provider's, when it keeps any (DomainResources); null otherwise.
+  std::unique_ptr<DomainResources> resources;
 };
 
 // Whether objects of `object_domain` (AVs, counters, memory regions) may

@@ -53,8 +53,14 @@ int TryWait(fid_fabric* fabric, fid** objects, int count) {
 
 int OpenPassiveEp(fid_fabric* fabric, fi_info* info, fid_pep** pep,
                   void* context) {
-  return ToUtilFabric(fabric)->provider->OpenPassiveEndpoint(fabric, info, pep,
-                                                             context);
+  const Provider& provider = *ToUtilFabric(fabric)->provider;
+  if (info != nullptr && info->ep_attr != nullptr &&
+      info->ep_attr->type != FI_EP_MSG) {
+    FI_WARN(provider.c_provider(), FI_LOG_EP_CTRL,
+            "fi_passive_ep: only FI_EP_MSG endpoints listen\n");
+    return -FI_EINVAL;
+  }
+  return provider.OpenPassiveEndpoint(fabric, info, pep, context);
 }
 
 fi_ops kFabricFidOps = MakeFidOps({.close = CloseFabric});

@@ -5,6 +5,7 @@
 #include <sys/random.h>
 
 #include <mutex>
+#include <optional>
 
 #include "absl/strings/str_cat.h"
 #include "fabric/api/core/enum_value.h"
@@ -87,6 +88,9 @@ int CloseMr(fid* object) {
   {
     std::lock_guard<std::mutex> lock(mr->domain->mr_mutex);
     mr->domain->mrs.erase(mr->mr_fid.key);
+  }
+  if (mr->device_region != nullptr) {
+    mr->domain->resources->DeregisterRegion(mr);
   }
   if (mr->cntr != nullptr) mr->cntr->open_children.fetch_sub(1);
   mr->domain->open_children.fetch_sub(1);
@@ -228,11 +232,22 @@ absl::Status CheckRegistration(const UtilDomain& domain,
   return absl::OkStatus();
 }
 
-absl::StatusOr<uint64_t> ChooseKey(UtilDomain& domain, uint64_t requested) {
+// The region's key: the device's for a region registered with one
+// (`device_key`), else the application's or a random one.
+absl::StatusOr<uint64_t> ChooseKey(UtilDomain& domain, uint64_t requested,
+                                   std::optional<uint64_t> device_key) {
   if (domain.mrs.size() >= domain.info->domain_attr->mr_cnt) {
     return FiError(FI_ENOSPC, absl::StrCat("fi_mr_reg: the domain's mr_cnt (",
                                            domain.info->domain_attr->mr_cnt,
                                            ") regions are registered"));
+  }
+  if (device_key.has_value()) {
+    if (domain.mrs.count(*device_key) != 0) {
+      return FiError(FI_ENOKEY, absl::StrCat("fi_mr_reg: the device gave key ",
+                                             *device_key, ", which is in "
+                                             "use"));
+    }
+    return *device_key;
   }
   if (!ProviderKeys(domain)) {
     if (domain.mrs.count(requested) != 0) {
@@ -274,10 +289,21 @@ int Register(fid* owner, Registration reg, fid_mr** mr_out) {
   mr->device = reg.device;
   mr->auth_key = !reg.auth_key.empty() ? std::move(reg.auth_key)
                                        : DomainAuthKey(domain);
+  std::optional<uint64_t> device_key;
+  if (domain.resources != nullptr) {
+    absl::StatusOr<uint64_t> key = domain.resources->RegisterRegion(mr);
+    if (!key.ok()) {
+      delete mr;
+      return Fail(domain, key.status());
+    }
+    device_key = *key;
+  }
   {
     std::lock_guard<std::mutex> lock(domain.mr_mutex);
-    absl::StatusOr<uint64_t> key = ChooseKey(domain, reg.requested_key);
+    absl::StatusOr<uint64_t> key =
+        ChooseKey(domain, reg.requested_key, device_key);
     if (!key.ok()) {
+      if (mr->device_region != nullptr) domain.resources->DeregisterRegion(mr);
       delete mr;
       return Fail(domain, key.status());
     }

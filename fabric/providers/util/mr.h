@@ -42,6 +42,10 @@ struct UtilMr {
   bool enabled = true;
   // Only peers that proved this key (their endpoints' key) may access it.
   std::string auth_key;
+  // What the domain's DomainResources registered with a device (a verbs
+  // region), or null. mr_fid.mem_desc is then what that provider's
+  // endpoints take as a descriptor; otherwise it is this UtilMr.
+  void* device_region = nullptr;
 };
 
 // fi_ops_mr of UtilDomain.

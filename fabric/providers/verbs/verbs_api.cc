@@ -1,6 +1,8 @@
 #include "fabric/providers/verbs/verbs_api.h"
 
 #include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <rdma/fi_errno.h>
 #include <string.h>
 
@@ -62,6 +64,7 @@ absl::Status LoadIbverbs(void* library, VerbsApi* api) {
   load("ibv_get_cq_event", &api->get_cq_event);
   load("ibv_ack_cq_events", &api->ack_cq_events);
   load("ibv_wc_status_str", &api->wc_status_str);
+  load("ibv_modify_qp", &api->modify_qp);
   if (load.missing().empty()) return absl::OkStatus();
   return FiError(FI_ENODATA,
                  absl::StrCat(kIbverbs, " has no ", load.missing()));
@@ -123,6 +126,20 @@ absl::StatusOr<const VerbsApi*> LoadVerbsApi() {
     return &api;
   }();
   return loaded;
+}
+
+absl::Status CallFailed(const char* call) {
+  int err = errno;
+  return FiError(err == 0 ? FI_EIO : err,
+                 absl::StrCat(call, ": ", strerror(err)));
+}
+
+absl::Status MakeNonBlocking(int fd, const char* what) {
+  int flags = fcntl(fd, F_GETFL);
+  if (flags < 0 || fcntl(fd, F_SETFL, flags | O_NONBLOCK) != 0) {
+    return CallFailed(what);
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace verbs

@@ -24,7 +24,7 @@ namespace verbs {
 
 struct VerbsApi {
   // libibverbs: devices, protection domains, memory regions, completion
-  // queues and their channels.
+  // queues and their channels, queue pair states.
   ibv_device** (*get_device_list)(int*) = nullptr;
   void (*free_device_list)(ibv_device**) = nullptr;
   const char* (*get_device_name)(ibv_device*) = nullptr;
@@ -48,6 +48,7 @@ struct VerbsApi {
   int (*get_cq_event)(ibv_comp_channel*, ibv_cq**, void**) = nullptr;
   void (*ack_cq_events)(ibv_cq*, unsigned int) = nullptr;
   const char* (*wc_status_str)(ibv_wc_status) = nullptr;
+  int (*modify_qp)(ibv_qp*, ibv_qp_attr*, int) = nullptr;
 
   // librdmacm: connection management of RC queue pairs.
   rdma_event_channel* (*create_event_channel)() = nullptr;
@@ -77,6 +78,14 @@ struct VerbsApi {
   // else the old call.
   int QueryPort(ibv_context* context, uint8_t port, ibv_port_attr* attr) const;
 };
+
+// The failure of a librdmacm or libibverbs call that set errno: that errno
+// as the fi_errno (FI_EIO when it is 0), with the call's name.
+absl::Status CallFailed(const char* call);
+
+// Sets O_NONBLOCK on a channel's fd (an rdma_cm event channel or a
+// completion channel), which the progress engine reads without blocking.
+absl::Status MakeNonBlocking(int fd, const char* what);
 
 // Both libraries, loaded once for the process (and kept). FI_ENODATA, with
 // the library or the call that is missing, when they cannot be.

@@ -97,8 +97,24 @@ std::string FabricName(const ibv_gid& gid) {
   return absl::StrFormat("IB-0x%016x", be64toh(gid.global.subnet_prefix));
 }
 
+void SizeQueues(const fi_info* hints, InfoTemplate* t) {
+  auto pick = [](size_t asked, size_t limit, size_t fallback) {
+    if (asked > limit) return limit;
+    return asked > 0 ? asked : std::min(fallback, limit);
+  };
+  const fi_tx_attr* tx = hints != nullptr ? hints->tx_attr : nullptr;
+  const fi_rx_attr* rx = hints != nullptr ? hints->rx_attr : nullptr;
+  t->tx.size = pick(tx ? tx->size : 0, t->tx.size, kDefaultQueueSize);
+  t->tx.iov_limit =
+      pick(tx ? tx->iov_limit : 0, t->tx.iov_limit, kDefaultIovLimit);
+  t->rx.size = pick(rx ? rx->size : 0, t->rx.size, kDefaultQueueSize);
+  t->rx.iov_limit =
+      pick(rx ? rx->iov_limit : 0, t->rx.iov_limit, kDefaultIovLimit);
+}
+
 absl::StatusOr<InfoList> PortInfos(const PortDescription& port,
-                                   uint32_t prov_version) {
+                                   uint32_t prov_version,
+                                   const fi_info* hints) {
   const std::string where =
       absl::StrCat(port.device, " port ", static_cast<int>(port.port));
   if (port.port_attr.state != IBV_PORT_ACTIVE) {
@@ -115,6 +131,7 @@ absl::StatusOr<InfoList> PortInfos(const PortDescription& port,
   }
   InfoTemplate rc;
   DescribeRc(port, &rc);
+  SizeQueues(hints, &rc);
   InfoList infos;
   if (infiniband) {
     sockaddr_ib address = IbAddress(port.gid);
@@ -137,6 +154,44 @@ absl::StatusOr<InfoList> PortInfos(const PortDescription& port,
                                             "address on its interface"));
   }
   return infos;
+}
+
+absl::StatusOr<InfoPtr> IbInfoFor(const fi_info& offered, const char* node,
+                                  const char* service, const fi_info* hints) {
+  const uint32_t format =
+      hints != nullptr ? hints->addr_format : uint32_t{FI_FORMAT_UNSPEC};
+  if (node != nullptr || service != nullptr ||
+      (format != FI_FORMAT_UNSPEC && format != FI_SOCKADDR_IB)) {
+    return InfoPtr();
+  }
+  const bool ib_hints = hints != nullptr && format == FI_SOCKADDR_IB;
+  if (hints != nullptr && !ib_hints &&
+      (hints->src_addr != nullptr || hints->dest_addr != nullptr)) {
+    return InfoPtr();  // IP addresses in the hints
+  }
+  const auto* own = static_cast<const sockaddr_ib*>(offered.src_addr);
+  if (ib_hints && hints->src_addr != nullptr) {
+    const auto* wanted = static_cast<const sockaddr_ib*>(hints->src_addr);
+    if (hints->src_addrlen != sizeof(sockaddr_ib) ||
+        wanted->sib_family != AF_IB ||
+        memcmp(&wanted->sib_addr, &own->sib_addr, sizeof(own->sib_addr)) !=
+            0) {
+      return InfoPtr();
+    }
+  }
+  InfoPtr info = DupInfo(offered);
+  if (info == nullptr) return FiError(FI_ENOMEM, "out of memory");
+  if (ib_hints && hints->src_addr != nullptr &&
+      !SetAddress(&info->src_addr, &info->src_addrlen, hints->src_addr,
+                  hints->src_addrlen)) {
+    return FiError(FI_ENOMEM, "out of memory");
+  }
+  if (ib_hints && hints->dest_addr != nullptr &&
+      !SetAddress(&info->dest_addr, &info->dest_addrlen, hints->dest_addr,
+                  hints->dest_addrlen)) {
+    return FiError(FI_ENOMEM, "out of memory");
+  }
+  return info;
 }
 
 }  // namespace verbs

@@ -52,14 +52,38 @@ inline constexpr size_t kInjectSize = 64;
 // An RC queue pair's attributes on `port`'s device (no names, no address).
 void DescribeRc(const PortDescription& port, InfoTemplate* t);
 
+// The queue depth and scatter-gather entries an endpoint gets unless the
+// application asks (libfabric's verbs defaults): a queue pair of the
+// device's maxima takes much memory, and some devices cannot create one
+// (their limits do not combine).
+inline constexpr size_t kDefaultQueueSize = 384;
+inline constexpr size_t kDefaultIovLimit = 4;
+
+// Narrows the queue sizes and iov limits of `t` (the device's maxima, from
+// DescribeRc) to what `hints` (may be null) ask for, or to the defaults
+// where they ask nothing. A hint beyond the maximum leaves the maximum (the
+// core then reports the hint unmet).
+void SizeQueues(const fi_info* hints, InfoTemplate* t);
+
 // "IB-0xfe80000000000000": the fabric of GID `gid`'s subnet.
 std::string FabricName(const ibv_gid& gid);
 
-// The fi_info entries of `port` (prov_name "verbs"), or FI_ENODATA with
+// The fi_info entries of `port` (prov_name "verbs", queues sized for
+// `hints`), or FI_ENODATA with
 // the reason when it offers none (a port that is not ACTIVE, an unknown
 // link layer, no address).
 absl::StatusOr<InfoList> PortInfos(const PortDescription& port,
-                                   uint32_t prov_version);
+                                   uint32_t prov_version,
+                                   const fi_info* hints = nullptr);
+
+// fi_getinfo's view of a port's AF_IB info `offered` (from PortInfos) for
+// `node`, `service` and `hints` (may be null): null when the request names
+// IP addresses (a node or service, IP addresses in the hints) or another
+// address format; with FI_SOCKADDR_IB hints, null unless their source is
+// the port's GID, and otherwise a copy with their source (and the service
+// ID the application chose in it) and destination.
+absl::StatusOr<InfoPtr> IbInfoFor(const fi_info& offered, const char* node,
+                                  const char* service, const fi_info* hints);
 
 }  // namespace verbs
 }  // namespace fabric

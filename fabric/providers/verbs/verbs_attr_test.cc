@@ -156,9 +156,11 @@ TEST(VerbsAttrTest, AnInfiniBandPortGivesItsGidAndItsIpoibAddress) {
     EXPECT_EQ(info->ep_attr->type, FI_EP_MSG);
     EXPECT_EQ(info->ep_attr->protocol, FI_PROTO_RDMA_CM_IB_RC);
     EXPECT_EQ(info->ep_attr->max_msg_size, 0x40000000u);
-    EXPECT_EQ(info->tx_attr->size, 32768u);
-    EXPECT_EQ(info->rx_attr->size, 32768u);
-    EXPECT_EQ(info->tx_attr->iov_limit, 30u);
+    // Unless the hints ask, the defaults (within the device's 32768 and 30).
+    EXPECT_EQ(info->tx_attr->size, kDefaultQueueSize);
+    EXPECT_EQ(info->rx_attr->size, kDefaultQueueSize);
+    EXPECT_EQ(info->tx_attr->iov_limit, kDefaultIovLimit);
+    EXPECT_EQ(info->rx_attr->iov_limit, kDefaultIovLimit);
     EXPECT_EQ(info->tx_attr->rma_iov_limit, 1u);
     EXPECT_EQ(info->tx_attr->inject_size, kInjectSize);
     EXPECT_EQ(info->domain_attr->ep_cnt, 262144u);
@@ -193,8 +195,38 @@ TEST(VerbsAttrTest, ARocePortGivesItsIpAddressesAndItsAtomics) {
   }
 }
 
+TEST(VerbsAttrTest, QueuesAreWhatTheHintsAskWithinTheDeviceLimits) {
+  fi_tx_attr tx = {};
+  fi_rx_attr rx = {};
+  fi_info hints = {};
+  hints.tx_attr = &tx;
+  hints.rx_attr = &rx;
+  tx.size = 1024;
+  tx.iov_limit = 8;
+  rx.size = 16;  // less than the default
+  absl::StatusOr<InfoList> list = PortInfos(ConnectIb(), kVersion, &hints);
+  ASSERT_TRUE(list.ok()) << list.status();
+  const fi_info* info = list->head();
+  EXPECT_EQ(info->tx_attr->size, 1024u);
+  EXPECT_EQ(info->tx_attr->iov_limit, 8u);
+  EXPECT_EQ(info->rx_attr->size, 16u);
+  EXPECT_EQ(info->rx_attr->iov_limit, kDefaultIovLimit);
+  // Beyond the device: its limit, which the core then finds short.
+  tx.size = 1u << 20;
+  rx.iov_limit = 64;
+  list = PortInfos(ConnectIb(), kVersion, &hints);
+  ASSERT_TRUE(list.ok()) << list.status();
+  EXPECT_EQ(list->head()->tx_attr->size, 32768u);
+  EXPECT_EQ(list->head()->rx_attr->iov_limit, 30u);
+}
+
 TEST(VerbsAttrTest, SmallDevicesGiveTheirOwnLimits) {
-  absl::StatusOr<InfoList> list = PortInfos(Qedr(), kVersion);
+  fi_tx_attr tx = {};
+  fi_info hints = {};
+  hints.tx_attr = &tx;
+  tx.size = 1u << 20;
+  tx.iov_limit = 64;
+  absl::StatusOr<InfoList> list = PortInfos(Qedr(), kVersion, &hints);
   ASSERT_TRUE(list.ok()) << list.status();
   const fi_info* info = list->head();
   ASSERT_NE(info, nullptr);
@@ -246,6 +278,61 @@ TEST(VerbsAttrTest, PortsThatOfferNothingSayWhy) {
 TEST(VerbsAttrTest, FabricNamesFollowTheSubnetPrefix) {
   EXPECT_EQ(FabricName(Gid(0xfe80000000000000ull, 1)), "IB-0xfe80000000000000");
   EXPECT_EQ(FabricName(Gid(0x0012345600000000ull, 1)), "IB-0x0012345600000000");
+}
+
+TEST(VerbsAttrTest, TheInfiniBandAddressIsOfferedOnlyWhenAsked) {
+  absl::StatusOr<InfoList> list = PortInfos(ConnectIb(), kVersion);
+  ASSERT_TRUE(list.ok()) << list.status();
+  const fi_info& ib = *list->head();
+  ASSERT_EQ(ib.addr_format, FI_SOCKADDR_IB);
+  const auto* own = static_cast<const sockaddr_ib*>(ib.src_addr);
+
+  // No request: the GID as it is.
+  absl::StatusOr<InfoPtr> got = IbInfoFor(ib, nullptr, nullptr, nullptr);
+  ASSERT_TRUE(got.ok()) << got.status();
+  ASSERT_NE(*got, nullptr);
+  EXPECT_EQ(memcmp((*got)->src_addr, own, sizeof(*own)), 0);
+  // A node or service is an IP address: nothing.
+  got = IbInfoFor(ib, "192.168.100.7", nullptr, nullptr);
+  ASSERT_TRUE(got.ok());
+  EXPECT_EQ(*got, nullptr);
+  got = IbInfoFor(ib, nullptr, "7471", nullptr);
+  ASSERT_TRUE(got.ok());
+  EXPECT_EQ(*got, nullptr);
+
+  fi_info hints = {};
+  hints.addr_format = FI_SOCKADDR_IN;
+  got = IbInfoFor(ib, nullptr, nullptr, &hints);
+  ASSERT_TRUE(got.ok());
+  EXPECT_EQ(*got, nullptr);
+
+  // FI_SOCKADDR_IB hints naming this GID with a service ID, and a peer:
+  // kept (what fi_domain and fi_endpoint see again).
+  sockaddr_ib source = *own;
+  source.sib_sid = htobe64(0x0106000000001d2full);
+  sockaddr_ib peer = *own;
+  peer.sib_addr.sib_raw[15] ^= 1;
+  hints.addr_format = FI_SOCKADDR_IB;
+  hints.src_addr = &source;
+  hints.src_addrlen = sizeof(source);
+  hints.dest_addr = &peer;
+  hints.dest_addrlen = sizeof(peer);
+  got = IbInfoFor(ib, nullptr, nullptr, &hints);
+  ASSERT_TRUE(got.ok()) << got.status();
+  ASSERT_NE(*got, nullptr);
+  EXPECT_EQ(memcmp((*got)->src_addr, &source, sizeof(source)), 0);
+  ASSERT_EQ((*got)->dest_addrlen, sizeof(peer));
+  EXPECT_EQ(memcmp((*got)->dest_addr, &peer, sizeof(peer)), 0);
+  // Another port's GID, or a short address: not this port.
+  hints.src_addr = &peer;
+  got = IbInfoFor(ib, nullptr, nullptr, &hints);
+  ASSERT_TRUE(got.ok());
+  EXPECT_EQ(*got, nullptr);
+  hints.src_addr = &source;
+  hints.src_addrlen = sizeof(source) - 1;
+  got = IbInfoFor(ib, nullptr, nullptr, &hints);
+  ASSERT_TRUE(got.ok());
+  EXPECT_EQ(*got, nullptr);
 }
 
 }  // namespace

@@ -73,6 +73,26 @@ absl::StatusOr<CmAddress> CmAddressOf(uint32_t format, const void* addr,
   return address;
 }
 
+absl::StatusOr<CmAddress> CmAddressFrom(const ::sockaddr* address) {
+  for (const Family& known : kFamilies) {
+    if (address->sa_family != known.family) continue;
+    CmAddress out;
+    memcpy(&out.storage, address, known.size);
+    out.length = static_cast<socklen_t>(known.size);
+    return out;
+  }
+  return FiError(FI_EADDRNOTAVAIL,
+                 absl::StrCat("no address (family ", address->sa_family, ")"));
+}
+
+int CopyCmAddressOut(const CmAddress& address, void* addr, size_t* addrlen) {
+  const size_t room = *addrlen;
+  *addrlen = address.length;
+  if (room < address.length || addr == nullptr) return -FI_ETOOSMALL;
+  memcpy(addr, &address.storage, address.length);
+  return 0;
+}
+
 uint16_t PortOf(const CmAddress& address) {
   switch (address.storage.ss_family) {
     case AF_INET:

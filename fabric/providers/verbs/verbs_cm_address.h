@@ -37,6 +37,15 @@ struct CmAddress {
 absl::StatusOr<CmAddress> CmAddressOf(uint32_t format, const void* addr,
                                       size_t len);
 
+// An address librdmacm reports (a connection id's source or destination),
+// with the length of its family. FI_EADDRNOTAVAIL when it has none yet
+// (AF_UNSPEC) or one of another family.
+absl::StatusOr<CmAddress> CmAddressFrom(const ::sockaddr* address);
+
+// fi_getname / fi_getpeer: copies `address` to `addr` when *addrlen has
+// room, and sets *addrlen to its length either way; 0, or -FI_ETOOSMALL.
+int CopyCmAddressOut(const CmAddress& address, void* addr, size_t* addrlen);
+
 // The port (IP) or the port part of the service ID (InfiniBand) of
 // `address`, in host order: what fi_getname reports a listener bound to.
 uint16_t PortOf(const CmAddress& address);

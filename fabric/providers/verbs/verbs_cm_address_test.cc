@@ -8,6 +8,7 @@
 #include <netinet/in.h>
 #include <rdma/fabric.h>
 #include <rdma/fi_errno.h>
+#include <string.h>
 
 #include "fabric/api/core/status.h"
 #include "gtest/gtest.h"
@@ -73,6 +74,33 @@ TEST(VerbsCmAddressTest, RefusesWhatIsNotTheFormatsAddress) {
   sockaddr_storage unknown = {};
   unknown.ss_family = AF_UNIX;
   EXPECT_EQ(Code(FI_SOCKADDR, &unknown, sizeof(unknown)), -FI_EINVAL);
+}
+
+TEST(VerbsCmAddressTest, ReportsWhatLibrdmacmHolds) {
+  sockaddr_in6 in6 = {};
+  in6.sin6_family = AF_INET6;
+  in6.sin6_port = htons(7471);
+  absl::StatusOr<CmAddress> held =
+      CmAddressFrom(reinterpret_cast<sockaddr*>(&in6));
+  ASSERT_TRUE(held.ok()) << held.status();
+  EXPECT_EQ(held->length, sizeof(in6));
+  EXPECT_EQ(PortOf(*held), 7471);
+  // fi_getname: too small says how much is needed, then the copy.
+  sockaddr_in6 out = {};
+  size_t len = sizeof(sockaddr_in);
+  EXPECT_EQ(CopyCmAddressOut(*held, &out, &len), -FI_ETOOSMALL);
+  EXPECT_EQ(len, sizeof(in6));
+  EXPECT_EQ(CopyCmAddressOut(*held, &out, &len), 0);
+  EXPECT_EQ(memcmp(&out, &in6, sizeof(in6)), 0);
+  len = 0;
+  EXPECT_EQ(CopyCmAddressOut(*held, nullptr, &len), -FI_ETOOSMALL);
+  EXPECT_EQ(len, sizeof(in6));
+
+  // An id not bound yet holds AF_UNSPEC: no address.
+  sockaddr_storage none = {};
+  held = CmAddressFrom(reinterpret_cast<sockaddr*>(&none));
+  ASSERT_FALSE(held.ok());
+  EXPECT_EQ(ToFiErrno(held.status()), -FI_EADDRNOTAVAIL);
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
 #include "fabric/providers/verbs/verbs_provider.h"
 
+#include <rdma/fi_atomic.h>
 #include <rdma/fi_domain.h>
 #include <rdma/fi_errno.h>
 #include <rdma/providers/fi_log.h>
@@ -8,9 +9,17 @@
 #include <string>
 #include <vector>
 
+#include "fabric/api/core/status.h"
+#include "fabric/providers/util/fabric.h"
 #include "fabric/providers/util/info_template.h"
+#include "fabric/providers/util/interfaces.h"
+#include "fabric/providers/util/ip_discovery.h"
+#include "fabric/providers/verbs/verbs_api.h"
 #include "fabric/providers/verbs/verbs_attr.h"
 #include "fabric/providers/verbs/verbs_devices.h"
+#include "fabric/providers/verbs/verbs_domain.h"
+#include "fabric/providers/verbs/verbs_msg_ep.h"
+#include "fabric/providers/verbs/verbs_work_requests.h"
 
 namespace fabric {
 namespace {
@@ -35,67 +44,163 @@ class VerbsProvider : public Provider {
     return info;
   }
 
-  // Finds the device ports and what they would offer, and logs it; reports
-  // none, as verbs endpoints are not part of this build yet (fi_fabric
-  // would fail).
-  absl::StatusOr<InfoList> Discover(const GetInfoRequest&) const override {
-    // The devices are opened and queried once per process, not at every
-    // fi_getinfo.
-    std::call_once(listed_, [this] { ports_ = verbs::ListPorts(&skipped_); });
-    const absl::StatusOr<std::vector<verbs::PortDescription>>& ports = ports_;
-    if (!ports.ok()) {
-      FI_LOG(c_provider(), FI_LOG_DEBUG, FI_LOG_CORE,
-             "no libibverbs (%s); verbs reports nothing\n",
-             std::string(ports.status().message()).c_str());
-      return InfoList();
-    }
-    for (const std::string& why : skipped_) {
-      FI_LOG(c_provider(), FI_LOG_DEBUG, FI_LOG_CORE, "device left out: %s\n",
-             why.c_str());
-    }
-    if (ports->empty()) {
-      FI_LOG(c_provider(), FI_LOG_DEBUG, FI_LOG_CORE,
-             "no RDMA devices (ibv_get_device_list found none); verbs "
-             "reports nothing\n");
-      return InfoList();
-    }
-    size_t usable = 0;
+  // Per active port: its GID as an AF_IB address (InfiniBand, when the
+  // request names no IP address), and the IP addresses of its interface
+  // addressed as the IP providers do (node, service, FI_SOURCE, hints).
+  absl::StatusOr<InfoList> Discover(
+      const GetInfoRequest& request) const override {
+    const std::vector<verbs::PortDescription>* ports = Ports();
+    if (ports == nullptr) return InfoList();
+    const fi_info* hints = request.hints;
+    const uint32_t format =
+        hints != nullptr ? hints->addr_format : uint32_t{FI_FORMAT_UNSPEC};
+    InfoList infos;
     for (const verbs::PortDescription& port : *ports) {
-      absl::StatusOr<InfoList> infos = verbs::PortInfos(port, version());
-      if (infos.ok()) {
-        usable += infos->size();
-      } else {
+      absl::StatusOr<InfoList> offered =
+          verbs::PortInfos(port, version(), hints);
+      if (!offered.ok()) {
         FI_LOG(c_provider(), FI_LOG_DEBUG, FI_LOG_CORE, "%s\n",
-               std::string(infos.status().message()).c_str());
+               std::string(offered.status().message()).c_str());
+        continue;
+      }
+      for (const fi_info* info = offered->head(); info != nullptr;
+           info = info->next) {
+        if (info->addr_format != FI_SOCKADDR_IB) continue;
+        absl::StatusOr<InfoPtr> ib =
+            verbs::IbInfoFor(*info, request.node, request.service, hints);
+        if (!ib.ok()) return ib.status();
+        if (*ib != nullptr) infos.Append(*std::move(ib));
+      }
+      if (format == FI_SOCKADDR_IB || format == FI_ADDR_STR ||
+          port.ip_addresses.empty()) {
+        continue;  // verbs takes IP addresses as sockaddrs only
+      }
+      absl::StatusOr<InfoList> ip = DiscoverPortIp(port, request);
+      if (ip.ok()) {
+        infos.Append(*std::move(ip));
+      } else if (ToFiErrno(ip.status()) != -FI_ENODATA) {
+        return ip.status();
       }
     }
-    FI_INFO(c_provider(), FI_LOG_CORE,
-            "%zu RDMA port(s) would offer %zu fi_info, but verbs endpoints "
-            "are not part of this build yet; verbs reports nothing\n",
-            ports->size(), usable);
-    return InfoList();
+    return infos;
   }
 
   AttrSupport SupportFor(const fi_info&) const override {
     AttrSupport support;
-    support.threading = Bit(FI_THREAD_SAFE);
-    support.progress = Bit(FI_PROGRESS_AUTO);
+    support.threading = Bit(FI_THREAD_SAFE) | Bit(FI_THREAD_DOMAIN) |
+                        Bit(FI_THREAD_COMPLETION) | Bit(FI_THREAD_ENDPOINT);
+    support.progress = Bit(FI_PROGRESS_AUTO) | Bit(FI_PROGRESS_MANUAL);
     support.resource_mgmt = Bit(FI_RM_ENABLED);
     support.av_types = Bit(FI_AV_MAP);
     support.mr_mode_required = verbs::kMrMode;
     return support;
   }
 
-  int OpenFabric(const fi_fabric_attr& attr, fid_fabric**,
-                 void*) const override {
-    FI_WARN(c_provider(), FI_LOG_FABRIC,
-            "no verbs fabric named '%s' (verbs endpoints are not part of "
-            "this build yet)\n",
+  int OpenFabric(const fi_fabric_attr& attr, fid_fabric** fabric,
+                 void* context) const override {
+    const std::vector<verbs::PortDescription>* ports = Ports();
+    for (size_t i = 0; ports != nullptr && i < ports->size(); ++i) {
+      if (verbs::FabricName((*ports)[i].gid) == attr.name) {
+        return OpenUtilFabric(*this, attr, fabric, context);
+      }
+    }
+    FI_WARN(c_provider(), FI_LOG_FABRIC, "no verbs fabric named '%s'\n",
             attr.name == nullptr ? "(null)" : attr.name);
     return -FI_ENODATA;
   }
 
+  absl::StatusOr<std::unique_ptr<DomainResources>> OpenDomainResources(
+      const UtilDomain& domain) const override {
+    absl::StatusOr<const verbs::VerbsApi*> api = verbs::LoadVerbsApi();
+    if (!api.ok()) return api.status();
+    absl::StatusOr<std::unique_ptr<verbs::VerbsDomain>> opened =
+        verbs::VerbsDomain::Open(*api, domain.name);
+    if (!opened.ok()) return opened.status();
+    return std::unique_ptr<DomainResources>(*std::move(opened));
+  }
+
+  int OpenEndpoint(fid_domain* domain, fi_info* info, fid_ep** ep,
+                   uint64_t flags, void* context) const override {
+    (void)flags;  // checked by the core: 0
+    return verbs::OpenVerbsMsgEp(domain, info, ep, context);
+  }
+
+  int OpenPassiveEndpoint(fid_fabric* fabric, fi_info* info, fid_pep** pep,
+                          void* context) const override {
+    return verbs::OpenVerbsPassiveEp(fabric, info, pep, context);
+  }
+
+  int QueryAtomic(fid_domain* domain, fi_datatype datatype, fi_op op,
+                  fi_atomic_attr* attr, uint64_t flags) const override {
+    verbs::AtomicKind kind;
+    switch (flags) {
+      case 0:
+        kind = verbs::AtomicKind::kWrite;
+        break;
+      case FI_FETCH_ATOMIC:
+        kind = verbs::AtomicKind::kFetch;
+        break;
+      case FI_COMPARE_ATOMIC:
+        kind = verbs::AtomicKind::kCompare;
+        break;
+      default:
+        return -FI_EBADFLAGS;
+    }
+    if (attr == nullptr) return -FI_EINVAL;
+    auto* util = reinterpret_cast<UtilDomain*>(domain);
+    int count = verbs::AtomicCount(datatype, op, kind,
+                                   verbs::ToVerbsDomain(util)->atomics());
+    if (count < 0) return count;
+    attr->size = sizeof(uint64_t);
+    attr->count = static_cast<size_t>(count);
+    return 0;
+  }
+
  private:
+  // The device ports, listed once per process (not at every fi_getinfo);
+  // null, with the reason logged, when there are none.
+  const std::vector<verbs::PortDescription>* Ports() const {
+    std::call_once(listed_, [this] { ports_ = verbs::ListPorts(&skipped_); });
+    if (!ports_.ok()) {
+      FI_LOG(c_provider(), FI_LOG_DEBUG, FI_LOG_CORE,
+             "no libibverbs (%s); verbs reports nothing\n",
+             std::string(ports_.status().message()).c_str());
+      return nullptr;
+    }
+    for (const std::string& why : skipped_) {
+      FI_LOG(c_provider(), FI_LOG_DEBUG, FI_LOG_CORE, "device left out: %s\n",
+             why.c_str());
+    }
+    if (ports_->empty()) {
+      FI_LOG(c_provider(), FI_LOG_DEBUG, FI_LOG_CORE,
+             "no RDMA devices (ibv_get_device_list found none); verbs "
+             "reports nothing\n");
+      return nullptr;
+    }
+    return &*ports_;
+  }
+
+  // The IP-addressed infos of `port`: its interface's addresses as the
+  // IP providers treat them, named for the device and its fabric.
+  absl::StatusOr<InfoList> DiscoverPortIp(
+      const verbs::PortDescription& port,
+      const GetInfoRequest& request) const {
+    InfoTemplate rc;
+    verbs::DescribeRc(port, &rc);
+    verbs::SizeQueues(request.hints, &rc);
+    std::vector<IpInterface> interfaces;
+    for (const IpAddress& address : port.ip_addresses) {
+      IpInterface iface;
+      iface.name = port.device;
+      iface.address = address;
+      iface.prefix_length = 0;
+      iface.network = verbs::FabricName(port.gid);
+      iface.loopback = false;
+      interfaces.push_back(iface);
+    }
+    return DiscoverIp(*this, request, interfaces, {&rc.info});
+  }
+
   InfoTemplate rc_;
   mutable std::once_flag listed_;
   mutable absl::StatusOr<std::vector<verbs::PortDescription>> ports_;

@@ -1,12 +1,11 @@
 // File: fabric/providers/verbs/verbs_provider.h
 //
-// The verbs provider (InfiniBand / RoCE through rdma-core). In this version
-// it finds the device ports (verbs_devices.h) and what each would offer
-// (verbs_attr.h), and reports none of it: its endpoints are not part of
-// this build yet, so fi_fabric could not serve them. Without RDMA devices
-// or without libibverbs (as on machines without such hardware) it logs why
-// at debug level; with devices it logs at info level what they would
-// offer.
+// The verbs provider (InfiniBand / RoCE through rdma-core): FI_EP_MSG
+// endpoints over RC queue pairs connected with librdmacm
+// (verbs_msg_ep.h), one fi_info per active device port and address
+// (verbs_attr.h). Without RDMA devices or without libibverbs (as on
+// machines without such hardware) it reports nothing and logs why at
+// debug level. FI_EP_RDM over RC is not part of this version.
 #ifndef FABRIC_PROVIDERS_VERBS_VERBS_PROVIDER_H_
 #define FABRIC_PROVIDERS_VERBS_VERBS_PROVIDER_H_
 

@@ -59,7 +59,10 @@ absl::Status BuildSendWr(const SendOp& op, ibv_send_wr* wr) {
       return absl::OkStatus();
     case SendOp::kAtomic: {
       bool compare = op.op == FI_CSWAP;
-      if (AtomicCount(op.datatype, op.op, compare, true) != 1) {
+      AtomicKind kind = compare    ? AtomicKind::kCompare
+                        : op.fetch ? AtomicKind::kFetch
+                                   : AtomicKind::kWrite;
+      if (AtomicCount(op.datatype, op.op, kind, true) != 1) {
         return FiError(FI_EOPNOTSUPP,
                        absl::StrCat("atomic op ", op.op, " on datatype ",
                                     op.datatype, " (verbs: 64-bit sums, "
@@ -99,13 +102,15 @@ uint64_t CompletionFlagsOf(const SendOp& op) {
   return 0;
 }
 
-int AtomicCount(fi_datatype datatype, fi_op op, bool compare,
+int AtomicCount(fi_datatype datatype, fi_op op, AtomicKind kind,
                 bool device_atomics) {
   if (!device_atomics || (datatype != FI_INT64 && datatype != FI_UINT64)) {
     return -FI_EOPNOTSUPP;
   }
-  bool supported = compare ? op == FI_CSWAP
-                           : op == FI_SUM || op == FI_ATOMIC_READ;
+  bool supported = kind == AtomicKind::kCompare ? op == FI_CSWAP
+                   : kind == AtomicKind::kFetch
+                       ? op == FI_SUM || op == FI_ATOMIC_READ
+                       : op == FI_SUM;
   return supported ? 1 : -FI_EOPNOTSUPP;
 }
 

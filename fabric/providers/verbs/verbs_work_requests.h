@@ -65,13 +65,19 @@ absl::Status BuildSendWr(const SendOp& op, ibv_send_wr* wr);
 // fetching atomic, FI_WRITE for another.
 uint64_t CompletionFlagsOf(const SendOp& op);
 
-// fi_atomicvalid for an RC queue pair whose device does atomics
-// (`device_atomics`: ibv_device_attr.atomic_cap is not IBV_ATOMIC_NONE):
-// the elements one operation takes (1: a 64-bit fetch-and-add or
-// compare-and-swap), or -FI_EOPNOTSUPP. FI_SUM (fetching or not) and
-// FI_ATOMIC_READ (an add of 0) fetch-and-add; FI_CSWAP (compare calls)
-// compare-and-swaps; on FI_INT64 and FI_UINT64 only.
-int AtomicCount(fi_datatype datatype, fi_op op, bool compare, bool device_atomics);
+// The three kinds of atomic calls: fi_atomic (no result), fi_fetch_atomic
+// and fi_compare_atomic (fi_query_atomic's flags 0, FI_FETCH_ATOMIC and
+// FI_COMPARE_ATOMIC).
+enum class AtomicKind { kWrite, kFetch, kCompare };
+
+// fi_atomicvalid (and the fetch and compare variants) for an RC queue pair
+// whose device does atomics (`device_atomics`: ibv_device_attr.atomic_cap
+// is not IBV_ATOMIC_NONE): the elements one operation takes (1: a 64-bit
+// fetch-and-add or compare-and-swap), or -FI_EOPNOTSUPP. FI_SUM (fetching
+// or not) and FI_ATOMIC_READ (a fetching add of 0) fetch-and-add; FI_CSWAP
+// (compare calls) compare-and-swaps; on FI_INT64 and FI_UINT64 only.
+int AtomicCount(fi_datatype datatype, fi_op op, AtomicKind kind,
+                bool device_atomics);
 
 // The capacities an RC queue pair is created with: the work requests and
 // scatter-gather entries of tx_attr and rx_attr, and inline data up to

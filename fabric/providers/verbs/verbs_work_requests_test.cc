@@ -108,15 +108,22 @@ TEST(VerbsWorkRequestsTest, AtomicsAreSixtyFourBitAddsAndCompareAndSwaps) {
 }
 
 TEST(VerbsWorkRequestsTest, AtomicValidSaysOneElementOrNotSupported) {
-  EXPECT_EQ(AtomicCount(FI_UINT64, FI_SUM, false, true), 1);
-  EXPECT_EQ(AtomicCount(FI_INT64, FI_ATOMIC_READ, false, true), 1);
-  EXPECT_EQ(AtomicCount(FI_UINT64, FI_CSWAP, true, true), 1);
-  EXPECT_EQ(AtomicCount(FI_UINT64, FI_CSWAP, false, true), -FI_EOPNOTSUPP);
-  EXPECT_EQ(AtomicCount(FI_UINT64, FI_SUM, true, true), -FI_EOPNOTSUPP);
-  EXPECT_EQ(AtomicCount(FI_UINT64, FI_ATOMIC_WRITE, false, true),
+  constexpr AtomicKind kWrite = AtomicKind::kWrite;
+  constexpr AtomicKind kFetch = AtomicKind::kFetch;
+  constexpr AtomicKind kCompare = AtomicKind::kCompare;
+  EXPECT_EQ(AtomicCount(FI_UINT64, FI_SUM, kWrite, true), 1);
+  EXPECT_EQ(AtomicCount(FI_UINT64, FI_SUM, kFetch, true), 1);
+  EXPECT_EQ(AtomicCount(FI_INT64, FI_ATOMIC_READ, kFetch, true), 1);
+  // A read without a result is no operation at all.
+  EXPECT_EQ(AtomicCount(FI_INT64, FI_ATOMIC_READ, kWrite, true),
             -FI_EOPNOTSUPP);
-  EXPECT_EQ(AtomicCount(FI_DOUBLE, FI_SUM, false, true), -FI_EOPNOTSUPP);
-  EXPECT_EQ(AtomicCount(FI_UINT64, FI_SUM, false, false), -FI_EOPNOTSUPP);
+  EXPECT_EQ(AtomicCount(FI_UINT64, FI_CSWAP, kCompare, true), 1);
+  EXPECT_EQ(AtomicCount(FI_UINT64, FI_CSWAP, kFetch, true), -FI_EOPNOTSUPP);
+  EXPECT_EQ(AtomicCount(FI_UINT64, FI_SUM, kCompare, true), -FI_EOPNOTSUPP);
+  EXPECT_EQ(AtomicCount(FI_UINT64, FI_ATOMIC_WRITE, kFetch, true),
+            -FI_EOPNOTSUPP);
+  EXPECT_EQ(AtomicCount(FI_DOUBLE, FI_SUM, kFetch, true), -FI_EOPNOTSUPP);
+  EXPECT_EQ(AtomicCount(FI_UINT64, FI_SUM, kFetch, false), -FI_EOPNOTSUPP);
 }
 
 TEST(VerbsWorkRequestsTest, QueuePairCapacitiesComeFromTheAttributes) {

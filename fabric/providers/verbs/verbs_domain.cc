@@ -1,0 +1,82 @@
+#include "fabric/providers/verbs/verbs_domain.h"
+
+#include <errno.h>
+#include <rdma/fi_errno.h>
+#include <string.h>
+
+#include "absl/strings/str_cat.h"
+#include "fabric/api/core/status.h"
+#include "fabric/providers/util/mr.h"
+
+namespace fabric {
+namespace verbs {
+
+absl::StatusOr<std::unique_ptr<VerbsDomain>> VerbsDomain::Open(
+    const VerbsApi* api, const std::string& device) {
+  int count = 0;
+  ibv_context** contexts = api->get_devices(&count);
+  if (contexts == nullptr) {
+    return FiError(FI_ENODEV, absl::StrCat("rdma_get_devices: ",
+                                           strerror(errno)));
+  }
+  ibv_context* context = nullptr;
+  for (int i = 0; i < count && context == nullptr; ++i) {
+    if (device == api->get_device_name(contexts[i]->device)) {
+      context = contexts[i];
+    }
+  }
+  if (context == nullptr) {
+    api->free_devices(contexts);
+    return FiError(FI_ENODEV, absl::StrCat("fi_domain: librdmacm has no "
+                                           "device named '", device, "'"));
+  }
+  std::unique_ptr<VerbsDomain> domain(new VerbsDomain(api, contexts, context));
+  if (int rc = api->query_device(context, &domain->device_attr_); rc != 0) {
+    return FiError(FI_EIO, absl::StrCat(device, ": ibv_query_device: ",
+                                        strerror(rc)));
+  }
+  domain->pd_ = api->alloc_pd(context);
+  if (domain->pd_ == nullptr) {
+    return FiError(FI_ENOMEM, absl::StrCat(device, ": ibv_alloc_pd: ",
+                                           strerror(errno)));
+  }
+  return domain;
+}
+
+VerbsDomain::~VerbsDomain() {
+  if (pd_ != nullptr) api_->dealloc_pd(pd_);
+  api_->free_devices(contexts_);
+}
+
+absl::StatusOr<uint64_t> VerbsDomain::RegisterRegion(UtilMr* mr) {
+  // The domain's mr_iov_limit is 1: a region is one piece (or none).
+  void* base = mr->iov.empty() ? nullptr : mr->iov[0].iov_base;
+  size_t len = mr->iov.empty() ? 0 : mr->iov[0].iov_len;
+  if (mr->iface != FI_HMEM_SYSTEM) {
+    return FiError(FI_EOPNOTSUPP, "fi_mr_reg: verbs registers host memory "
+                                  "only in this version");
+  }
+  auto region = std::make_unique<Region>();
+  region->mr = api_->reg_mr(pd_, base, len, AccessOf(mr->access, atomics()));
+  if (region->mr == nullptr) {
+    int err = errno;
+    return FiError(err == ENOMEM ? FI_ENOMEM : FI_EINVAL,
+                   absl::StrCat("ibv_reg_mr of ", len, " bytes: ",
+                                strerror(err)));
+  }
+  region->desc.lkey = region->mr->lkey;
+  mr->mr_fid.mem_desc = &region->desc;
+  const uint64_t key = region->mr->rkey;
+  mr->device_region = region.release();
+  return key;
+}
+
+void VerbsDomain::DeregisterRegion(UtilMr* mr) {
+  auto* region = static_cast<Region*>(mr->device_region);
+  api_->dereg_mr(region->mr);
+  delete region;
+  mr->device_region = nullptr;
+}
+
+}  // namespace verbs
+}  // namespace fabric

@@ -1,0 +1,69 @@
+// File: fabric/providers/verbs/verbs_domain.h
+//
+// What a verbs domain keeps (DomainResources): the device's context as
+// librdmacm opened it (rdma_get_devices; connection ids resolved to the
+// device carry that same context, so queue pairs and regions meet), a
+// protection domain on it, and the device's attributes. Memory regions are
+// registered with ibv_reg_mr: fi_mr_key is the region's rkey, fi_mr_desc a
+// RegionDesc with its lkey.
+#ifndef FABRIC_PROVIDERS_VERBS_VERBS_DOMAIN_H_
+#define FABRIC_PROVIDERS_VERBS_VERBS_DOMAIN_H_
+
+#include <infiniband/verbs.h>
+
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "fabric/providers/domain_resources.h"
+#include "fabric/providers/util/domain.h"
+#include "fabric/providers/verbs/verbs_api.h"
+#include "fabric/providers/verbs/verbs_requests.h"
+
+namespace fabric {
+namespace verbs {
+
+// A registered region: fi_mr_desc points at `desc`.
+struct Region {
+  RegionDesc desc;  // first
+  ibv_mr* mr = nullptr;
+};
+
+class VerbsDomain : public DomainResources {
+ public:
+  // Opens the protection domain on device `device` (the domain's name).
+  // FI_ENODEV when librdmacm has no device of that name.
+  static absl::StatusOr<std::unique_ptr<VerbsDomain>> Open(
+      const VerbsApi* api, const std::string& device);
+  ~VerbsDomain() override;
+
+  absl::StatusOr<uint64_t> RegisterRegion(UtilMr* mr) override;
+  void DeregisterRegion(UtilMr* mr) override;
+
+  const VerbsApi& api() const { return *api_; }
+  ibv_context* context() const { return context_; }
+  ibv_pd* pd() const { return pd_; }
+  const ibv_device_attr& device_attr() const { return device_attr_; }
+  bool atomics() const { return device_attr_.atomic_cap != IBV_ATOMIC_NONE; }
+
+ private:
+  VerbsDomain(const VerbsApi* api, ibv_context** contexts,
+              ibv_context* context)
+      : api_(api), contexts_(contexts), context_(context) {}
+
+  const VerbsApi* api_;
+  ibv_context** contexts_;  // rdma_get_devices's list, kept while in use
+  ibv_context* context_;
+  ibv_pd* pd_ = nullptr;
+  ibv_device_attr device_attr_ = {};
+};
+
+// The VerbsDomain of one of the verbs provider's domains.
+inline VerbsDomain* ToVerbsDomain(UtilDomain* domain) {
+  return static_cast<VerbsDomain*>(domain->resources.get());
+}
+
+}  // namespace verbs
+}  // namespace fabric
+
+#endif  // FABRIC_PROVIDERS_VERBS_VERBS_DOMAIN_H_

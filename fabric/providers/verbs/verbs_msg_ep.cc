@@ -1,0 +1,618 @@
+// The verbs MSG endpoint's life: fi_endpoint, fi_ep_bind, fi_enable (its
+// ibv CQ), connection management through librdmacm (fi_connect, fi_accept,
+// fi_shutdown, the events of its rdma_cm channel) and its completions.
+#include "fabric/providers/verbs/verbs_msg_ep.h"
+
+#include <errno.h>
+#include <infiniband/ib.h>
+#include <rdma/fi_errno.h>
+#include <rdma/providers/fi_log.h>
+#include <string.h>
+
+#include <algorithm>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "fabric/api/core/status.h"
+#include "fabric/providers/util/fid_ops.h"
+#include "fabric/providers/util/live_objects.h"
+#include "fabric/providers/util/no_ops.h"
+#include "fabric/providers/util/passive_ep.h"
+#include "fabric/providers/verbs/verbs_attr.h"
+#include "fabric/providers/verbs/verbs_cm_address.h"
+#include "fabric/providers/verbs/verbs_cm_events.h"
+#include "fabric/providers/verbs/verbs_requests.h"
+#include "fabric/providers/verbs/verbs_work_requests.h"
+
+namespace fabric {
+namespace verbs {
+namespace {
+
+// How long librdmacm may take to resolve an address or a route.
+constexpr int kResolveTimeoutMs = 2000;
+// RC retries: the most the 3-bit fields hold (7 for RNR: retry forever, as
+// a receiver that has not posted its buffer yet is not an error).
+constexpr uint8_t kRetryCount = 7;
+constexpr uint8_t kRnrRetryCount = 7;
+// Completions taken from the CQ per ibv_poll_cq call.
+constexpr int kPollBatch = 16;
+
+int Fail(const VerbsMsgEp& ep, const absl::Status& status) {
+  FI_WARN(ep.log(), FI_LOG_EP_CTRL, "%s\n",
+          std::string(status.message()).c_str());
+  return ToFiErrno(status);
+}
+
+int Fail(const VerbsMsgEp& ep, int fi_errno, const std::string& what) {
+  return Fail(ep, FiError(fi_errno, what));
+}
+
+// Queues a connection event with the application's `data` after it.
+void PostCmEvent(VerbsMsgEp* ep, uint32_t event,
+                 const std::vector<uint8_t>& data) {
+  PostConnectionEvent(&ep->util.eq->eq_fid, &ep->util.ep_fid.fid, event,
+                      data.data(), data.size(), ep->log());
+}
+
+void PostCmError(VerbsMsgEp* ep, int err, int prov_errno,
+                 const std::vector<uint8_t>& data) {
+  PostConnectionError(&ep->util.eq->eq_fid, &ep->util.ep_fid.fid, err,
+                      prov_errno, data.data(), data.size());
+}
+
+// Ends the connection attempt (or the connection) with `status`: the state
+// moves on as for a failed rdma_cm step, and the EQ gets an error entry.
+void FailConnection(VerbsMsgEp* ep, const absl::Status& status) {
+  FI_WARN(ep->log(), FI_LOG_EP_CTRL, "%s\n",
+          std::string(status.message()).c_str());
+  CmStep step;
+  step.kind = CmStep::kError;
+  step.error = -ToFiErrno(status);
+  MsgAction action = ep->state.OnStep(step);
+  if (action.kind == MsgAction::kReportError) {
+    PostCmError(ep, action.error, action.error, {});
+  }
+}
+
+// The queue pair on the endpoint's id (which must be on the domain's
+// device), then the receives posted before it existed.
+absl::Status CreateQp(VerbsMsgEp* ep) {
+  if (ep->id->verbs != ep->domain->context()) {
+    return FiError(FI_EINVAL, "the connection's device is not the domain's "
+                              "(the address is on another RDMA device)");
+  }
+  const fi_info& info = *ep->util.info;
+  absl::StatusOr<ibv_qp_cap> caps =
+      QpCaps(*info.tx_attr, *info.rx_attr, ep->domain->device_attr(),
+             kInjectSize);
+  if (!caps.ok()) return caps.status();
+  ibv_qp_init_attr attr = {};
+  attr.qp_context = ep;
+  attr.send_cq = ep->cq;
+  attr.recv_cq = ep->cq;
+  attr.cap = *caps;
+  attr.qp_type = IBV_QPT_RC;
+  attr.sq_sig_all = 0;
+  if (ep->api().create_qp(ep->id, ep->domain->pd(), &attr) != 0) {
+    return CallFailed("rdma_create_qp");
+  }
+  ep->qp = ep->id->qp;
+  ep->max_inline = attr.cap.max_inline_data;
+  if (int rc = PostEarlyReceives(ep); rc != 0) {
+    return FiError(-rc, "posting the receives kept until the connection");
+  }
+  return absl::OkStatus();
+}
+
+// What the endpoint offers for RDMA reads and atomics on a connect, and
+// (within what the requester offered) on an accept.
+rdma_conn_param ConnParam(const VerbsMsgEp& ep,
+                          const std::vector<uint8_t>& private_data,
+                          bool accept) {
+  const ibv_device_attr& device = ep.domain->device_attr();
+  rdma_conn_param param = {};
+  param.private_data = private_data.data();
+  param.private_data_len = static_cast<uint8_t>(private_data.size());
+  int responder = std::min(device.max_qp_rd_atom, 255);
+  int initiator = std::min(device.max_qp_init_rd_atom, 255);
+  if (accept) {
+    responder = std::min<int>(responder, ep.initiator_depth);
+    initiator = std::min<int>(initiator, ep.responder_resources);
+  }
+  param.responder_resources = static_cast<uint8_t>(responder);
+  param.initiator_depth = static_cast<uint8_t>(initiator);
+  param.retry_count = kRetryCount;
+  param.rnr_retry_count = kRnrRetryCount;
+  return param;
+}
+
+// Performs `action`, the state's answer to an rdma_cm event carrying the
+// application's `data`.
+void Perform(VerbsMsgEp* ep, const MsgAction& action,
+             const std::vector<uint8_t>& data, int prov_errno) {
+  switch (action.kind) {
+    case MsgAction::kNone:
+      return;
+    case MsgAction::kResolveRoute:
+      if (ep->api().resolve_route(ep->id, kResolveTimeoutMs) != 0) {
+        FailConnection(ep, CallFailed("rdma_resolve_route"));
+      }
+      return;
+    case MsgAction::kCreateQpAndConnect: {
+      absl::Status created = CreateQp(ep);
+      if (!created.ok()) return FailConnection(ep, created);
+      rdma_conn_param param = ConnParam(*ep, ep->connect_data, false);
+      if (ep->api().connect(ep->id, &param) != 0) {
+        FailConnection(ep, CallFailed("rdma_connect"));
+      }
+      return;
+    }
+    case MsgAction::kReportConnected:
+      PostCmEvent(ep, FI_CONNECTED, data);
+      return;
+    case MsgAction::kReportShutdown: {
+      // Posted work flushes (FI_ECANCELED entries) once the queue pair is
+      // in the error state, whichever side disconnected.
+      ibv_qp_attr attr = {};
+      attr.qp_state = IBV_QPS_ERR;
+      if (ep->qp != nullptr &&
+          ep->api().modify_qp(ep->qp, &attr, IBV_QP_STATE) != 0) {
+        FI_WARN(ep->log(), FI_LOG_EP_CTRL, "%s\n",
+                std::string(CallFailed("ibv_modify_qp to ERR").message())
+                    .c_str());
+      }
+      PostCmEvent(ep, FI_SHUTDOWN, {});
+      return;
+    }
+    case MsgAction::kReportError:
+      PostCmError(ep, action.error, prov_errno, data);
+      return;
+  }
+}
+
+// Takes one completion off the CQ and reports it.
+void Complete(VerbsMsgEp* ep, const ibv_wc& wc) {
+  auto* posted = reinterpret_cast<Posted*>(wc.wr_id);
+  UtilEndpoint* util = &ep->util;
+  UtilCq* cq = posted->transmit ? util->tx_cq : util->rx_cq;
+  if (wc.status == IBV_WC_SUCCESS) {
+    fi_cq_tagged_entry entry = CompletionOf(wc, posted->request);
+    // A remote write with immediate data consumed this receive: it counts
+    // as a remote write.
+    CntrKind cntr = (entry.flags & FI_REMOTE_WRITE) != 0 ? kRemoteWriteCntr
+                                                         : posted->cntr;
+    ReportSuccess(util, cq, posted->request.write_entry, posted->reserved,
+                  entry, FI_ADDR_NOTAVAIL, cntr);
+  } else {
+    fi_cq_err_entry error = ErrorOf(wc, posted->request);
+    if (wc.status != IBV_WC_WR_FLUSH_ERR) {
+      FI_WARN(ep->log(), FI_LOG_CQ, "work completion failed: %s (vendor "
+              "error 0x%x)\n", ep->api().wc_status_str(wc.status),
+              wc.vendor_err);
+    }
+    if (cq != nullptr) CqWriteError(cq, error, posted->reserved);
+    if (util->cntrs[posted->cntr] != nullptr) {
+      CntrAddError(util->cntrs[posted->cntr], 1);
+    }
+  }
+  ReleaseSlot(ep, posted);
+}
+
+// Reports every completion the CQ holds.
+void PollAll(VerbsMsgEp* ep) {
+  ibv_wc wc[kPollBatch];
+  for (;;) {
+    int n = ibv_poll_cq(ep->cq, kPollBatch, wc);
+    if (n < 0) {
+      FI_WARN(ep->log(), FI_LOG_CQ, "ibv_poll_cq failed (%d)\n", n);
+      return;
+    }
+    for (int i = 0; i < n; ++i) Complete(ep, wc[i]);
+    if (n < kPollBatch) return;
+  }
+}
+
+// fi_enable: the CQ and its completion channel, the request slots, and the
+// scratch words of fi_atomic.
+int Enable(VerbsMsgEp* ep) {
+  if (ep->util.enabled.load()) return 0;
+  if (int rc = CheckEnable(ep->util); rc != 0) return rc;
+  const fi_info& info = *ep->util.info;
+  const VerbsApi& api = ep->api();
+  const size_t tx = std::max<size_t>(info.tx_attr->size, 1);
+  const size_t rx = std::max<size_t>(info.rx_attr->size, 1);
+  // A failed fi_enable may be retried: what it made stays until close.
+  if (ep->comp_channel == nullptr) {
+    ep->comp_channel = api.create_comp_channel(ep->domain->context());
+    if (ep->comp_channel == nullptr) {
+      return Fail(*ep, CallFailed("ibv_create_comp_channel"));
+    }
+  }
+  absl::Status nonblocking =
+      MakeNonBlocking(ep->comp_channel->fd, "the completion channel");
+  if (!nonblocking.ok()) return Fail(*ep, nonblocking);
+  // Every queue entry may complete at once: the CQ holds them all.
+  const int max_cqe = ep->domain->device_attr().max_cqe;
+  if (tx + rx > static_cast<size_t>(std::max(max_cqe, 0))) {
+    return Fail(*ep, FI_EINVAL,
+                absl::StrCat("fi_enable: tx_attr->size + rx_attr->size (",
+                             tx + rx, ") exceed the device's max_cqe (",
+                             max_cqe, ")"));
+  }
+  if (ep->cq == nullptr) {
+    ep->cq = api.create_cq(ep->domain->context(), static_cast<int>(tx + rx),
+                           ep, ep->comp_channel, 0);
+    if (ep->cq == nullptr) return Fail(*ep, CallFailed("ibv_create_cq"));
+  }
+  if (ep->posted.empty()) {
+    ep->posted.resize(tx + rx);
+    for (uint32_t i = 0; i < tx + rx; ++i) {
+      ep->posted[i].index = i;
+      ep->posted[i].transmit = i < tx;
+      (i < tx ? ep->free_tx : ep->free_rx).push_back(i);
+    }
+  }
+  if ((info.caps & FI_ATOMIC) != 0 && ep->scratch_mr == nullptr) {
+    ep->atomic_scratch.assign(tx, 0);
+    ep->scratch_mr =
+        api.reg_mr(ep->domain->pd(), ep->atomic_scratch.data(),
+                   tx * sizeof(uint64_t), IBV_ACCESS_LOCAL_WRITE);
+    if (ep->scratch_mr == nullptr) {
+      return Fail(*ep, CallFailed("ibv_reg_mr of the atomic scratch words"));
+    }
+  }
+  ep->completions_registered = true;
+  ep->data_engine()->Add(&ep->completions);
+  ep->util.enabled.store(true);
+  return 0;
+}
+
+// Starts reading the endpoint's rdma_cm channel.
+void WatchCmEvents(VerbsMsgEp* ep) {
+  if (ep->cm_registered) return;
+  ep->cm_registered = true;
+  ep->cm_engine()->Add(&ep->cm_events);
+}
+
+int CloseMsgEp(fid* object) {
+  VerbsMsgEp* ep = ToVerbsMsgEp(reinterpret_cast<fid_ep*>(object));
+  const VerbsApi& api = ep->api();
+  if (ep->cm_registered) ep->cm_engine()->Remove(&ep->cm_events);
+  if (ep->completions_registered) ep->data_engine()->Remove(&ep->completions);
+  if (ep->state.state() == MsgState::kConnected && ep->id != nullptr) {
+    api.disconnect(ep->id);
+  }
+  // Promised CQ room is given back; closing reports nothing.
+  for (Posted& posted : ep->posted) {
+    if (!posted.reserved) continue;
+    CqUnreserve(posted.transmit ? ep->util.tx_cq : ep->util.rx_cq);
+    posted.reserved = false;
+  }
+  if (ep->qp != nullptr) api.destroy_qp(ep->id);
+  if (ep->id != nullptr) api.destroy_id(ep->id);
+  if (ep->cm_channel != nullptr) api.destroy_event_channel(ep->cm_channel);
+  if (ep->scratch_mr != nullptr) api.dereg_mr(ep->scratch_mr);
+  if (ep->cq != nullptr) api.destroy_cq(ep->cq);
+  if (ep->comp_channel != nullptr) {
+    api.destroy_comp_channel(ep->comp_channel);
+  }
+  ReleaseUtilEndpoint(&ep->util);
+  delete ep;
+  return 0;
+}
+
+int BindMsgEp(fid* object, fid* bound, uint64_t flags) {
+  VerbsMsgEp* ep = ToVerbsMsgEp(reinterpret_cast<fid_ep*>(object));
+  std::lock_guard<OptionalMutex> lock(ep->util.mutex);
+  if (bound != nullptr && bound->fclass == FI_CLASS_AV) {
+    return Fail(*ep, FI_EINVAL, "fi_ep_bind: an MSG endpoint takes no AV");
+  }
+  return BindUtilEndpoint(&ep->util, bound, flags);
+}
+
+int ControlMsgEp(fid* object, int command, void* arg) {
+  VerbsMsgEp* ep = ToVerbsMsgEp(reinterpret_cast<fid_ep*>(object));
+  std::lock_guard<OptionalMutex> lock(ep->util.mutex);
+  if (command == FI_ENABLE) return Enable(ep);
+  return ControlUtilEndpoint(&ep->util, command, arg);
+}
+
+// --- connection management -------------------------------------------------
+
+int SetName(fid* object, void* addr, size_t addrlen) {
+  VerbsMsgEp* ep = ToVerbsMsgEp(reinterpret_cast<fid_ep*>(object));
+  std::lock_guard<OptionalMutex> lock(ep->util.mutex);
+  if (ep->state.state() != MsgState::kIdle || ep->qp != nullptr) {
+    return Fail(*ep, FI_EOPBADSTATE, "fi_setname: the endpoint is in use");
+  }
+  absl::StatusOr<CmAddress> address =
+      CmAddressOf(ep->util.info->addr_format, addr, addrlen);
+  if (!address.ok()) return Fail(*ep, address.status());
+  if (ep->api().bind_addr(ep->id, address->address()) != 0) {
+    return Fail(*ep, CallFailed("rdma_bind_addr"));
+  }
+  return 0;
+}
+
+int GetName(fid* object, void* addr, size_t* addrlen) {
+  VerbsMsgEp* ep = ToVerbsMsgEp(reinterpret_cast<fid_ep*>(object));
+  std::lock_guard<OptionalMutex> lock(ep->util.mutex);
+  if (addrlen == nullptr) return Fail(*ep, FI_EINVAL, "fi_getname: addrlen");
+  absl::StatusOr<CmAddress> address =
+      CmAddressFrom(&ep->id->route.addr.src_addr);
+  if (!address.ok()) return Fail(*ep, address.status());
+  return CopyCmAddressOut(*address, addr, addrlen);
+}
+
+int GetPeer(fid_ep* ep_fid, void* addr, size_t* addrlen) {
+  VerbsMsgEp* ep = ToVerbsMsgEp(ep_fid);
+  std::lock_guard<OptionalMutex> lock(ep->util.mutex);
+  if (addrlen == nullptr) return Fail(*ep, FI_EINVAL, "fi_getpeer: addrlen");
+  absl::StatusOr<CmAddress> address =
+      CmAddressFrom(&ep->id->route.addr.dst_addr);
+  if (!address.ok()) return Fail(*ep, FI_ENOTCONN, "fi_getpeer: no peer");
+  return CopyCmAddressOut(*address, addr, addrlen);
+}
+
+int Connect(fid_ep* ep_fid, const void* addr, const void* param,
+            size_t paramlen) {
+  VerbsMsgEp* ep = ToVerbsMsgEp(ep_fid);
+  std::lock_guard<OptionalMutex> lock(ep->util.mutex);
+  if (paramlen > kCmDataSize || (paramlen > 0 && param == nullptr)) {
+    return Fail(*ep, FI_EINVAL,
+                absl::StrCat("fi_connect: connection data of ", paramlen,
+                             " bytes (at most ", kCmDataSize, ")"));
+  }
+  if (addr == nullptr) return Fail(*ep, FI_EINVAL, "fi_connect: addr is NULL");
+  const uint32_t format = ep->util.info->addr_format;
+  sa_family_t family;
+  memcpy(&family, addr, sizeof(family));
+  size_t len = family == AF_INET    ? sizeof(sockaddr_in)
+               : family == AF_INET6 ? sizeof(sockaddr_in6)
+               : family == AF_IB    ? sizeof(sockaddr_ib)
+                                    : sizeof(family);
+  absl::StatusOr<CmAddress> peer = CmAddressOf(format, addr, len);
+  if (!peer.ok()) return Fail(*ep, peer.status());
+  if (ep->from_request || ep->state.state() != MsgState::kIdle ||
+      ep->qp != nullptr) {
+    return Fail(*ep, FI_EOPBADSTATE, "fi_connect: the endpoint is in use "
+                                     "(or was opened on a connection "
+                                     "request: fi_accept it)");
+  }
+  if (int rc = Enable(ep); rc != 0) return rc;
+  if (int rc = ep->state.Connect(); rc != 0) {
+    return Fail(*ep, -rc, "fi_connect: the endpoint is in use");
+  }
+  ep->connect_data = PackCmData(param, paramlen);
+  WatchCmEvents(ep);
+  // The source is the bound one (info->src_addr or fi_setname), if any.
+  if (ep->api().resolve_addr(ep->id, nullptr, peer->address(),
+                             kResolveTimeoutMs) != 0) {
+    absl::Status failed = CallFailed("rdma_resolve_addr");
+    CmStep step;
+    step.kind = CmStep::kError;
+    step.error = -ToFiErrno(failed);
+    ep->state.OnStep(step);
+    return Fail(*ep, failed);
+  }
+  return 0;
+}
+
+int Accept(fid_ep* ep_fid, const void* param, size_t paramlen) {
+  VerbsMsgEp* ep = ToVerbsMsgEp(ep_fid);
+  std::lock_guard<OptionalMutex> lock(ep->util.mutex);
+  if (paramlen > kCmDataSize || (paramlen > 0 && param == nullptr)) {
+    return Fail(*ep, FI_EINVAL,
+                absl::StrCat("fi_accept: connection data of ", paramlen,
+                             " bytes (at most ", kCmDataSize, ")"));
+  }
+  if (!ep->from_request || ep->qp != nullptr ||
+      ep->state.state() != MsgState::kIdle) {
+    return Fail(*ep, FI_EOPBADSTATE, "fi_accept: the endpoint was not "
+                                     "opened on a connection request");
+  }
+  if (int rc = Enable(ep); rc != 0) return rc;
+  if (int rc = ep->state.Accept(); rc != 0) {
+    return Fail(*ep, -rc, "fi_accept: the endpoint is in use");
+  }
+  WatchCmEvents(ep);
+  absl::Status created = CreateQp(ep);
+  std::vector<uint8_t> data = PackCmData(param, paramlen);
+  rdma_conn_param conn = ConnParam(*ep, data, true);
+  if (created.ok() && ep->api().accept(ep->id, &conn) != 0) {
+    created = CallFailed("rdma_accept");
+  }
+  if (!created.ok()) {
+    CmStep step;
+    step.kind = CmStep::kError;
+    step.error = -ToFiErrno(created);
+    ep->state.OnStep(step);
+    return Fail(*ep, created);
+  }
+  return 0;
+}
+
+int Shutdown(fid_ep* ep_fid, uint64_t flags) {
+  VerbsMsgEp* ep = ToVerbsMsgEp(ep_fid);
+  std::lock_guard<OptionalMutex> lock(ep->util.mutex);
+  if (flags != 0) return Fail(*ep, FI_EBADFLAGS, "fi_shutdown: flags");
+  if (int rc = ep->state.Shutdown(); rc != 0) {
+    return Fail(*ep, -rc, "fi_shutdown: not connected");
+  }
+  if (ep->state.ShutdownNeedsDisconnect() &&
+      ep->api().disconnect(ep->id) != 0) {
+    return Fail(*ep, CallFailed("rdma_disconnect"));
+  }
+  return 0;
+}
+
+fi_ops kMsgEpFidOps = MakeFidOps(
+    {.close = CloseMsgEp, .bind = BindMsgEp, .control = ControlMsgEp});
+
+fi_ops_cm kMsgEpCmOps = {
+    sizeof(fi_ops_cm), SetName, GetName,  GetPeer,  Connect,
+    NoListen,          Accept,  NoReject, Shutdown, NoJoin,
+};
+
+// The endpoint's rdma_cm channel and connection id: a fresh id, or the
+// connection request's moved onto the channel.
+absl::Status OpenConnectionId(VerbsMsgEp* ep, const fi_info& info) {
+  const VerbsApi& api = ep->api();
+  ep->cm_channel = api.create_event_channel();
+  if (ep->cm_channel == nullptr) {
+    return CallFailed("rdma_create_event_channel");
+  }
+  FABRIC_RETURN_IF_ERROR(
+      MakeNonBlocking(ep->cm_channel->fd, "the rdma_cm event channel"));
+  if (info.handle != nullptr) {
+    VerbsConnReq request;
+    if (!TakeVerbsConnReq(info.handle, &request)) {
+      return FiError(FI_EINVAL, "fi_endpoint: info->handle is not a pending "
+                                "connection request");
+    }
+    ep->id = request.id;
+    ep->id->context = ep;
+    ep->from_request = true;
+    ep->responder_resources = request.responder_resources;
+    ep->initiator_depth = request.initiator_depth;
+    if (api.migrate_id(ep->id, ep->cm_channel) != 0) {
+      return CallFailed("rdma_migrate_id");
+    }
+    return absl::OkStatus();
+  }
+  if (api.create_id(ep->cm_channel, &ep->id, ep, RDMA_PS_TCP) != 0) {
+    ep->id = nullptr;
+    return CallFailed("rdma_create_id");
+  }
+  if (info.src_addr != nullptr) {
+    absl::StatusOr<CmAddress> source =
+        CmAddressOf(info.addr_format, info.src_addr, info.src_addrlen);
+    if (!source.ok()) return source.status();
+    if (api.bind_addr(ep->id, source->address()) != 0) {
+      return CallFailed("rdma_bind_addr");
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+// --- events from librdmacm and the device ----------------------------------
+
+void VerbsCmEvents::Progress() {
+  std::lock_guard<OptionalMutex> lock(ep_->util.mutex);
+  const VerbsApi& api = ep_->api();
+  rdma_cm_event* event = nullptr;
+  while (api.get_cm_event(ep_->cm_channel, &event) == 0) {
+    CmStep step = StepOf(event->event, event->status);
+    std::vector<uint8_t> data;
+    if (step.carries_data) {
+      absl::StatusOr<std::vector<uint8_t>> unpacked =
+          UnpackCmData(event->param.conn.private_data,
+                       event->param.conn.private_data_len);
+      if (unpacked.ok()) {
+        data = *std::move(unpacked);
+      } else {
+        FI_WARN(ep_->log(), FI_LOG_EP_CTRL, "connection data dropped: %s\n",
+                std::string(unpacked.status().message()).c_str());
+      }
+    }
+    const int status = event->status;
+    FI_DBG(ep_->log(), FI_LOG_EP_CTRL, "rdma_cm event %s (status %d)\n",
+           api.event_str(event->event), status);
+    // Acked before acting: nothing below needs the event, and destroying
+    // the id later waits for every event of it to be acked.
+    api.ack_cm_event(event);
+    Perform(ep_, ep_->state.OnStep(step), data, status);
+  }
+}
+
+int VerbsCmEvents::progress_fd() const { return ep_->cm_channel->fd; }
+
+bool VerbsCmEvents::auto_progress() const {
+  return ep_->util.domain->info->domain_attr->control_progress ==
+         FI_PROGRESS_AUTO;
+}
+
+void VerbsCompletions::Progress() {
+  std::lock_guard<OptionalMutex> lock(ep_->util.mutex);
+  const VerbsApi& api = ep_->api();
+  ibv_cq* cq = nullptr;
+  void* context = nullptr;
+  // A notification fired: it is used up (and must be acked).
+  while (ep_->notify_armed &&
+         api.get_cq_event(ep_->comp_channel, &cq, &context) == 0) {
+    api.ack_cq_events(cq, 1);
+    ep_->notify_armed = false;
+  }
+  PollAll(ep_);
+  if (ep_->wants_notify && !ep_->notify_armed) {
+    if (ibv_req_notify_cq(ep_->cq, 0) == 0) ep_->notify_armed = true;
+    // What completed before the request would not signal: take it now.
+    PollAll(ep_);
+  }
+}
+
+int VerbsCompletions::progress_fd() const { return ep_->comp_channel->fd; }
+
+bool VerbsCompletions::auto_progress() const {
+  return ep_->util.domain->info->domain_attr->data_progress ==
+         FI_PROGRESS_AUTO;
+}
+
+void VerbsCompletions::ArmFds() {
+  std::lock_guard<OptionalMutex> lock(ep_->util.mutex);
+  ep_->wants_notify = true;
+  if (!ep_->notify_armed && ibv_req_notify_cq(ep_->cq, 0) == 0) {
+    ep_->notify_armed = true;
+  }
+}
+
+void ReleaseSlot(VerbsMsgEp* ep, Posted* posted) {
+  posted->reserved = false;
+  (posted->transmit ? ep->free_tx : ep->free_rx).push_back(posted->index);
+}
+
+int OpenVerbsMsgEp(fid_domain* domain_fid, fi_info* info, fid_ep** ep_out,
+                   void* context) {
+  auto* domain = reinterpret_cast<UtilDomain*>(domain_fid);
+  const fi_provider* log = domain->fabric->provider->c_provider();
+  if (info->ep_attr->type != FI_EP_MSG) {
+    FI_WARN(log, FI_LOG_EP_CTRL, "fi_endpoint: verbs has FI_EP_MSG "
+                                 "endpoints only in this version\n");
+    return -FI_ENOSYS;
+  }
+  if (info->tx_attr == nullptr || info->rx_attr == nullptr) {
+    FI_WARN(log, FI_LOG_EP_CTRL, "fi_endpoint: info needs tx_attr and "
+                                 "rx_attr\n");
+    return -FI_EINVAL;
+  }
+  if (info->handle != nullptr && AsVerbsConnReq(info->handle) == nullptr) {
+    FI_WARN(log, FI_LOG_EP_CTRL, "fi_endpoint: info->handle is not a "
+                                 "pending connection request\n");
+    return -FI_EINVAL;
+  }
+  auto* ep = new VerbsMsgEp;
+  ep->util.ep_fid = {};
+  absl::Status status =
+      InitUtilEndpoint(&ep->util, domain, info, context, &kMsgEpFidOps);
+  if (!status.ok()) {
+    delete ep;
+    FI_WARN(log, FI_LOG_EP_CTRL, "%s\n", std::string(status.message()).c_str());
+    return ToFiErrno(status);
+  }
+  ep->domain = ToVerbsDomain(domain);
+  ep->util.ep_fid.cm = &kMsgEpCmOps;
+  InstallVerbsDataOps(ep);
+  status = OpenConnectionId(ep, *info);
+  if (!status.ok()) {
+    int rc = Fail(*ep, status);
+    CloseMsgEp(&ep->util.ep_fid.fid);
+    return rc;
+  }
+  *ep_out = &ep->util.ep_fid;
+  return 0;
+}
+
+}  // namespace verbs
+}  // namespace fabric

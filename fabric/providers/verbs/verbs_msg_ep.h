@@ -1,0 +1,168 @@
+// File: fabric/providers/verbs/verbs_msg_ep.h
+//
+// The verbs provider's FI_EP_MSG endpoint: an RC queue pair connected
+// through librdmacm. Its connection id and event channel are its own (the
+// fabric's progress engine reads the channel: EQ reads and waits advance
+// connection setup); its queue pair's sends and receives complete on an
+// ibv CQ of its own whose completion channel the domain's engine watches
+// (CQ and counter reads advance them), and each completion becomes an
+// entry of the util CQs and counters the endpoint is bound to.
+//
+// Data operations: messages with remote CQ data (immediate data), RMA
+// read and write (with immediate data) and the atomics the device does
+// (64-bit fetch-and-add and compare-and-swap), FI_INJECT through inline
+// sends, FI_FENCE. Every send queue request is signaled: a completion
+// frees its slot whether or not the application wants an entry.
+#ifndef FABRIC_PROVIDERS_VERBS_VERBS_MSG_EP_H_
+#define FABRIC_PROVIDERS_VERBS_VERBS_MSG_EP_H_
+
+#include <infiniband/verbs.h>
+#include <rdma/fi_cm.h>
+#include <rdma/fi_endpoint.h>
+#include <rdma/rdma_cma.h>
+
+#include <cstdint>
+#include <vector>
+
+#include "fabric/providers/util/endpoint.h"
+#include "fabric/providers/util/progress.h"
+#include "fabric/providers/verbs/verbs_completion.h"
+#include "fabric/providers/verbs/verbs_domain.h"
+#include "fabric/providers/verbs/verbs_msg_state.h"
+
+namespace fabric {
+namespace verbs {
+
+struct VerbsMsgEp;
+
+// An FI_CONNREQ's handle: the connection id librdmacm made for the
+// request, until fi_endpoint takes it (and fi_accept answers) or fi_reject
+// refuses it.
+struct VerbsConnReq {
+  fid conn_fid;  // first: info->handle is this (FI_CLASS_CONNREQ)
+  rdma_cm_id* id = nullptr;
+  fid_pep* pep = nullptr;
+  // What the requester offered for RDMA reads and atomics: bounds of what
+  // the accept may ask.
+  uint8_t responder_resources = 0;
+  uint8_t initiator_depth = 0;
+};
+
+// The endpoint's connection events (its rdma_cm channel), advanced by the
+// fabric's engine.
+class VerbsCmEvents : public ProgressSource {
+ public:
+  explicit VerbsCmEvents(VerbsMsgEp* ep) : ep_(ep) {}
+  void Progress() override;
+  int progress_fd() const override;
+  bool auto_progress() const override;
+
+ private:
+  VerbsMsgEp* ep_;
+};
+
+// The endpoint's work completions (its ibv CQ), advanced by the domain's
+// engine. Polling the CQ is as cheap as asking poll(2) about the channel,
+// so passes poll it directly; the channel signals only after
+// ibv_req_notify_cq, which ArmFds asks for.
+class VerbsCompletions : public ProgressSource {
+ public:
+  explicit VerbsCompletions(VerbsMsgEp* ep) : ep_(ep) {}
+  void Progress() override;
+  int progress_fd() const override;
+  bool auto_progress() const override;
+  bool poll_directly() const override { return true; }
+  void ArmFds() override;
+
+ private:
+  VerbsMsgEp* ep_;
+};
+
+// A posted work request, from posting to its completion: what the entry
+// reports (WorkRequest is the wr_id) and where.
+struct Posted {
+  WorkRequest request;  // first: wr_id points at it
+  bool transmit = true;    // the transmit CQ, else the receive CQ
+  bool reserved = false;   // a CQ slot was promised (CqReserve)
+  CntrKind cntr = kSendCntr;
+  uint32_t index = 0;      // in VerbsMsgEp::posted
+};
+
+// A receive posted before the queue pair exists (between fi_enable and
+// the connection's start), kept until it does.
+struct EarlyReceive {
+  std::vector<ibv_sge> sges;
+  Posted* posted;
+};
+
+struct VerbsMsgEp {
+  VerbsMsgEp() : cm_events(this), completions(this) {}
+
+  UtilEndpoint util;  // first: the application's fid_ep* is this
+  VerbsDomain* domain = nullptr;
+  VerbsCmEvents cm_events;
+  VerbsCompletions completions;
+  MsgState state;  // guarded by util.mutex
+  rdma_event_channel* cm_channel = nullptr;
+  rdma_cm_id* id = nullptr;
+  ibv_comp_channel* comp_channel = nullptr;
+  ibv_cq* cq = nullptr;  // made by fi_enable
+  ibv_qp* qp = nullptr;  // made when the connection starts (id->qp)
+  uint32_t max_inline = 0;  // what the queue pair took
+  bool from_request = false;  // opened on an FI_CONNREQ: fi_accept next
+  bool cm_registered = false;
+  bool completions_registered = false;
+  bool notify_armed = false;  // ibv_req_notify_cq is in effect
+  bool wants_notify = false;  // ArmFds was called: keep it in effect
+  // One slot per send and receive queue entry; a free list for each queue.
+  std::vector<Posted> posted;
+  std::vector<uint32_t> free_tx;
+  std::vector<uint32_t> free_rx;
+  std::vector<EarlyReceive> early_receives;
+  // Where the old value of an fi_atomic (which returns none) lands: a
+  // word per send queue slot, registered with the device.
+  std::vector<uint64_t> atomic_scratch;
+  ibv_mr* scratch_mr = nullptr;
+  // What an accept offers for RDMA reads and atomics (from the request).
+  uint8_t responder_resources = 0;
+  uint8_t initiator_depth = 0;
+  std::vector<uint8_t> connect_data;  // fi_connect's, packed
+
+  const VerbsApi& api() const { return domain->api(); }
+  const fi_provider* log() const {
+    return util.domain->fabric->provider->c_provider();
+  }
+  ProgressEngine* data_engine() const { return util.domain->progress.get(); }
+  ProgressEngine* cm_engine() const {
+    return util.domain->fabric->progress.get();
+  }
+};
+
+inline VerbsMsgEp* ToVerbsMsgEp(fid_ep* ep) {
+  return reinterpret_cast<VerbsMsgEp*>(ep);
+}
+
+// Provider::OpenEndpoint / OpenPassiveEndpoint of verbs.
+int OpenVerbsMsgEp(fid_domain* domain, fi_info* info, fid_ep** ep,
+                   void* context);
+int OpenVerbsPassiveEp(fid_fabric* fabric, fi_info* info, fid_pep** pep,
+                       void* context);
+
+// The connection request behind an FI_CONNREQ handle, or null.
+VerbsConnReq* AsVerbsConnReq(fid* handle);
+// fi_endpoint on a request: the request's id and what it offered, the
+// request gone afterwards; false when the handle is not a pending request.
+bool TakeVerbsConnReq(fid* handle, VerbsConnReq* taken);
+
+// The data path (verbs_msg_ops.cc): installs the endpoint's msg, rma and
+// atomic tables.
+void InstallVerbsDataOps(VerbsMsgEp* ep);
+// Posts receives kept while the queue pair did not exist.
+int PostEarlyReceives(VerbsMsgEp* ep);
+// Frees a slot after its completion (or when it was never posted).
+void ReleaseSlot(VerbsMsgEp* ep, Posted* posted);
+
+}  // namespace verbs
+}  // namespace fabric
+
+#endif  // FABRIC_PROVIDERS_VERBS_VERBS_MSG_EP_H_

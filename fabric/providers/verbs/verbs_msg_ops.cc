@@ -1,0 +1,728 @@
+// The verbs MSG endpoint's data path: fi_msg, fi_rma and fi_atomic calls
+// become work requests of its queue pair (verbs_work_requests.h), each
+// carrying a Posted slot as its wr_id until its completion.
+#include <rdma/fi_errno.h>
+#include <rdma/providers/fi_log.h>
+#include <string.h>
+
+#include <string>
+
+#include "absl/container/inlined_vector.h"
+#include "absl/strings/str_cat.h"
+#include "fabric/api/core/status.h"
+#include "fabric/providers/util/no_ops.h"
+#include "fabric/providers/verbs/verbs_msg_ep.h"
+#include "fabric/providers/verbs/verbs_requests.h"
+#include "fabric/providers/verbs/verbs_work_requests.h"
+
+namespace fabric {
+namespace verbs {
+namespace {
+
+// The operation flags each side takes (fi_sendmsg, fi_recvmsg, ...).
+// Completion of an RC send or write means the peer's device acknowledged
+// it: FI_TRANSMIT_COMPLETE and FI_DELIVERY_COMPLETE hold already.
+constexpr uint64_t kTxFlags = FI_REMOTE_CQ_DATA | FI_INJECT | FI_COMPLETION |
+                              FI_FENCE | FI_MORE | FI_INJECT_COMPLETE |
+                              FI_TRANSMIT_COMPLETE | FI_DELIVERY_COMPLETE;
+constexpr uint64_t kRxFlags = FI_COMPLETION | FI_MORE;
+
+using Sges = absl::InlinedVector<ibv_sge, 4>;
+
+ssize_t Fail(const VerbsMsgEp& ep, const absl::Status& status) {
+  FI_WARN(ep.log(), FI_LOG_EP_DATA, "%s\n",
+          std::string(status.message()).c_str());
+  return ToFiErrno(status);
+}
+
+ssize_t Fail(const VerbsMsgEp& ep, int fi_errno, const std::string& what) {
+  return Fail(ep, FiError(fi_errno, what));
+}
+
+// A transmit as the application's call describes it.
+struct Transmit {
+  SendOp op;
+  const iovec* iov = nullptr;  // the local buffers (none for atomics)
+  void* const* desc = nullptr;
+  size_t count = 0;
+  size_t rma_count = 1;  // remote pieces of RMA and atomics
+  // Atomics: where the old value goes (fetching calls), and its region.
+  void* result = nullptr;
+  void* result_desc = nullptr;
+  void* context = nullptr;
+  uint64_t flags = 0;  // the call's, or the endpoint's op_flags
+};
+
+size_t TotalLength(const iovec* iov, size_t count) {
+  size_t total = 0;
+  for (size_t i = 0; i < count; ++i) total += iov[i].iov_len;
+  return total;
+}
+
+CntrKind CntrOf(const SendOp& op) {
+  switch (op.kind) {
+    case SendOp::kSend:
+      return kSendCntr;
+    case SendOp::kWrite:
+      return kWriteCntr;
+    case SendOp::kRead:
+      return kReadCntr;
+    case SendOp::kAtomic:
+      return op.fetch ? kReadCntr : kWriteCntr;
+  }
+  return kSendCntr;
+}
+
+// Checks what the queue pair cannot check itself; fills the local side.
+absl::Status Prepare(const VerbsMsgEp& ep, Transmit* tx, Sges* sges) {
+  const fi_info& info = *ep.util.info;
+  if ((tx->flags & ~kTxFlags) != 0) {
+    return FiError(FI_EBADFLAGS,
+                   absl::StrCat("unknown transmit flags 0x",
+                                absl::Hex(tx->flags & ~kTxFlags)));
+  }
+  if (tx->rma_count != 1) {
+    return FiError(FI_EINVAL, absl::StrCat(tx->rma_count, " remote pieces "
+                                           "(rma_iov_limit is 1)"));
+  }
+  SendOp& op = tx->op;
+  op.with_data = (tx->flags & FI_REMOTE_CQ_DATA) != 0;
+  op.fence = (tx->flags & FI_FENCE) != 0;
+  if (op.kind == SendOp::kAtomic) return absl::OkStatus();
+  if (tx->iov == nullptr && tx->count > 0) {
+    return FiError(FI_EINVAL, "the iov array is NULL");
+  }
+  const size_t total = TotalLength(tx->iov, tx->count);
+  if (total > info.ep_attr->max_msg_size) {
+    return FiError(FI_EMSGSIZE, absl::StrCat(total, " bytes exceed "
+                                             "max_msg_size ",
+                                             info.ep_attr->max_msg_size));
+  }
+  const bool inject = (tx->flags & FI_INJECT) != 0;
+  if (inject && total > info.tx_attr->inject_size) {
+    return FiError(FI_EINVAL, absl::StrCat("inject of ", total, " bytes "
+                                           "(inject_size ",
+                                           info.tx_attr->inject_size, ")"));
+  }
+  // Small sends and writes go inline: the device copies them at post time
+  // and needs no registration.
+  const bool can_inline =
+      op.kind == SendOp::kSend || op.kind == SendOp::kWrite;
+  op.inject = can_inline && (inject || (total > 0 && total <= ep.max_inline));
+  sges->resize(tx->count);
+  return GatherSges(tx->iov, tx->desc, tx->count, info.tx_attr->iov_limit,
+                    op.inject, sges->data());
+}
+
+// The one piece an atomic's old value lands in: the application's result
+// buffer, or the slot's scratch word.
+absl::Status AtomicTarget(VerbsMsgEp* ep, const Transmit& tx,
+                          const Posted& posted, ibv_sge* sge) {
+  if (!tx.op.fetch) {
+    sge->addr = reinterpret_cast<uintptr_t>(&ep->atomic_scratch[posted.index]);
+    sge->length = sizeof(uint64_t);
+    sge->lkey = ep->scratch_mr->lkey;
+    return absl::OkStatus();
+  }
+  iovec result = {tx.result, sizeof(uint64_t)};
+  void* desc[1] = {tx.result_desc};
+  return GatherSges(&result, desc, 1, 1, false, sge);
+}
+
+ssize_t PostTransmit(VerbsMsgEp* ep, Transmit tx) {
+  std::lock_guard<OptionalMutex> lock(ep->util.mutex);
+  if (!ep->state.CanTransmit()) {
+    return Fail(*ep, FI_ENOTCONN, "transmit on an endpoint that is not "
+                                  "connected");
+  }
+  Sges sges;
+  if (absl::Status ok = Prepare(*ep, &tx, &sges); !ok.ok()) {
+    return Fail(*ep, ok);
+  }
+  ibv_send_wr wr = {};
+  if (absl::Status ok = BuildSendWr(tx.op, &wr); !ok.ok()) {
+    return Fail(*ep, ok);
+  }
+  if (ep->free_tx.empty()) return -FI_EAGAIN;
+  // fi_inject and inject atomics report nothing, not even an entry.
+  const bool write_entry = (tx.flags & FI_INJECT) == 0 &&
+                           WantsTxEntry(ep->util, tx.flags);
+  if (write_entry) {
+    if (int rc = CqReserve(ep->util.tx_cq); rc != 0) return rc;
+  }
+  Posted* posted = &ep->posted[ep->free_tx.back()];
+  ep->free_tx.pop_back();
+  posted->request = WorkRequest();
+  posted->request.context = tx.context;
+  posted->request.flags = CompletionFlagsOf(tx.op);
+  posted->request.write_entry = write_entry;
+  posted->reserved = write_entry;
+  posted->cntr = CntrOf(tx.op);
+  if (tx.op.kind == SendOp::kAtomic) {
+    sges.resize(1);
+    absl::Status ok = AtomicTarget(ep, tx, *posted, sges.data());
+    if (!ok.ok()) {
+      if (write_entry) CqUnreserve(ep->util.tx_cq);
+      ReleaseSlot(ep, posted);
+      return Fail(*ep, ok);
+    }
+  }
+  wr.wr_id = reinterpret_cast<uintptr_t>(&posted->request);
+  wr.sg_list = sges.data();
+  wr.num_sge = static_cast<int>(sges.size());
+  ibv_send_wr* bad = nullptr;
+  if (int rc = ibv_post_send(ep->qp, &wr, &bad); rc != 0) {
+    if (write_entry) CqUnreserve(ep->util.tx_cq);
+    ReleaseSlot(ep, posted);
+    if (rc == ENOMEM) return -FI_EAGAIN;
+    return Fail(*ep, FiError(rc, absl::StrCat("ibv_post_send: ",
+                                              strerror(rc))));
+  }
+  return 0;
+}
+
+ssize_t PostReceive(VerbsMsgEp* ep, const iovec* iov, void* const* desc,
+                    size_t count, void* context, uint64_t flags) {
+  std::lock_guard<OptionalMutex> lock(ep->util.mutex);
+  if (!ep->util.enabled.load()) {
+    return Fail(*ep, FI_EOPBADSTATE, "receive before fi_enable");
+  }
+  if ((flags & ~kRxFlags) != 0) {
+    return Fail(*ep, FI_EBADFLAGS,
+                absl::StrCat("unknown receive flags 0x",
+                             absl::Hex(flags & ~kRxFlags)));
+  }
+  Sges sges(count);
+  absl::Status ok = GatherSges(iov, desc, count,
+                               ep->util.info->rx_attr->iov_limit, false,
+                               sges.data());
+  if (!ok.ok()) return Fail(*ep, ok);
+  if (ep->free_rx.empty()) return -FI_EAGAIN;
+  const bool write_entry = WantsRxEntry(ep->util, flags);
+  if (write_entry) {
+    if (int rc = CqReserve(ep->util.rx_cq); rc != 0) return rc;
+  }
+  Posted* posted = &ep->posted[ep->free_rx.back()];
+  ep->free_rx.pop_back();
+  posted->request = WorkRequest();
+  posted->request.context = context;
+  posted->request.flags = FI_RECV | FI_MSG;
+  posted->request.buf = count > 0 ? iov[0].iov_base : nullptr;
+  posted->request.write_entry = write_entry;
+  posted->reserved = write_entry;
+  posted->cntr = kRecvCntr;
+  if (ep->qp == nullptr) {
+    ep->early_receives.push_back(
+        EarlyReceive{std::vector<ibv_sge>(sges.begin(), sges.end()), posted});
+    return 0;
+  }
+  ibv_recv_wr wr = {};
+  wr.wr_id = reinterpret_cast<uintptr_t>(&posted->request);
+  wr.sg_list = sges.data();
+  wr.num_sge = static_cast<int>(count);
+  ibv_recv_wr* bad = nullptr;
+  if (int rc = ibv_post_recv(ep->qp, &wr, &bad); rc != 0) {
+    if (write_entry) CqUnreserve(ep->util.rx_cq);
+    ReleaseSlot(ep, posted);
+    if (rc == ENOMEM) return -FI_EAGAIN;
+    return Fail(*ep, FiError(rc, absl::StrCat("ibv_post_recv: ",
+                                              strerror(rc))));
+  }
+  return 0;
+}
+
+VerbsMsgEp* Ep(fid_ep* ep) { return ToVerbsMsgEp(ep); }
+
+// --- fi_msg -------------------------------------------------------------
+
+ssize_t Recv(fid_ep* ep, void* buf, size_t len, void* desc, fi_addr_t,
+             void* context) {
+  iovec iov = {buf, len};
+  return PostReceive(Ep(ep), &iov, &desc, 1, context, Ep(ep)->util.rx_op_flags);
+}
+
+ssize_t Recvv(fid_ep* ep, const iovec* iov, void** desc, size_t count,
+              fi_addr_t, void* context) {
+  return PostReceive(Ep(ep), iov, desc, count, context,
+                     Ep(ep)->util.rx_op_flags);
+}
+
+ssize_t Recvmsg(fid_ep* ep, const fi_msg* msg, uint64_t flags) {
+  if (msg == nullptr) return Fail(*Ep(ep), FI_EINVAL, "fi_recvmsg: msg");
+  return PostReceive(Ep(ep), msg->msg_iov, msg->desc, msg->iov_count,
+                     msg->context, flags);
+}
+
+Transmit Message(const iovec* iov, void* const* desc, size_t count,
+                 void* context, uint64_t flags) {
+  Transmit tx;
+  tx.op.kind = SendOp::kSend;
+  tx.iov = iov;
+  tx.desc = desc;
+  tx.count = count;
+  tx.context = context;
+  tx.flags = flags;
+  return tx;
+}
+
+ssize_t Send(fid_ep* ep, const void* buf, size_t len, void* desc, fi_addr_t,
+             void* context) {
+  iovec iov = {const_cast<void*>(buf), len};
+  return PostTransmit(Ep(ep), Message(&iov, &desc, 1, context,
+                                      Ep(ep)->util.tx_op_flags));
+}
+
+ssize_t Sendv(fid_ep* ep, const iovec* iov, void** desc, size_t count,
+              fi_addr_t, void* context) {
+  return PostTransmit(Ep(ep), Message(iov, desc, count, context,
+                                      Ep(ep)->util.tx_op_flags));
+}
+
+ssize_t Sendmsg(fid_ep* ep, const fi_msg* msg, uint64_t flags) {
+  if (msg == nullptr) return Fail(*Ep(ep), FI_EINVAL, "fi_sendmsg: msg");
+  Transmit tx =
+      Message(msg->msg_iov, msg->desc, msg->iov_count, msg->context, flags);
+  tx.op.data = msg->data;
+  return PostTransmit(Ep(ep), tx);
+}
+
+ssize_t Inject(fid_ep* ep, const void* buf, size_t len, fi_addr_t) {
+  iovec iov = {const_cast<void*>(buf), len};
+  return PostTransmit(Ep(ep), Message(&iov, nullptr, 1, nullptr, FI_INJECT));
+}
+
+ssize_t Senddata(fid_ep* ep, const void* buf, size_t len, void* desc,
+                 uint64_t data, fi_addr_t, void* context) {
+  iovec iov = {const_cast<void*>(buf), len};
+  Transmit tx = Message(&iov, &desc, 1, context,
+                        Ep(ep)->util.tx_op_flags | FI_REMOTE_CQ_DATA);
+  tx.op.data = data;
+  return PostTransmit(Ep(ep), tx);
+}
+
+ssize_t Injectdata(fid_ep* ep, const void* buf, size_t len, uint64_t data,
+                   fi_addr_t) {
+  iovec iov = {const_cast<void*>(buf), len};
+  Transmit tx =
+      Message(&iov, nullptr, 1, nullptr, FI_INJECT | FI_REMOTE_CQ_DATA);
+  tx.op.data = data;
+  return PostTransmit(Ep(ep), tx);
+}
+
+// --- fi_rma -------------------------------------------------------------
+
+Transmit Rma(SendOp::Kind kind, const iovec* iov, void* const* desc,
+             size_t count, uint64_t addr, uint64_t key, void* context,
+             uint64_t flags) {
+  Transmit tx = Message(iov, desc, count, context, flags);
+  tx.op.kind = kind;
+  tx.op.remote_addr = addr;
+  tx.op.rkey = key;
+  return tx;
+}
+
+// fi_readmsg and fi_writemsg: the one remote piece verbs takes.
+ssize_t RmaMsg(fid_ep* ep, SendOp::Kind kind, const fi_msg_rma* msg,
+               uint64_t flags) {
+  if (msg == nullptr || (msg->rma_iov == nullptr && msg->rma_iov_count > 0)) {
+    return Fail(*Ep(ep), FI_EINVAL, "fi_readmsg/fi_writemsg: msg or rma_iov");
+  }
+  const fi_rma_iov remote =
+      msg->rma_iov_count > 0 ? msg->rma_iov[0] : fi_rma_iov{};
+  Transmit tx = Rma(kind, msg->msg_iov, msg->desc, msg->iov_count,
+                    remote.addr, remote.key, msg->context, flags);
+  tx.rma_count = msg->rma_iov_count;
+  tx.op.data = msg->data;
+  return PostTransmit(Ep(ep), tx);
+}
+
+ssize_t Read(fid_ep* ep, void* buf, size_t len, void* desc, fi_addr_t,
+             uint64_t addr, uint64_t key, void* context) {
+  iovec iov = {buf, len};
+  return PostTransmit(Ep(ep), Rma(SendOp::kRead, &iov, &desc, 1, addr, key,
+                                  context, Ep(ep)->util.tx_op_flags));
+}
+
+ssize_t Readv(fid_ep* ep, const iovec* iov, void** desc, size_t count,
+              fi_addr_t, uint64_t addr, uint64_t key, void* context) {
+  return PostTransmit(Ep(ep), Rma(SendOp::kRead, iov, desc, count, addr, key,
+                                  context, Ep(ep)->util.tx_op_flags));
+}
+
+ssize_t Readmsg(fid_ep* ep, const fi_msg_rma* msg, uint64_t flags) {
+  return RmaMsg(ep, SendOp::kRead, msg, flags);
+}
+
+ssize_t Write(fid_ep* ep, const void* buf, size_t len, void* desc, fi_addr_t,
+              uint64_t addr, uint64_t key, void* context) {
+  iovec iov = {const_cast<void*>(buf), len};
+  return PostTransmit(Ep(ep), Rma(SendOp::kWrite, &iov, &desc, 1, addr, key,
+                                  context, Ep(ep)->util.tx_op_flags));
+}
+
+ssize_t Writev(fid_ep* ep, const iovec* iov, void** desc, size_t count,
+               fi_addr_t, uint64_t addr, uint64_t key, void* context) {
+  return PostTransmit(Ep(ep), Rma(SendOp::kWrite, iov, desc, count, addr, key,
+                                  context, Ep(ep)->util.tx_op_flags));
+}
+
+ssize_t Writemsg(fid_ep* ep, const fi_msg_rma* msg, uint64_t flags) {
+  return RmaMsg(ep, SendOp::kWrite, msg, flags);
+}
+
+ssize_t InjectWrite(fid_ep* ep, const void* buf, size_t len, fi_addr_t,
+                    uint64_t addr, uint64_t key) {
+  iovec iov = {const_cast<void*>(buf), len};
+  return PostTransmit(Ep(ep), Rma(SendOp::kWrite, &iov, nullptr, 1, addr, key,
+                                  nullptr, FI_INJECT));
+}
+
+ssize_t Writedata(fid_ep* ep, const void* buf, size_t len, void* desc,
+                  uint64_t data, fi_addr_t, uint64_t addr, uint64_t key,
+                  void* context) {
+  iovec iov = {const_cast<void*>(buf), len};
+  Transmit tx = Rma(SendOp::kWrite, &iov, &desc, 1, addr, key, context,
+                    Ep(ep)->util.tx_op_flags | FI_REMOTE_CQ_DATA);
+  tx.op.data = data;
+  return PostTransmit(Ep(ep), tx);
+}
+
+ssize_t InjectWritedata(fid_ep* ep, const void* buf, size_t len,
+                        uint64_t data, fi_addr_t, uint64_t addr,
+                        uint64_t key) {
+  iovec iov = {const_cast<void*>(buf), len};
+  Transmit tx = Rma(SendOp::kWrite, &iov, nullptr, 1, addr, key, nullptr,
+                    FI_INJECT | FI_REMOTE_CQ_DATA);
+  tx.op.data = data;
+  return PostTransmit(Ep(ep), tx);
+}
+
+// --- fi_atomic ----------------------------------------------------------
+
+// An atomic on one element: `operand` (none for FI_ATOMIC_READ), the
+// compare value of FI_CSWAP, and where a fetching call wants the old
+// value.
+struct AtomicCall {
+  const void* operand = nullptr;
+  size_t count = 0;
+  const void* compare = nullptr;
+  size_t compare_count = 0;
+  void* result = nullptr;
+  void* result_desc = nullptr;
+  size_t result_count = 0;
+  uint64_t addr = 0;
+  uint64_t key = 0;
+  size_t rma_count = 1;
+  fi_datatype datatype = FI_UINT64;
+  fi_op op = FI_SUM;
+  void* context = nullptr;
+  uint64_t flags = 0;
+  bool fetch = false;
+  bool compare_call = false;
+};
+
+ssize_t PostAtomic(VerbsMsgEp* ep, const AtomicCall& call) {
+  const AtomicKind kind = call.compare_call ? AtomicKind::kCompare
+                          : call.fetch       ? AtomicKind::kFetch
+                                             : AtomicKind::kWrite;
+  int elements =
+      AtomicCount(call.datatype, call.op, kind, ep->domain->atomics());
+  if (elements < 0) {
+    return Fail(*ep, FiError(-elements,
+                             absl::StrCat("atomic op ", call.op, " on "
+                                          "datatype ", call.datatype,
+                                          " is not supported")));
+  }
+  if (call.count != 1 || (call.fetch && call.result_count != 1) ||
+      (call.compare_call && call.compare_count != 1)) {
+    return Fail(*ep, FI_EINVAL, "verbs atomics take one element (and one "
+                                "result and compare value)");
+  }
+  const bool needs_operand = call.op != FI_ATOMIC_READ;
+  if ((needs_operand && call.operand == nullptr) ||
+      (call.compare_call && call.compare == nullptr) ||
+      (call.fetch && call.result == nullptr)) {
+    return Fail(*ep, FI_EINVAL, "an atomic's buffer is NULL");
+  }
+  Transmit tx;
+  tx.op.kind = SendOp::kAtomic;
+  tx.op.datatype = call.datatype;
+  tx.op.op = call.op;
+  tx.op.fetch = call.fetch;
+  tx.op.remote_addr = call.addr;
+  tx.op.rkey = call.key;
+  if (needs_operand) memcpy(&tx.op.operand, call.operand, sizeof(uint64_t));
+  if (call.compare_call) {
+    memcpy(&tx.op.compare, call.compare, sizeof(uint64_t));
+  }
+  tx.rma_count = call.rma_count;
+  tx.result = call.result;
+  tx.result_desc = call.result_desc;
+  tx.context = call.context;
+  tx.flags = call.flags;
+  return PostTransmit(ep, tx);
+}
+
+// The remote side and the operation of a call, with the endpoint's
+// op_flags.
+AtomicCall Target(fid_ep* ep, uint64_t addr, uint64_t key,
+                  fi_datatype datatype, fi_op op, void* context) {
+  AtomicCall call;
+  call.addr = addr;
+  call.key = key;
+  call.datatype = datatype;
+  call.op = op;
+  call.context = context;
+  call.flags = Ep(ep)->util.tx_op_flags;
+  return call;
+}
+
+// The fields fi_msg_atomic gives every atomic message call.
+AtomicCall FromMsg(const fi_msg_atomic& msg, uint64_t flags) {
+  AtomicCall call;
+  call.rma_count = msg.rma_iov_count;
+  if (msg.rma_iov != nullptr && msg.rma_iov_count > 0) {
+    call.addr = msg.rma_iov[0].addr;
+    call.key = msg.rma_iov[0].key;
+  }
+  call.datatype = msg.datatype;
+  call.op = msg.op;
+  call.context = msg.context;
+  call.flags = flags;
+  return call;
+}
+
+// What an ioc array names: its one entry's buffer and count (more entries
+// than verbs takes count as more elements).
+struct IocView {
+  void* addr = nullptr;
+  size_t count = 0;
+};
+
+IocView ViewOf(const fi_ioc* ioc, size_t count) {
+  if (ioc == nullptr || count == 0) return IocView{nullptr, count};
+  return IocView{ioc[0].addr, count == 1 ? ioc[0].count : count};
+}
+
+void SetOperand(AtomicCall* call, const fi_ioc* iov, size_t count) {
+  IocView view = ViewOf(iov, count);
+  call->operand = view.addr;
+  call->count = view.count;
+}
+
+void SetCompare(AtomicCall* call, const fi_ioc* comparev, size_t count) {
+  IocView view = ViewOf(comparev, count);
+  call->compare = view.addr;
+  call->compare_count = view.count;
+  call->compare_call = true;
+  call->fetch = true;
+}
+
+void SetResult(AtomicCall* call, fi_ioc* resultv, void** result_desc,
+               size_t count) {
+  IocView view = ViewOf(resultv, count);
+  call->result = view.addr;
+  call->result_count = view.count;
+  call->result_desc =
+      count > 0 && result_desc != nullptr ? result_desc[0] : nullptr;
+  call->fetch = true;
+}
+
+ssize_t AtomicWrite(fid_ep* ep, const void* buf, size_t count, void*,
+                    fi_addr_t, uint64_t addr, uint64_t key,
+                    fi_datatype datatype, fi_op op, void* context) {
+  AtomicCall call = Target(ep, addr, key, datatype, op, context);
+  call.operand = buf;
+  call.count = count;
+  return PostAtomic(Ep(ep), call);
+}
+
+ssize_t AtomicWritev(fid_ep* ep, const fi_ioc* iov, void**, size_t count,
+                     fi_addr_t, uint64_t addr, uint64_t key,
+                     fi_datatype datatype, fi_op op, void* context) {
+  AtomicCall call = Target(ep, addr, key, datatype, op, context);
+  SetOperand(&call, iov, count);
+  return PostAtomic(Ep(ep), call);
+}
+
+ssize_t AtomicWritemsg(fid_ep* ep, const fi_msg_atomic* msg, uint64_t flags) {
+  if (msg == nullptr) return Fail(*Ep(ep), FI_EINVAL, "fi_atomicmsg: msg");
+  AtomicCall call = FromMsg(*msg, flags);
+  SetOperand(&call, msg->msg_iov, msg->iov_count);
+  return PostAtomic(Ep(ep), call);
+}
+
+ssize_t AtomicInject(fid_ep* ep, const void* buf, size_t count, fi_addr_t,
+                     uint64_t addr, uint64_t key, fi_datatype datatype,
+                     fi_op op) {
+  AtomicCall call = Target(ep, addr, key, datatype, op, nullptr);
+  call.operand = buf;
+  call.count = count;
+  call.flags = FI_INJECT;
+  return PostAtomic(Ep(ep), call);
+}
+
+ssize_t AtomicReadwrite(fid_ep* ep, const void* buf, size_t count, void*,
+                        void* result, void* result_desc, fi_addr_t,
+                        uint64_t addr, uint64_t key, fi_datatype datatype,
+                        fi_op op, void* context) {
+  AtomicCall call = Target(ep, addr, key, datatype, op, context);
+  call.operand = buf;
+  call.count = count;
+  fi_ioc result_ioc = {result, 1};
+  SetResult(&call, &result_ioc, &result_desc, 1);
+  return PostAtomic(Ep(ep), call);
+}
+
+ssize_t AtomicReadwritev(fid_ep* ep, const fi_ioc* iov, void**, size_t count,
+                         fi_ioc* resultv, void** result_desc,
+                         size_t result_count, fi_addr_t, uint64_t addr,
+                         uint64_t key, fi_datatype datatype, fi_op op,
+                         void* context) {
+  AtomicCall call = Target(ep, addr, key, datatype, op, context);
+  SetOperand(&call, iov, count);
+  SetResult(&call, resultv, result_desc, result_count);
+  return PostAtomic(Ep(ep), call);
+}
+
+ssize_t AtomicReadwritemsg(fid_ep* ep, const fi_msg_atomic* msg,
+                           fi_ioc* resultv, void** result_desc,
+                           size_t result_count, uint64_t flags) {
+  if (msg == nullptr) {
+    return Fail(*Ep(ep), FI_EINVAL, "fi_fetch_atomicmsg: msg");
+  }
+  AtomicCall call = FromMsg(*msg, flags);
+  SetOperand(&call, msg->msg_iov, msg->iov_count);
+  SetResult(&call, resultv, result_desc, result_count);
+  return PostAtomic(Ep(ep), call);
+}
+
+ssize_t AtomicCompwrite(fid_ep* ep, const void* buf, size_t count, void*,
+                        const void* compare, void*, void* result,
+                        void* result_desc, fi_addr_t, uint64_t addr,
+                        uint64_t key, fi_datatype datatype, fi_op op,
+                        void* context) {
+  AtomicCall call = Target(ep, addr, key, datatype, op, context);
+  call.operand = buf;
+  call.count = count;
+  fi_ioc compare_ioc = {const_cast<void*>(compare), 1};
+  SetCompare(&call, &compare_ioc, 1);
+  fi_ioc result_ioc = {result, 1};
+  SetResult(&call, &result_ioc, &result_desc, 1);
+  return PostAtomic(Ep(ep), call);
+}
+
+ssize_t AtomicCompwritev(fid_ep* ep, const fi_ioc* iov, void**, size_t count,
+                         const fi_ioc* comparev, void**, size_t compare_count,
+                         fi_ioc* resultv, void** result_desc,
+                         size_t result_count, fi_addr_t, uint64_t addr,
+                         uint64_t key, fi_datatype datatype, fi_op op,
+                         void* context) {
+  AtomicCall call = Target(ep, addr, key, datatype, op, context);
+  SetOperand(&call, iov, count);
+  SetCompare(&call, comparev, compare_count);
+  SetResult(&call, resultv, result_desc, result_count);
+  return PostAtomic(Ep(ep), call);
+}
+
+ssize_t AtomicCompwritemsg(fid_ep* ep, const fi_msg_atomic* msg,
+                           const fi_ioc* comparev, void**,
+                           size_t compare_count, fi_ioc* resultv,
+                           void** result_desc, size_t result_count,
+                           uint64_t flags) {
+  if (msg == nullptr) {
+    return Fail(*Ep(ep), FI_EINVAL, "fi_compare_atomicmsg: msg");
+  }
+  AtomicCall call = FromMsg(*msg, flags);
+  SetOperand(&call, msg->msg_iov, msg->iov_count);
+  SetCompare(&call, comparev, compare_count);
+  SetResult(&call, resultv, result_desc, result_count);
+  return PostAtomic(Ep(ep), call);
+}
+
+int Valid(fid_ep* ep, fi_datatype datatype, fi_op op, AtomicKind kind,
+          size_t* count) {
+  int elements = AtomicCount(datatype, op, kind, Ep(ep)->domain->atomics());
+  if (elements < 0) return elements;
+  if (count != nullptr) *count = static_cast<size_t>(elements);
+  return 0;
+}
+
+int WriteValid(fid_ep* ep, fi_datatype datatype, fi_op op, size_t* count) {
+  return Valid(ep, datatype, op, AtomicKind::kWrite, count);
+}
+
+int ReadwriteValid(fid_ep* ep, fi_datatype datatype, fi_op op,
+                   size_t* count) {
+  return Valid(ep, datatype, op, AtomicKind::kFetch, count);
+}
+
+int CompwriteValid(fid_ep* ep, fi_datatype datatype, fi_op op,
+                   size_t* count) {
+  return Valid(ep, datatype, op, AtomicKind::kCompare, count);
+}
+
+// --- fi_ops_ep ----------------------------------------------------------
+
+int GetOpt(fid* object, int level, int name, void* value, size_t* len) {
+  auto* ep = reinterpret_cast<VerbsMsgEp*>(object);
+  return GetOptUtilEndpoint(&ep->util, level, name, value, len, kCmDataSize);
+}
+
+int SetOpt(fid* object, int level, int name, const void* value, size_t len) {
+  auto* ep = reinterpret_cast<VerbsMsgEp*>(object);
+  return SetOptUtilEndpoint(&ep->util, level, name, value, len);
+}
+
+fi_ops_ep kVerbsEpOps = {
+    sizeof(fi_ops_ep), FABRIC_NO_OP(fi_ops_ep, cancel), GetOpt, SetOpt,
+    NoTxCtx,           NoRxCtx,  NoSizeLeft, NoSizeLeft,
+};
+
+fi_ops_msg kVerbsMsgOps = {
+    sizeof(fi_ops_msg), Recv,   Recvv,    Recvmsg,    Send,
+    Sendv,              Sendmsg, Inject,  Senddata,   Injectdata,
+};
+
+fi_ops_rma kVerbsRmaOps = {
+    sizeof(fi_ops_rma), Read,        Readv,     Readmsg,
+    Write,              Writev,      Writemsg,  InjectWrite,
+    Writedata,          InjectWritedata,
+};
+
+fi_ops_atomic kVerbsAtomicOps = {
+    sizeof(fi_ops_atomic), AtomicWrite,        AtomicWritev,
+    AtomicWritemsg,        AtomicInject,       AtomicReadwrite,
+    AtomicReadwritev,      AtomicReadwritemsg, AtomicCompwrite,
+    AtomicCompwritev,      AtomicCompwritemsg, WriteValid,
+    ReadwriteValid,        CompwriteValid,
+};
+
+}  // namespace
+
+void InstallVerbsDataOps(VerbsMsgEp* ep) {
+  fid_ep& ep_fid = ep->util.ep_fid;
+  ep_fid.ops = &kVerbsEpOps;
+  ep_fid.msg = &kVerbsMsgOps;
+  ep_fid.tagged = &kNoTaggedOps;
+  ep_fid.rma = &kVerbsRmaOps;
+  ep_fid.atomic = &kVerbsAtomicOps;
+  ep_fid.collective = &kNoCollectiveOps;
+}
+
+int PostEarlyReceives(VerbsMsgEp* ep) {
+  while (!ep->early_receives.empty()) {
+    EarlyReceive& early = ep->early_receives.front();
+    ibv_recv_wr wr = {};
+    wr.wr_id = reinterpret_cast<uintptr_t>(&early.posted->request);
+    wr.sg_list = early.sges.data();
+    wr.num_sge = static_cast<int>(early.sges.size());
+    ibv_recv_wr* bad = nullptr;
+    if (int rc = ibv_post_recv(ep->qp, &wr, &bad); rc != 0) return -rc;
+    ep->early_receives.erase(ep->early_receives.begin());
+  }
+  return 0;
+}
+
+}  // namespace verbs
+}  // namespace fabric
