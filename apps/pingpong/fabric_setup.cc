@@ -26,7 +26,10 @@ fi_info* MakeHints(const Options& options) {
   hints->ep_attr->type = options.ep_type;
   hints->caps = options.tagged ? FI_TAGGED : FI_MSG;
   hints->mode = FI_CONTEXT | FI_CONTEXT2;  // we pass fi_context2 contexts
-  hints->domain_attr->mr_mode = FI_MR_LOCAL;  // we can register if asked
+  // We register our buffers if asked and use only their local descriptors,
+  // so every basic mode suits us (what verbs asks, as fi_pingpong says).
+  hints->domain_attr->mr_mode =
+      FI_MR_LOCAL | FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY;
   if (options.ipv6) hints->addr_format = FI_SOCKADDR_IN6;
   if (!options.provider.empty()) {
     hints->fabric_attr->prov_name = strdup(options.provider.c_str());

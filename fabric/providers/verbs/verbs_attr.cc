@@ -97,7 +97,7 @@ std::string FabricName(const ibv_gid& gid) {
   return absl::StrFormat("IB-0x%016x", be64toh(gid.global.subnet_prefix));
 }
 
-void SizeQueues(const fi_info* hints, InfoTemplate* t) {
+void FitToHints(const fi_info* hints, InfoTemplate* t) {
   auto pick = [](size_t asked, size_t limit, size_t fallback) {
     if (asked > limit) return limit;
     return asked > 0 ? asked : std::min(fallback, limit);
@@ -110,6 +110,12 @@ void SizeQueues(const fi_info* hints, InfoTemplate* t) {
   t->rx.size = pick(rx ? rx->size : 0, t->rx.size, kDefaultQueueSize);
   t->rx.iov_limit =
       pick(rx ? rx->iov_limit : 0, t->rx.iov_limit, kDefaultIovLimit);
+  const uint64_t app_modes =
+      hints == nullptr ? FI_RX_CQ_DATA
+                       : hints->mode | (rx != nullptr ? rx->mode : 0);
+  const uint64_t rx_cq_data = app_modes & FI_RX_CQ_DATA;
+  t->info.mode = rx_cq_data;
+  t->rx.mode = rx_cq_data;
 }
 
 absl::StatusOr<InfoList> PortInfos(const PortDescription& port,
@@ -131,7 +137,7 @@ absl::StatusOr<InfoList> PortInfos(const PortDescription& port,
   }
   InfoTemplate rc;
   DescribeRc(port, &rc);
-  SizeQueues(hints, &rc);
+  FitToHints(hints, &rc);
   InfoList infos;
   if (infiniband) {
     sockaddr_ib address = IbAddress(port.gid);

@@ -59,11 +59,16 @@ void DescribeRc(const PortDescription& port, InfoTemplate* t);
 inline constexpr size_t kDefaultQueueSize = 384;
 inline constexpr size_t kDefaultIovLimit = 4;
 
-// Narrows the queue sizes and iov limits of `t` (the device's maxima, from
-// DescribeRc) to what `hints` (may be null) ask for, or to the defaults
-// where they ask nothing. A hint beyond the maximum leaves the maximum (the
-// core then reports the hint unmet).
-void SizeQueues(const fi_info* hints, InfoTemplate* t);
+// Fits `t` (DescribeRc's) to `hints` (may be null):
+// - queue sizes and iov limits (the device's maxima) narrowed to what the
+//   hints ask for, or to the defaults where they ask nothing; a hint beyond
+//   the maximum leaves the maximum (the core then reports it unmet);
+// - the FI_RX_CQ_DATA mode (an RMA write with remote CQ data consumes a
+//   receive at the target) required when the hints accept it (or there
+//   are none); an application that does not accept it gets endpoints whose
+//   writes with remote CQ data fail with -FI_EOPNOTSUPP (messages with
+//   data are unaffected).
+void FitToHints(const fi_info* hints, InfoTemplate* t);
 
 // "IB-0xfe80000000000000": the fabric of GID `gid`'s subnet.
 std::string FabricName(const ibv_gid& gid);

@@ -211,6 +211,18 @@ TEST(VerbsAttrTest, QueuesAreWhatTheHintsAskWithinTheDeviceLimits) {
   EXPECT_EQ(info->tx_attr->iov_limit, 8u);
   EXPECT_EQ(info->rx_attr->size, 16u);
   EXPECT_EQ(info->rx_attr->iov_limit, kDefaultIovLimit);
+  // Hints that do not accept FI_RX_CQ_DATA get endpoints without it; no
+  // hints, or hints that accept it, get it.
+  EXPECT_EQ(info->mode & FI_RX_CQ_DATA, 0u);
+  EXPECT_EQ(info->rx_attr->mode & FI_RX_CQ_DATA, 0u);
+  hints.mode = FI_RX_CQ_DATA;
+  list = PortInfos(ConnectIb(), kVersion, &hints);
+  ASSERT_TRUE(list.ok()) << list.status();
+  EXPECT_EQ(list->head()->mode & FI_RX_CQ_DATA, FI_RX_CQ_DATA);
+  EXPECT_EQ(list->head()->rx_attr->mode & FI_RX_CQ_DATA, FI_RX_CQ_DATA);
+  list = PortInfos(ConnectIb(), kVersion);
+  ASSERT_TRUE(list.ok()) << list.status();
+  EXPECT_EQ(list->head()->mode & FI_RX_CQ_DATA, FI_RX_CQ_DATA);
   // Beyond the device: its limit, which the core then finds short.
   tx.size = 1u << 20;
   rx.iov_limit = 64;

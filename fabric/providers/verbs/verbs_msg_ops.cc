@@ -87,6 +87,13 @@ absl::Status Prepare(const VerbsMsgEp& ep, Transmit* tx, Sges* sges) {
   }
   SendOp& op = tx->op;
   op.with_data = (tx->flags & FI_REMOTE_CQ_DATA) != 0;
+  if (op.with_data && op.kind == SendOp::kWrite &&
+      ((info.mode | info.rx_attr->mode) & FI_RX_CQ_DATA) == 0) {
+    return FiError(FI_EOPNOTSUPP,
+                   "a write with remote CQ data consumes a receive at the "
+                   "target: the application must accept the FI_RX_CQ_DATA "
+                   "mode");
+  }
   op.fence = (tx->flags & FI_FENCE) != 0;
   if (op.kind == SendOp::kAtomic) return absl::OkStatus();
   if (tx->iov == nullptr && tx->count > 0) {

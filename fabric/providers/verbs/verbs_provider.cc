@@ -187,7 +187,7 @@ class VerbsProvider : public Provider {
       const GetInfoRequest& request) const {
     InfoTemplate rc;
     verbs::DescribeRc(port, &rc);
-    verbs::SizeQueues(request.hints, &rc);
+    verbs::FitToHints(request.hints, &rc);
     std::vector<IpInterface> interfaces;
     for (const IpAddress& address : port.ip_addresses) {
       IpInterface iface;
