@@ -1,0 +1,182 @@
+#include "fabric/providers/rxm/msg_stream.h"
+
+#include <errno.h>
+#include <rdma/fi_cm.h>
+#include <rdma/fi_errno.h>
+#include <string.h>
+
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "fabric/api/core/status.h"
+
+namespace fabric {
+namespace rxm {
+
+StreamBuffers::~StreamBuffers() {
+  if (mr != nullptr) fi_close(&mr->fid);
+}
+
+absl::StatusOr<std::unique_ptr<MsgStream>> MsgStream::Open(
+    fid_domain* domain, fid_ep* ep, bool register_buffers,
+    RetiredBuffers* retired) {
+  auto buffers = std::make_unique<StreamBuffers>();
+  const size_t count = kRxBuffers + kTxBuffers;
+  buffers->memory = std::make_unique<char[]>(count * kBufferSize);
+  if (register_buffers) {
+    int rc = fi_mr_reg(domain, buffers->memory.get(), count * kBufferSize,
+                       FI_SEND | FI_RECV, 0, 0, 0, &buffers->mr, nullptr);
+    if (rc != 0) {
+      fi_close(&ep->fid);
+      return FiError(-rc, absl::StrCat("registering a stream's buffers: ",
+                                       fi_strerror(-rc)));
+    }
+    buffers->desc = fi_mr_desc(buffers->mr);
+  }
+  buffers->buffers.resize(count);
+  for (size_t i = 0; i < count; ++i) {
+    StreamBuffer& buffer = buffers->buffers[i];
+    buffer.owner = buffers.get();
+    buffer.data = buffers->memory.get() + i * kBufferSize;
+    buffer.receive = i < kRxBuffers;
+  }
+  StreamBuffers* raw = buffers.get();
+  std::unique_ptr<MsgStream> stream(
+      new MsgStream(ep, std::move(buffers), retired));
+  raw->stream = stream.get();
+  for (size_t i = 0; i < count; ++i) {
+    StreamBuffer* buffer = &raw->buffers[i];
+    if (!buffer->receive) {
+      stream->free_tx_.push_back(buffer);
+      continue;
+    }
+    if (int rc = stream->PostReceive(buffer); rc != 0) {
+      return FiError(-rc, absl::StrCat("posting a stream's receives: ",
+                                       fi_strerror(-rc)));
+    }
+  }
+  return stream;
+}
+
+MsgStream::~MsgStream() {
+  // No completion comes after the endpoint is closed; those already in the
+  // owner's CQ find their buffers retired.
+  fi_close(&ep_->fid);
+  buffers_->stream = nullptr;
+  retired_->push_back(std::move(buffers_));
+}
+
+int MsgStream::PostReceive(StreamBuffer* buffer) {
+  buffer->length = 0;
+  buffer->offset = 0;
+  return static_cast<int>(fi_recv(ep_, buffer->data, kBufferSize,
+                                  buffers_->desc, FI_ADDR_UNSPEC,
+                                  &buffer->context));
+}
+
+ssize_t MsgStream::Write(const iovec* iov, size_t count) {
+  if (ended_) return error_ != 0 ? -error_ : -EPIPE;
+  if (!connected_) return -EAGAIN;
+  size_t written = 0;
+  size_t piece = 0;
+  size_t piece_offset = 0;
+  while (piece < count && !free_tx_.empty()) {
+    StreamBuffer* buffer = free_tx_.back();
+    size_t filled = 0;
+    while (piece < count && filled < kBufferSize) {
+      size_t n = std::min(iov[piece].iov_len - piece_offset,
+                          kBufferSize - filled);
+      memcpy(buffer->data + filled,
+             static_cast<const char*>(iov[piece].iov_base) + piece_offset, n);
+      filled += n;
+      piece_offset += n;
+      if (piece_offset == iov[piece].iov_len) {
+        ++piece;
+        piece_offset = 0;
+      }
+    }
+    if (filled == 0) break;  // only empty pieces were left
+    ssize_t rc = fi_send(ep_, buffer->data, filled, buffers_->desc,
+                         FI_ADDR_UNSPEC, &buffer->context);
+    if (rc == -FI_EAGAIN) break;  // the bytes stay unwritten
+    if (rc != 0) {
+      OnEnded(static_cast<int>(-rc));
+      return written > 0 ? static_cast<ssize_t>(written) : rc;
+    }
+    free_tx_.pop_back();
+    written += filled;
+  }
+  return written > 0 ? static_cast<ssize_t>(written) : -EAGAIN;
+}
+
+ssize_t MsgStream::Read(const iovec* iov, size_t count) {
+  size_t read = 0;
+  for (size_t piece = 0; piece < count; ++piece) {
+    size_t done = 0;
+    while (done < iov[piece].iov_len && !arrived_.empty()) {
+      StreamBuffer* buffer = arrived_.front();
+      size_t n = std::min(iov[piece].iov_len - done,
+                          buffer->length - buffer->offset);
+      memcpy(static_cast<char*>(iov[piece].iov_base) + done,
+             buffer->data + buffer->offset, n);
+      buffer->offset += n;
+      done += n;
+      if (buffer->offset == buffer->length) {
+        arrived_.pop_front();
+        if (!ended_) {
+          if (int rc = PostReceive(buffer); rc != 0) OnEnded(-rc);
+        }
+      }
+    }
+    read += done;
+    if (done < iov[piece].iov_len) break;
+  }
+  if (read > 0) return static_cast<ssize_t>(read);
+  if (!ended_) return -EAGAIN;
+  return error_ != 0 ? -error_ : 0;
+}
+
+void MsgStream::Shutdown() {
+  if (!ended_ && connected_) fi_shutdown(ep_, 0);
+  OnEnded(0);
+}
+
+void MsgStream::OnEnded(int err) {
+  if (ended_) return;
+  ended_ = true;
+  error_ = err;
+}
+
+void MsgStream::DispatchCompletion(void* op_context, size_t len) {
+  auto* buffer = static_cast<StreamBuffer*>(op_context);
+  MsgStream* stream = buffer->owner->stream;
+  if (stream == nullptr) return;  // closed meanwhile
+  if (!buffer->receive) {
+    stream->free_tx_.push_back(buffer);
+    return;
+  }
+  if (len == 0) {  // nothing to read: the buffer goes back at once
+    if (!stream->ended_) stream->PostReceive(buffer);
+    return;
+  }
+  buffer->length = len;
+  buffer->offset = 0;
+  stream->arrived_.push_back(buffer);
+}
+
+void MsgStream::DispatchError(void* op_context, int err) {
+  auto* buffer = static_cast<StreamBuffer*>(op_context);
+  MsgStream* stream = buffer->owner->stream;
+  if (stream == nullptr) return;
+  if (!buffer->receive) {
+    stream->free_tx_.push_back(buffer);
+    stream->OnEnded(err);  // bytes written were lost
+    return;
+  }
+  // Receives are flushed when the connection ends, whichever side ended
+  // it: the end of the stream, after what arrived.
+  stream->OnEnded(err == FI_ECANCELED || err == FI_ECONNRESET ? 0 : err);
+}
+
+}  // namespace rxm
+}  // namespace fabric

@@ -1,0 +1,129 @@
+// File: fabric/providers/rxm/msg_stream.h
+//
+// A byte stream (tcp::ByteStream) over an FI_EP_MSG endpoint of any
+// provider, through the public API: what the tcp data path needs to run an
+// RDM endpoint over a provider's connected endpoints (rxm_ep.h). Bytes
+// written are copied into registered send buffers and sent as messages of
+// at most kBufferSize bytes; messages arrive in receive buffers posted in
+// advance and are read out in order (an MSG endpoint delivers its messages
+// reliably and in order). A buffer read to its end is posted again.
+//
+// Completions arrive on a CQ the stream's owner reads for all its streams
+// (FI_CQ_FORMAT_MSG or larger: receives report their length); each entry's op_context is a
+// StreamBuffer, which the owner hands back with DispatchCompletion and
+// DispatchError. Closing a stream closes its endpoint, but entries of its
+// buffers may still wait in that CQ: the buffers outlive the stream in
+// StreamBuffers::Retire until the owner has read the CQ dry
+// (RetiredBuffers).
+//
+// Backpressure: Write takes what free send buffers hold and returns
+// -EAGAIN when none is free (their sends complete once the peer's
+// provider took them); a receiver that does not read leaves its buffers
+// full and the peer's provider holds further messages back.
+#ifndef FABRIC_PROVIDERS_RXM_MSG_STREAM_H_
+#define FABRIC_PROVIDERS_RXM_MSG_STREAM_H_
+
+#include <rdma/fabric.h>
+#include <rdma/fi_domain.h>
+#include <rdma/fi_endpoint.h>
+#include <sys/uio.h>
+
+#include <deque>
+#include <memory>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "fabric/providers/tcp/tcp_stream.h"
+
+namespace fabric {
+namespace rxm {
+
+inline constexpr size_t kBufferSize = 16384;
+inline constexpr size_t kRxBuffers = 16;
+inline constexpr size_t kTxBuffers = 16;
+
+class MsgStream;
+struct StreamBuffers;
+
+// One bounce buffer; its address is the op_context of its operation.
+struct StreamBuffer {
+  fi_context2 context;  // first: for providers with FI_CONTEXT(2) modes
+  StreamBuffers* owner = nullptr;
+  char* data = nullptr;
+  bool receive = false;
+  size_t length = 0;  // a received buffer: the bytes that arrived
+  size_t offset = 0;  // and those read
+};
+
+// A stream's buffers and their registration. `stream` is null once the
+// stream is closed: completions still found for them are dropped.
+struct StreamBuffers {
+  ~StreamBuffers();
+  MsgStream* stream = nullptr;
+  std::vector<StreamBuffer> buffers;  // kRxBuffers receives, then sends
+  std::unique_ptr<char[]> memory;
+  fid_mr* mr = nullptr;
+  void* desc = nullptr;
+};
+
+// Where closed streams leave their buffers until the owner's CQ is dry.
+using RetiredBuffers = std::vector<std::unique_ptr<StreamBuffers>>;
+
+class MsgStream : public tcp::ByteStream {
+ public:
+  // A stream over `ep` (enabled, bound to the owner's CQ, connected or
+  // not), which it owns from now on: its buffers registered on `domain`
+  // when `register_buffers` (FI_MR_LOCAL), its receives posted. Closed
+  // streams leave their buffers in `retired`.
+  static absl::StatusOr<std::unique_ptr<MsgStream>> Open(
+      fid_domain* domain, fid_ep* ep, bool register_buffers,
+      RetiredBuffers* retired);
+  ~MsgStream() override;
+  MsgStream(const MsgStream&) = delete;
+  MsgStream& operator=(const MsgStream&) = delete;
+
+  ssize_t Write(const iovec* iov, size_t count) override;
+  ssize_t Read(const iovec* iov, size_t count) override;
+  void Shutdown() override;
+  // Read says when bytes are there: the owner calls it each pass.
+  int fd() const override { return -1; }
+
+  // The endpoint's connection is up: sends may start.
+  void OnConnected() { connected_ = true; }
+  // The connection ended (FI_SHUTDOWN, or `err` > 0: it broke or never
+  // came up): reads return what arrived before, then the end (0, or
+  // -err).
+  void OnEnded(int err);
+  // Whether a Read would return something (bytes, or the end).
+  bool readable() const { return !arrived_.empty() || ended_; }
+  fid_ep* ep() const { return ep_; }
+
+  // The owner's CQ reported `op_context` (a StreamBuffer) done: a send
+  // finished, or a receive took `len` bytes.
+  static void DispatchCompletion(void* op_context, size_t len);
+  // Its operation failed with `err` (positive fi_errno): the stream ends,
+  // with that error for a send (its bytes were lost), in order for a
+  // receive flushed as the connection ends (FI_ECANCELED, FI_ECONNRESET).
+  static void DispatchError(void* op_context, int err);
+
+ private:
+  MsgStream(fid_ep* ep, std::unique_ptr<StreamBuffers> buffers,
+            RetiredBuffers* retired)
+      : ep_(ep), buffers_(std::move(buffers)), retired_(retired) {}
+
+  int PostReceive(StreamBuffer* buffer);
+
+  fid_ep* ep_;
+  std::unique_ptr<StreamBuffers> buffers_;
+  RetiredBuffers* retired_;
+  std::deque<StreamBuffer*> arrived_;  // received, in order, not read out
+  std::vector<StreamBuffer*> free_tx_;
+  bool connected_ = false;
+  bool ended_ = false;
+  int error_ = 0;  // positive fi_errno the stream ended with, or 0
+};
+
+}  // namespace rxm
+}  // namespace fabric
+
+#endif  // FABRIC_PROVIDERS_RXM_MSG_STREAM_H_
