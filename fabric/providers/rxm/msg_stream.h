@@ -9,9 +9,9 @@
 // reliably and in order). A buffer read to its end is posted again.
 //
 // Completions arrive on a CQ the stream's owner reads for all its streams
-// (FI_CQ_FORMAT_MSG or larger: receives report their length); each entry's op_context is a
-// StreamBuffer, which the owner hands back with DispatchCompletion and
-// DispatchError. Closing a stream closes its endpoint, but entries of its
+// (FI_CQ_FORMAT_MSG or larger: receives report their length); each
+// entry's op_context is a StreamBuffer, which the owner hands back with
+// DispatchCompletion and DispatchError. Closing a stream closes its endpoint, but entries of its
 // buffers may still wait in that CQ: the buffers outlive the stream in
 // StreamBuffers::Retire until the owner has read the CQ dry
 // (RetiredBuffers).

@@ -150,7 +150,8 @@ class MsgStreamTest : public ::testing::Test {
       if (std::chrono::steady_clock::now() > deadline) return false;
       Drain();
       if (sent < data.size()) {
-        size_t n = std::min<size_t>(data.size() - sent, 1 + (*random)() % 70000);
+        size_t n =
+            std::min<size_t>(data.size() - sent, 1 + (*random)() % 70000);
         // Two pieces, as the data path writes a header and a payload.
         size_t half = n / 2;
         iovec iov[2] = {{const_cast<char*>(data.data() + sent), half},

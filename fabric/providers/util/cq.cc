@@ -325,6 +325,13 @@ int CqWriteError(UtilCq* cq, const fi_cq_err_entry& error, bool reserved) {
   return Push(*cq, entry, &details, reserved);
 }
 
+ssize_t CqReadWithoutProgress(fid_cq* cq_fid, void* buf, size_t count) {
+  UtilCq& cq = *ToUtilCq(cq_fid);
+  if (cq.size.load(std::memory_order_acquire) == 0) return -FI_EAGAIN;
+  std::lock_guard<std::mutex> lock(cq.wait->mutex());
+  return TakeCompletions(cq, buf, count, nullptr);
+}
+
 int CqTryWait(fid* object) {
   UtilCq* cq = AsUtilCq(object);
   if (cq == nullptr) return -FI_EINVAL;

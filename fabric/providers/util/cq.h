@@ -96,6 +96,12 @@ int CqWrite(UtilCq* cq, const fi_cq_tagged_entry& completion,
 int CqWriteError(UtilCq* cq, const fi_cq_err_entry& error,
                  bool reserved = false);
 
+// fi_cq_read of one of our CQs without the progress it runs first: for a
+// provider reading a CQ of its own from inside a progress pass (whose
+// engine must not be run again). -FI_EAGAIN when empty, -FI_EAVAIL at an
+// error entry (fi_cq_readerr runs no progress).
+ssize_t CqReadWithoutProgress(fid_cq* cq, void* buf, size_t count);
+
 // fi_trywait for one object: -FI_EAGAIN when `object` is one of our CQs
 // with entries waiting (or input in shared memory that would not wake its
 // fd), 0 when it has none, -FI_EINVAL when it is not ours.

@@ -256,6 +256,14 @@ UtilEq* AsUtilEq(fid* object) {
   return reinterpret_cast<UtilEq*>(object);
 }
 
+ssize_t EqReadWithoutProgress(fid_eq* eq_fid, uint32_t* event, void* buf,
+                              size_t len) {
+  UtilEq& eq = *ToUtilEq(eq_fid);
+  std::lock_guard<std::mutex> lock(eq.wait->mutex());
+  if (eq.entries.empty()) return -FI_EAGAIN;
+  return ReadHead(eq, event, buf, len, 0);
+}
+
 int EqTryWait(fid* object) {
   UtilEq* eq = AsUtilEq(object);
   if (eq == nullptr) return -FI_EINVAL;

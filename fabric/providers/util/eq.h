@@ -60,6 +60,12 @@ ssize_t EqPost(fid_eq* eq, uint32_t event, const void* buf, size_t len);
 // Queues an error entry; err_data (err_data_size bytes) is copied.
 ssize_t EqPostError(fid_eq* eq, const fi_eq_err_entry& entry);
 
+// fi_eq_read of one of our EQs without the progress it runs first (see
+// CqReadWithoutProgress): the entry's size, -FI_EAGAIN when empty,
+// -FI_EAVAIL at an error entry.
+ssize_t EqReadWithoutProgress(fid_eq* eq, uint32_t* event, void* buf,
+                              size_t len);
+
 // fi_trywait for one object: -FI_EAGAIN when `object` is one of our EQs
 // with entries waiting, 0 when it has none, -FI_EINVAL when it is not ours.
 int EqTryWait(fid* object);

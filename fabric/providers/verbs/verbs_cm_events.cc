@@ -53,9 +53,11 @@ CmStep StepOf(rdma_cm_event_type event, int status) {
     case RDMA_CM_EVENT_UNREACHABLE:
       return Error(FailureOf(status, FI_EHOSTUNREACH));
     // The status is the reject reason of the InfiniBand CM, not an errno;
-    // the private data is the peer's fi_reject data.
+    // only a consumer's reject (kConsumerReject: the peer's rdma_reject)
+    // carries the peer's fi_reject data.
     case RDMA_CM_EVENT_REJECTED:
-      return Error(FI_ECONNREFUSED, /*carries_data=*/true);
+      return Error(FI_ECONNREFUSED,
+                   /*carries_data=*/status == kConsumerReject);
     // A removed device ends its connections like a disconnect.
     case RDMA_CM_EVENT_DISCONNECTED:
     case RDMA_CM_EVENT_DEVICE_REMOVAL:

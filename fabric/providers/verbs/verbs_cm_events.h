@@ -34,9 +34,14 @@ struct CmStep {
   int error = 0;  // kError: the positive fi_errno
   // The event's private data belongs to the application: a connection
   // request's fi_connect data, an accept's fi_accept data (on the active
-  // side), or a rejection's fi_reject data (the error entry's err_data).
+  // side), or a consumer rejection's fi_reject data (the error entry's
+  // err_data; other rejections carry the CM's own bytes).
   bool carries_data = false;
 };
+
+// The InfiniBand CM's reject reason when the peer application rejected
+// (IB_CM_REJ_CONSUMER_DEFINED; RoCE uses the same CM).
+inline constexpr int kConsumerReject = 28;
 
 // The step for `event` with its `status` (0, a negative errno for the
 // failures librdmacm reports, or for REJECTED the InfiniBand reject reason).

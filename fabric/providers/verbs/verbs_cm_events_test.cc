@@ -58,13 +58,14 @@ TEST(CmStepTest, FailuresBecomeErrorEntries) {
 }
 
 // A rejection's status is the InfiniBand CM's reason (28: consumer
-// reject), not an errno; its private data is the peer's fi_reject data.
+// reject), not an errno; only a consumer's rejection carries the peer's
+// fi_reject data.
 TEST(CmStepTest, ARejectionIsRefusedWithThePeersData) {
   for (int reason : {28, 8, 0}) {
     CmStep step = StepOf(RDMA_CM_EVENT_REJECTED, reason);
     EXPECT_EQ(step.kind, CmStep::kError);
     EXPECT_EQ(step.error, FI_ECONNREFUSED);
-    EXPECT_TRUE(step.carries_data);
+    EXPECT_EQ(step.carries_data, reason == kConsumerReject) << reason;
   }
 }
 

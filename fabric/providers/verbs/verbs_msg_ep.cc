@@ -116,8 +116,11 @@ rdma_conn_param ConnParam(const VerbsMsgEp& ep,
   int responder = std::min(device.max_qp_rd_atom, 255);
   int initiator = std::min(device.max_qp_init_rd_atom, 255);
   if (accept) {
-    responder = std::min<int>(responder, ep.initiator_depth);
-    initiator = std::min<int>(initiator, ep.responder_resources);
+    // The request's event has them from this side's point of view already
+    // (the CM swaps the requester's initiator depth and responder
+    // resources).
+    responder = std::min<int>(responder, ep.responder_resources);
+    initiator = std::min<int>(initiator, ep.initiator_depth);
   }
   param.responder_resources = static_cast<uint8_t>(responder);
   param.initiator_depth = static_cast<uint8_t>(initiator);
@@ -190,7 +193,15 @@ void Complete(VerbsMsgEp* ep, const ibv_wc& wc) {
               "error 0x%x)\n", ep->api().wc_status_str(wc.status),
               wc.vendor_err);
     }
-    if (cq != nullptr) CqWriteError(cq, error, posted->reserved);
+    // A flush of an operation that reports nothing (an inject, a
+    // selective completion) is no news: the connection's end says it.
+    bool silent = wc.status == IBV_WC_WR_FLUSH_ERR &&
+                  !posted->request.write_entry;
+    if (cq != nullptr && !silent) {
+      CqWriteError(cq, error, posted->reserved);
+    } else if (posted->reserved) {
+      CqUnreserve(cq);
+    }
     if (util->cntrs[posted->cntr] != nullptr) {
       CntrAddError(util->cntrs[posted->cntr], 1);
     }
@@ -423,6 +434,8 @@ int Accept(fid_ep* ep_fid, const void* param, size_t paramlen) {
     created = CallFailed("rdma_accept");
   }
   if (!created.ok()) {
+    // The requester hears at once instead of at its CM's timeout.
+    ep->api().reject(ep->id, nullptr, 0);
     CmStep step;
     step.kind = CmStep::kError;
     step.error = -ToFiErrno(created);
@@ -565,6 +578,9 @@ void VerbsCompletions::ArmFds() {
   ep_->wants_notify = true;
   if (!ep_->notify_armed && ibv_req_notify_cq(ep_->cq, 0) == 0) {
     ep_->notify_armed = true;
+    // Completions that came before the request will not signal: reported
+    // now, else nothing would wake for them.
+    PollAll(ep_);
   }
 }
 
@@ -602,6 +618,10 @@ int OpenVerbsMsgEp(fid_domain* domain_fid, fi_info* info, fid_ep** ep_out,
     return ToFiErrno(status);
   }
   ep->domain = ToVerbsDomain(domain);
+  // Connection events arrive on the fabric's engine (EQ reads), which may
+  // run on another thread than the endpoint's calls whatever the threading
+  // model: the endpoint's state is always guarded.
+  ep->util.mutex.set_needed(true);
   ep->util.ep_fid.cm = &kMsgEpCmOps;
   InstallVerbsDataOps(ep);
   status = OpenConnectionId(ep, *info);

@@ -42,8 +42,9 @@ struct VerbsConnReq {
   fid conn_fid;  // first: info->handle is this (FI_CLASS_CONNREQ)
   rdma_cm_id* id = nullptr;
   fid_pep* pep = nullptr;
-  // What the requester offered for RDMA reads and atomics: bounds of what
-  // the accept may ask.
+  // The request's RDMA read and atomic depths, from this side's point of
+  // view (the CM swapped the requester's): bounds of what the accept
+  // offers.
   uint8_t responder_resources = 0;
   uint8_t initiator_depth = 0;
 };

@@ -21,10 +21,12 @@ namespace {
 
 // The operation flags each side takes (fi_sendmsg, fi_recvmsg, ...).
 // Completion of an RC send or write means the peer's device acknowledged
-// it: FI_TRANSMIT_COMPLETE and FI_DELIVERY_COMPLETE hold already.
+// it (FI_TRANSMIT_COMPLETE); that the peer application can see the data
+// (FI_DELIVERY_COMPLETE) it does not say, so that flag is refused, as
+// libfabric's verbs does.
 constexpr uint64_t kTxFlags = FI_REMOTE_CQ_DATA | FI_INJECT | FI_COMPLETION |
                               FI_FENCE | FI_MORE | FI_INJECT_COMPLETE |
-                              FI_TRANSMIT_COMPLETE | FI_DELIVERY_COMPLETE;
+                              FI_TRANSMIT_COMPLETE;
 constexpr uint64_t kRxFlags = FI_COMPLETION | FI_MORE;
 
 using Sges = absl::InlinedVector<ibv_sge, 4>;
@@ -51,6 +53,10 @@ struct Transmit {
   void* result_desc = nullptr;
   void* context = nullptr;
   uint64_t flags = 0;  // the call's, or the endpoint's op_flags
+  // fi_inject, fi_injectdata, fi_inject_write(data), fi_inject_atomic:
+  // no completion entry at all (the FI_INJECT flag of other calls only
+  // lets the buffer be reused at once).
+  bool inject_call = false;
 };
 
 size_t TotalLength(const iovec* iov, size_t count) {
@@ -151,9 +157,8 @@ ssize_t PostTransmit(VerbsMsgEp* ep, Transmit tx) {
     return Fail(*ep, ok);
   }
   if (ep->free_tx.empty()) return -FI_EAGAIN;
-  // fi_inject and inject atomics report nothing, not even an entry.
-  const bool write_entry = (tx.flags & FI_INJECT) == 0 &&
-                           WantsTxEntry(ep->util, tx.flags);
+  const bool write_entry =
+      !tx.inject_call && WantsTxEntry(ep->util, tx.flags);
   if (write_entry) {
     if (int rc = CqReserve(ep->util.tx_cq); rc != 0) return rc;
   }
@@ -295,7 +300,9 @@ ssize_t Sendmsg(fid_ep* ep, const fi_msg* msg, uint64_t flags) {
 
 ssize_t Inject(fid_ep* ep, const void* buf, size_t len, fi_addr_t) {
   iovec iov = {const_cast<void*>(buf), len};
-  return PostTransmit(Ep(ep), Message(&iov, nullptr, 1, nullptr, FI_INJECT));
+  Transmit tx = Message(&iov, nullptr, 1, nullptr, FI_INJECT);
+  tx.inject_call = true;
+  return PostTransmit(Ep(ep), tx);
 }
 
 ssize_t Senddata(fid_ep* ep, const void* buf, size_t len, void* desc,
@@ -313,6 +320,7 @@ ssize_t Injectdata(fid_ep* ep, const void* buf, size_t len, uint64_t data,
   Transmit tx =
       Message(&iov, nullptr, 1, nullptr, FI_INJECT | FI_REMOTE_CQ_DATA);
   tx.op.data = data;
+  tx.inject_call = true;
   return PostTransmit(Ep(ep), tx);
 }
 
@@ -380,8 +388,10 @@ ssize_t Writemsg(fid_ep* ep, const fi_msg_rma* msg, uint64_t flags) {
 ssize_t InjectWrite(fid_ep* ep, const void* buf, size_t len, fi_addr_t,
                     uint64_t addr, uint64_t key) {
   iovec iov = {const_cast<void*>(buf), len};
-  return PostTransmit(Ep(ep), Rma(SendOp::kWrite, &iov, nullptr, 1, addr, key,
-                                  nullptr, FI_INJECT));
+  Transmit tx =
+      Rma(SendOp::kWrite, &iov, nullptr, 1, addr, key, nullptr, FI_INJECT);
+  tx.inject_call = true;
+  return PostTransmit(Ep(ep), tx);
 }
 
 ssize_t Writedata(fid_ep* ep, const void* buf, size_t len, void* desc,
@@ -401,6 +411,7 @@ ssize_t InjectWritedata(fid_ep* ep, const void* buf, size_t len,
   Transmit tx = Rma(SendOp::kWrite, &iov, nullptr, 1, addr, key, nullptr,
                     FI_INJECT | FI_REMOTE_CQ_DATA);
   tx.op.data = data;
+  tx.inject_call = true;
   return PostTransmit(Ep(ep), tx);
 }
 
@@ -426,9 +437,14 @@ struct AtomicCall {
   uint64_t flags = 0;
   bool fetch = false;
   bool compare_call = false;
+  bool inject_call = false;  // fi_inject_atomic
 };
 
 ssize_t PostAtomic(VerbsMsgEp* ep, const AtomicCall& call) {
+  if ((ep->util.info->caps & FI_ATOMIC) == 0) {
+    return Fail(*ep, FI_EOPNOTSUPP, "an atomic on an endpoint opened "
+                                    "without FI_ATOMIC");
+  }
   const AtomicKind kind = call.compare_call ? AtomicKind::kCompare
                           : call.fetch       ? AtomicKind::kFetch
                                              : AtomicKind::kWrite;
@@ -467,6 +483,7 @@ ssize_t PostAtomic(VerbsMsgEp* ep, const AtomicCall& call) {
   tx.result_desc = call.result_desc;
   tx.context = call.context;
   tx.flags = call.flags;
+  tx.inject_call = call.inject_call;
   return PostTransmit(ep, tx);
 }
 
@@ -566,6 +583,7 @@ ssize_t AtomicInject(fid_ep* ep, const void* buf, size_t count, fi_addr_t,
   call.operand = buf;
   call.count = count;
   call.flags = FI_INJECT;
+  call.inject_call = true;
   return PostAtomic(Ep(ep), call);
 }
 

@@ -94,6 +94,12 @@ void PostRequest(VerbsPep* pep, rdma_cm_id* id, const rdma_conn_param& param,
   }
   SetInfoAddress(*id, true, &info->src_addr, &info->src_addrlen);
   SetInfoAddress(*id, false, &info->dest_addr, &info->dest_addrlen);
+  // A listener on a wildcard address hears requests on every device: the
+  // endpoint for this one belongs to a domain of its device.
+  if (id->verbs != nullptr && info->domain_attr != nullptr) {
+    SetString(&info->domain_attr->name,
+              pep->api->get_device_name(id->verbs->device));
+  }
   auto* request = new VerbsConnReq;
   request->conn_fid = {};
   InitFid(&request->conn_fid, FI_CLASS_CONNREQ, nullptr, nullptr);

@@ -1,0 +1,405 @@
+#include "fabric/providers/rxm/rxm_ep.h"
+
+#include <rdma/fi_cm.h>
+#include <rdma/fi_domain.h>
+#include <rdma/fi_eq.h>
+#include <rdma/fi_errno.h>
+#include <rdma/providers/fi_log.h>
+#include <errno.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <unistd.h>
+
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "fabric/api/core/status.h"
+#include "fabric/providers/util/av.h"
+#include "fabric/providers/util/cq.h"
+#include "fabric/providers/util/domain.h"
+#include "fabric/providers/util/eq.h"
+#include "fabric/providers/util/fid_ops.h"
+#include "fabric/providers/util/ip_socket.h"
+#include "fabric/providers/util/no_ops.h"
+
+namespace fabric {
+namespace rxm {
+namespace {
+
+using tcp::TcpLink;
+
+// An FI_CONNREQ's entry and the requester's name after it.
+constexpr size_t kMaxEvent = sizeof(fi_eq_cm_entry) + 256;
+
+RxmEp* ToRxmEp(fid* object) { return reinterpret_cast<RxmEp*>(object); }
+
+int Fail(const RxmEp& ep, const absl::Status& status) {
+  FI_WARN(ep.log(), FI_LOG_EP_CTRL, "%s\n",
+          std::string(status.message()).c_str());
+  return ToFiErrno(status);
+}
+
+absl::Status CallFailed(const char* call, int rc) {
+  return FiError(-rc, absl::StrCat(call, ": ", fi_strerror(-rc)));
+}
+
+// An internal MSG endpoint on `info`, bound to the endpoint's EQ and CQ
+// and enabled, inside a stream.
+absl::StatusOr<std::unique_ptr<MsgStream>> OpenStream(RxmEp* ep,
+                                                      fi_info* info) {
+  fid_domain* domain = ep->msg_domain;
+  fid_ep* msg_ep = nullptr;
+  int rc = fi_endpoint(domain, info, &msg_ep, nullptr);
+  if (rc != 0) return CallFailed("fi_endpoint (MSG)", rc);
+  rc = fi_ep_bind(msg_ep, &ep->eq->fid, 0);
+  if (rc == 0) rc = fi_ep_bind(msg_ep, &ep->cq->fid, FI_TRANSMIT | FI_RECV);
+  if (rc == 0) rc = fi_enable(msg_ep);
+  if (rc != 0) {
+    fi_close(&msg_ep->fid);
+    return CallFailed("binding an MSG endpoint", rc);
+  }
+  return MsgStream::Open(domain, msg_ep, ep->register_buffers, &ep->retired);
+}
+
+RxmLink* AddLink(RxmEp* ep, std::unique_ptr<MsgStream> stream,
+                 fi_addr_t peer) {
+  MsgStream* raw = stream.get();
+  auto link = std::make_unique<RxmLink>(&ep->base, std::move(stream), peer);
+  link->stream = raw;
+  // Transmits queue unwritten until the connection is up.
+  link->connection.Hold();
+  RxmLink* added = static_cast<RxmLink*>(ep->links.Add(std::move(link)));
+  ep->by_ep[raw->ep()] = added;
+  return added;
+}
+
+// Hands every completion of the internal CQ to its stream.
+void DrainCq(RxmEp* ep) {
+  fi_cq_msg_entry entries[32];
+  for (;;) {
+    ssize_t n = CqReadWithoutProgress(ep->cq, entries, 32);
+    if (n == -FI_EAVAIL) {
+      fi_cq_err_entry error = {};
+      if (fi_cq_readerr(ep->cq, &error, 0) != 1) return;
+      MsgStream::DispatchError(error.op_context, error.err);
+      continue;
+    }
+    if (n <= 0) break;
+    for (ssize_t i = 0; i < n; ++i) {
+      MsgStream::DispatchCompletion(entries[i].op_context, entries[i].len);
+    }
+  }
+  // Closed streams' buffers can have no entries left.
+  ep->retired.clear();
+}
+
+// Accepts a peer's connection request; `data` is its name.
+void Accept(RxmEp* ep, fi_info* info, const char* data, size_t len) {
+  absl::StatusOr<IpAddress> peer =
+      IpAddress::FromSockaddr(reinterpret_cast<const sockaddr*>(data),
+                              static_cast<socklen_t>(len));
+  absl::StatusOr<std::unique_ptr<MsgStream>> stream =
+      peer.ok() ? OpenStream(ep, info) : peer.status();
+  if (!stream.ok()) {
+    // The request is refused: its endpoint was not opened, or is closed.
+    FI_WARN(ep->log(), FI_LOG_EP_CTRL, "refusing a connection: %s\n",
+            std::string(stream.status().message()).c_str());
+    if (!peer.ok()) fi_reject(ep->pep, info->handle, nullptr, 0);
+    return;
+  }
+  fid_ep* msg_ep = (*stream)->ep();
+  int rc = fi_accept(msg_ep, nullptr, 0);
+  if (rc != 0) {
+    FI_WARN(ep->log(), FI_LOG_EP_CTRL, "fi_accept: %s\n", fi_strerror(-rc));
+    return;  // the stream closes its endpoint
+  }
+  fi_addr_t source = AvFindIp(ep->base.util.av, *peer);
+  RxmLink* link = AddLink(ep, *std::move(stream), source);
+  link->peer_name = AddressBytes(*peer, ep->base.util.info->addr_format);
+  if (source != FI_ADDR_NOTAVAIL && ep->links.to.count(source) == 0) {
+    ep->links.to[source] = link;
+  }
+}
+
+// The link an EQ entry is about, or null.
+RxmLink* LinkOf(RxmEp* ep, fid* endpoint) {
+  auto found = ep->by_ep.find(reinterpret_cast<fid_ep*>(endpoint));
+  return found != ep->by_ep.end() ? found->second : nullptr;
+}
+
+void Connected(RxmLink* link) {
+  if (!link->connecting) return;
+  link->connecting = false;
+  link->stream->OnConnected();
+  link->connection.Release();
+}
+
+// A connection that ended or never came up.
+void Ended(RxmLink* link, int err) {
+  link->stream->OnEnded(err);
+  if (link->connecting) {
+    // Its transmits never went: they fail with the connect's error.
+    link->connection.Close(-(err != 0 ? err : FI_ECONNREFUSED));
+  }
+}
+
+// Takes every event of the internal EQ.
+void DrainEq(RxmEp* ep) {
+  alignas(fi_eq_cm_entry) char buf[kMaxEvent];
+  for (;;) {
+    uint32_t event = 0;
+    ssize_t n = EqReadWithoutProgress(ep->eq, &event, buf, sizeof(buf));
+    if (n == -FI_EAVAIL) {
+      fi_eq_err_entry error = {};
+      if (fi_eq_readerr(ep->eq, &error, 0) < 0) return;
+      if (RxmLink* link = LinkOf(ep, error.fid)) {
+        FI_WARN(ep->log(), FI_LOG_EP_CTRL, "connection to peer %llu: %s\n",
+                static_cast<unsigned long long>(link->peer),
+                fi_strerror(error.err));
+        Ended(link, error.err);
+      }
+      continue;
+    }
+    if (n < static_cast<ssize_t>(sizeof(fi_eq_cm_entry))) return;
+    fi_eq_cm_entry entry;
+    memcpy(&entry, buf, sizeof(entry));
+    if (event == FI_CONNREQ) {
+      Accept(ep, entry.info, buf + sizeof(entry), n - sizeof(entry));
+      fi_freeinfo(entry.info);
+    } else if (RxmLink* link = LinkOf(ep, entry.fid)) {
+      if (event == FI_CONNECTED) Connected(link);
+      if (event == FI_SHUTDOWN) Ended(link, 0);
+    }
+  }
+}
+
+int CloseRxmEp(fid* object) {
+  RxmEp* ep = ToRxmEp(object);
+  if (ep->registered) ep->engine()->Remove(&ep->events);
+  tcp::UnreserveReceives(&ep->base);
+  ep->by_ep.clear();
+  ep->links.Clear();  // closes the MSG endpoints
+  ep->links.FreeClosed();
+  if (ep->cq != nullptr) DrainCq(ep);
+  ep->retired.clear();
+  if (ep->pep != nullptr) fi_close(&ep->pep->fid);
+  if (ep->cq != nullptr) fi_close(&ep->cq->fid);
+  if (ep->eq != nullptr) fi_close(&ep->eq->fid);
+  if (ep->msg_domain != nullptr) fi_close(&ep->msg_domain->fid);
+  if (ep->epoll_fd >= 0) close(ep->epoll_fd);
+  tcp::ReleasePeerSrx(&ep->base);
+  ReleaseUtilEndpoint(&ep->base.util);
+  delete ep;
+  return 0;
+}
+
+int Enable(RxmEp* ep) {
+  if (ep->base.util.enabled.load()) return 0;
+  if (int rc = CheckEnable(ep->base.util); rc != 0) return rc;
+  ep->base.util.enabled.store(true);
+  ep->registered = true;
+  ep->engine()->Add(&ep->events);
+  return 0;
+}
+
+int ControlRxmEp(fid* object, int command, void* arg) {
+  RxmEp* ep = ToRxmEp(object);
+  std::lock_guard<OptionalMutex> lock(ep->base.util.mutex);
+  if (command == FI_ENABLE) return Enable(ep);
+  return ControlUtilEndpoint(&ep->base.util, command, arg);
+}
+
+int GetName(fid* object, void* addr, size_t* addrlen) {
+  RxmEp* ep = ToRxmEp(object);
+  if (addrlen == nullptr) {
+    return Fail(*ep, FiError(FI_EINVAL, "fi_getname: addrlen is NULL"));
+  }
+  return CopyAddressOut(ep->address, ep->base.util.info->addr_format, addr,
+                        addrlen);
+}
+
+// The name is the passive endpoint's, chosen at fi_endpoint.
+int SetName(fid* object, void*, size_t) {
+  return Fail(*ToRxmEp(object),
+              FiError(FI_EOPNOTSUPP, "fi_setname: an RDM endpoint over MSG "
+                                     "endpoints takes its name from "
+                                     "info->src_addr"));
+}
+
+fi_ops kRxmEpFidOps = MakeFidOps(
+    {.close = CloseRxmEp, .bind = tcp::BindTcpEp, .control = ControlRxmEp});
+fi_ops_cm kRxmCmOps = ConnectionlessCmOps(SetName, GetName);
+
+// The internal domain, EQ, CQ and listening passive endpoint, the name,
+// and the epoll set of the engines they progress on.
+absl::Status OpenInternals(RxmEp* ep) {
+  UtilDomain* domain = ep->base.util.domain;
+  InfoPtr domain_info = DupInfo(*domain->info);
+  if (domain_info == nullptr) return FiError(FI_ENOMEM, "out of memory");
+  domain_info->domain_attr->threading = FI_THREAD_SAFE;
+  domain_info->domain_attr->data_progress = FI_PROGRESS_MANUAL;
+  domain_info->domain_attr->control_progress = FI_PROGRESS_MANUAL;
+  int rc = fi_domain(&domain->fabric->fabric_fid, domain_info.get(),
+                     &ep->msg_domain, nullptr);
+  if (rc != 0) return CallFailed("fi_domain (internal)", rc);
+  fi_eq_attr eq_attr = {};
+  eq_attr.size = 1024;
+  eq_attr.wait_obj = FI_WAIT_NONE;
+  rc = fi_eq_open(&domain->fabric->fabric_fid, &eq_attr, &ep->eq, nullptr);
+  if (rc != 0) return CallFailed("fi_eq_open (internal)", rc);
+  fi_cq_attr cq_attr = {};
+  cq_attr.size = kCqSize;
+  cq_attr.format = FI_CQ_FORMAT_MSG;
+  cq_attr.wait_obj = FI_WAIT_NONE;
+  rc = fi_cq_open(ep->msg_domain, &cq_attr, &ep->cq, nullptr);
+  if (rc != 0) return CallFailed("fi_cq_open (internal)", rc);
+  ep->epoll_fd = epoll_create1(EPOLL_CLOEXEC);
+  if (ep->epoll_fd < 0) {
+    return FiError(errno, absl::StrCat("epoll_create1: ", strerror(errno)));
+  }
+  for (ProgressEngine* engine : {ep->msg_engine(), ep->cm_engine()}) {
+    epoll_event event = {};
+    event.events = EPOLLIN;
+    if (epoll_ctl(ep->epoll_fd, EPOLL_CTL_ADD, engine->fd(), &event) != 0) {
+      return FiError(errno, absl::StrCat("epoll_ctl: ", strerror(errno)));
+    }
+  }
+  fid_fabric* fabric = &domain->fabric->fabric_fid;
+  rc = fi_passive_ep(fabric, ep->msg_info.get(), &ep->pep, nullptr);
+  if (rc == 0) rc = fi_pep_bind(ep->pep, &ep->eq->fid, 0);
+  if (rc == 0) rc = fi_listen(ep->pep);
+  if (rc != 0) return CallFailed("listening (internal passive endpoint)", rc);
+  sockaddr_storage name = {};
+  size_t len = sizeof(name);
+  rc = fi_getname(&ep->pep->fid, &name, &len);
+  if (rc != 0) return CallFailed("fi_getname (internal passive endpoint)", rc);
+  absl::StatusOr<IpAddress> address = IpAddress::FromSockaddr(
+      reinterpret_cast<sockaddr*>(&name), static_cast<socklen_t>(len));
+  if (!address.ok()) return address.status();
+  ep->address = *address;
+  ep->name.assign(reinterpret_cast<char*>(&name),
+                  reinterpret_cast<char*>(&name) + len);
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+TcpLink* RxmEpEvents::LinkFor(fi_addr_t dest, int* error) {
+  RxmEp* ep = ep_;
+  auto known = ep->links.to.find(dest);
+  if (known != ep->links.to.end()) return known->second;
+  absl::StatusOr<IpAddress> peer = AvLookupIp(ep->base.util.av, dest);
+  if (!peer.ok()) {
+    *error = Fail(*ep, peer.status());
+    return nullptr;
+  }
+  absl::StatusOr<std::unique_ptr<MsgStream>> stream =
+      OpenStream(ep, ep->msg_info.get());
+  if (!stream.ok()) {
+    *error = Fail(*ep, stream.status());
+    return nullptr;
+  }
+  int rc = fi_connect((*stream)->ep(), peer->sockaddr_ptr(), ep->name.data(),
+                      ep->name.size());
+  if (rc != 0) {
+    *error = Fail(*ep, CallFailed("fi_connect", rc));
+    return nullptr;
+  }
+  RxmLink* link = AddLink(ep, *std::move(stream), dest);
+  ep->links.to[dest] = link;
+  return link;
+}
+
+void RxmEpEvents::LinkClosed(TcpLink* link, int error) {
+  RxmEp* ep = ep_;
+  if (error != 0) {
+    FI_WARN(ep->log(), FI_LOG_EP_DATA, "connection to peer %llu lost: %s\n",
+            static_cast<unsigned long long>(link->peer), fi_strerror(-error));
+  }
+  ep->by_ep.erase(static_cast<RxmLink*>(link)->stream->ep());
+  ep->links.Retire(link);
+}
+
+void RxmEpEvents::LinkBacklog(TcpLink*, bool) {}
+
+void RxmEpEvents::ReceivePosted() { ep_->links.ProgressStalled(); }
+
+void RxmEpEvents::Progress() {
+  RxmEp* ep = ep_;
+  // The internal endpoints first: their data into the internal CQ, their
+  // connection setup into the internal EQ.
+  ep->msg_engine()->Run();
+  ep->cm_engine()->Run();
+  std::lock_guard<OptionalMutex> lock(ep->base.util.mutex);
+  ep->links.FreeClosed();
+  tcp::FinishStartedPeerMsgs(&ep->base);
+  DrainCq(ep);
+  DrainEq(ep);
+  for (size_t i = 0; i < ep->links.all.size(); ++i) {
+    auto* link = static_cast<RxmLink*>(ep->links.all[i].get());
+    if (!link->connecting) link->connection.Progress();
+    // A link that closed left `all`: the next one moved to index i.
+    if (i < ep->links.all.size() && ep->links.all[i].get() != link) --i;
+  }
+}
+
+bool RxmEpEvents::PrepareToSleep() {
+  RxmEp* ep = ep_;
+  if (!ep->msg_engine()->PrepareToSleep() ||
+      !ep->cm_engine()->PrepareToSleep()) {
+    return false;
+  }
+  std::lock_guard<OptionalMutex> lock(ep->base.util.mutex);
+  for (const auto& link : ep->links.all) {
+    const auto* rxm = static_cast<const RxmLink*>(link.get());
+    if (rxm->stream->readable()) return false;
+  }
+  return true;
+}
+
+int RxmEpEvents::progress_fd() const { return ep_->epoll_fd; }
+
+bool RxmEpEvents::auto_progress() const {
+  return ep_->base.util.domain->info->domain_attr->data_progress ==
+         FI_PROGRESS_AUTO;
+}
+
+int OpenRxmEp(fid_domain* domain_fid, fi_info* info, const fi_info& msg_info,
+              fid_ep** ep_out, void* context) {
+  UtilDomain* domain = reinterpret_cast<UtilDomain*>(domain_fid);
+  const fi_provider* log = domain->fabric->provider->c_provider();
+  auto ep = std::make_unique<RxmEp>();
+  ep->base.util.ep_fid = {};
+  ep->msg_info = DupInfo(msg_info);
+  absl::Status status =
+      ep->msg_info == nullptr
+          ? FiError(FI_ENOMEM, "fi_endpoint: out of memory")
+          : InitUtilEndpoint(&ep->base.util, domain, info, context,
+                             &kRxmEpFidOps);
+  if (!status.ok()) {
+    FI_WARN(log, FI_LOG_EP_CTRL, "fi_endpoint: %s\n",
+            std::string(status.message()).c_str());
+    return ToFiErrno(status);
+  }
+  ep->msg_info->handle = nullptr;
+  // The endpoint's progress runs the internal objects' (no thread of
+  // theirs), and they are safe to call from any thread.
+  fi_domain_attr* msg_domain_attr = ep->msg_info->domain_attr;
+  msg_domain_attr->threading = FI_THREAD_SAFE;
+  msg_domain_attr->data_progress = FI_PROGRESS_MANUAL;
+  msg_domain_attr->control_progress = FI_PROGRESS_MANUAL;
+  ep->register_buffers =
+      (domain->info->domain_attr->mr_mode & FI_MR_LOCAL) != 0;
+  tcp::InstallDataPathOps(&ep->base, *info, &kRxmCmOps);
+  status = OpenInternals(ep.get());
+  if (!status.ok()) {
+    int rc = Fail(*ep, status);
+    CloseRxmEp(&ep.release()->base.util.ep_fid.fid);
+    return rc;
+  }
+  *ep_out = &ep.release()->base.util.ep_fid;
+  return 0;
+}
+
+}  // namespace rxm
+}  // namespace fabric

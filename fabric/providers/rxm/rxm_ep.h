@@ -1,0 +1,132 @@
+// File: fabric/providers/rxm/rxm_ep.h
+//
+// FI_EP_RDM over a provider's FI_EP_MSG endpoints (what libfabric's rxm
+// does): the tcp data path (tcp_ep.h: matching, tagged messages,
+// FI_DIRECTED_RECV, FI_SOURCE, RMA and atomics carried as messages and
+// applied at the target) runs over MsgStreams (msg_stream.h), one
+// connection per peer, made on demand through the provider's own
+// connection management. The verbs provider serves FI_EP_RDM with it, over
+// RC queue pairs.
+//
+// The endpoint listens on a passive endpoint of the provider bound to
+// info->src_addr (port 0: the provider picks one) from fi_endpoint on;
+// fi_getname is that address, and AV entries are other endpoints' such
+// addresses (IPv4 or IPv6). The first transmit to an AV address opens an
+// MSG endpoint on the same domain, connects it with the endpoint's own
+// name as connection data, and returns 0; transmits to that peer queue on
+// it until FI_CONNECTED, and a connect that fails fails them with its
+// error (the next transmit connects again). An incoming request is
+// accepted; its connection data names the peer, whose fi_addr_t FI_SOURCE
+// reports (FI_ADDR_NOTAVAIL while the AV does not hold it). Each side
+// transmits on the first connection it has with a peer, its own or the
+// peer's, so messages from one sender keep their order; both connections
+// of a simultaneous connect stay up. A connection that breaks fails its
+// outstanding operations (FI_ECONNRESET) and the next transmit connects
+// again.
+//
+// Internal objects, opened through the public API: a domain of their own
+// on the endpoint's fabric (manual progress, FI_THREAD_SAFE), with one CQ
+// (FI_CQ_FORMAT_MSG, kCqSize entries: kRxBuffers + kTxBuffers per
+// connection, so about 2000 connections) for every stream's buffers and
+// an MSG endpoint per connection; an EQ and the passive endpoint on the
+// fabric. The endpoint's progress (its domain's engine, every pass) runs
+// the internal domain's engine and the fabric's (connection setup, also
+// driven by EQ reads), reads the CQ and the EQ, and advances the links.
+// The internal domain keeps closing an MSG endpoint (which takes its
+// sources out of their engines) possible inside that pass: the pass holds
+// the application domain's engine, not theirs. Its fd is an epoll set of
+// both engines' fds, armed before the application domain's engine sleeps,
+// so blocking waits wake for connection requests and arriving data.
+#ifndef FABRIC_PROVIDERS_RXM_RXM_EP_H_
+#define FABRIC_PROVIDERS_RXM_RXM_EP_H_
+
+#include <rdma/fabric.h>
+#include <rdma/fi_endpoint.h>
+
+#include <memory>
+#include <unordered_map>
+#include <vector>
+
+#include "fabric/api/core/address.h"
+#include "fabric/api/core/info.h"
+#include "fabric/providers/rxm/msg_stream.h"
+#include "fabric/providers/tcp/tcp_ep.h"
+#include "fabric/providers/tcp/tcp_srx.h"
+#include "fabric/providers/util/progress.h"
+
+namespace fabric {
+namespace rxm {
+
+inline constexpr size_t kCqSize = 1 << 16;
+
+class RxmEp;
+
+class RxmEpEvents : public tcp::TcpEpOwner, public ProgressSource {
+ public:
+  explicit RxmEpEvents(RxmEp* ep) : ep_(ep) {}
+  tcp::TcpLink* LinkFor(fi_addr_t dest, int* error) override;
+  void LinkClosed(tcp::TcpLink* link, int error) override;
+  void LinkBacklog(tcp::TcpLink* link, bool backlogged) override;
+  void ReceivePosted() override;
+  void Progress() override;
+  int progress_fd() const override;
+  bool auto_progress() const override;
+  bool poll_directly() const override { return true; }
+  bool always_run() const override { return true; }
+  bool PrepareToSleep() override;
+
+ private:
+  RxmEp* ep_;
+};
+
+// A link over one MSG endpoint; its stream is owned by its connection.
+class RxmLink : public tcp::TcpLink {
+ public:
+  RxmLink(tcp::TcpEp* ep, std::unique_ptr<MsgStream> stream, fi_addr_t peer)
+      : tcp::TcpLink(ep, std::move(stream), peer) {}
+  MsgStream* stream = nullptr;
+  bool connecting = true;  // until FI_CONNECTED: its connection is held
+};
+
+class RxmEp {
+ public:
+  tcp::TcpEp base;  // first: the application's fid_ep* is &base.util.ep_fid
+
+  RxmEp() : events(this) { base.owner = &events; }
+
+  RxmEpEvents events;
+  // The provider's FI_EP_MSG info the internal endpoints are opened with.
+  InfoPtr msg_info;
+  fid_domain* msg_domain = nullptr;
+  fid_eq* eq = nullptr;
+  fid_cq* cq = nullptr;
+  fid_pep* pep = nullptr;
+  IpAddress address;            // the passive endpoint's: the name
+  std::vector<char> name;       // in the endpoint's address format
+  bool register_buffers = false;  // the domain asks FI_MR_LOCAL
+  bool registered = false;        // with the domain's progress engine
+  int epoll_fd = -1;  // the internal domain's and the fabric's engine fds
+  tcp::RdmLinks links;
+  std::unordered_map<fid_ep*, RxmLink*> by_ep;  // for EQ events
+  RetiredBuffers retired;
+
+  const fi_provider* log() const { return base.log(); }
+  ProgressEngine* engine() const { return base.util.domain->progress.get(); }
+  ProgressEngine* cm_engine() const {
+    return base.util.domain->fabric->progress.get();
+  }
+  ProgressEngine* msg_engine() const {
+    return reinterpret_cast<UtilDomain*>(msg_domain)->progress.get();
+  }
+};
+
+// Opens an RDM endpoint over MSG endpoints opened with `msg_info` (the
+// provider's FI_EP_MSG info for the same domain; its src_addr is where
+// the endpoint listens) on `domain`, for the application's `info`.
+int OpenRxmEp(fid_domain* domain, fi_info* info, const fi_info& msg_info,
+              fid_ep** ep, void* context);
+
+}  // namespace rxm
+}  // namespace fabric
+
+#endif  // FABRIC_PROVIDERS_RXM_RXM_EP_H_
