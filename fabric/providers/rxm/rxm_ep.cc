@@ -234,12 +234,7 @@ fi_ops_cm kRxmCmOps = ConnectionlessCmOps(SetName, GetName);
 // and the epoll set of the engines they progress on.
 absl::Status OpenInternals(RxmEp* ep) {
   UtilDomain* domain = ep->base.util.domain;
-  InfoPtr domain_info = DupInfo(*domain->info);
-  if (domain_info == nullptr) return FiError(FI_ENOMEM, "out of memory");
-  domain_info->domain_attr->threading = FI_THREAD_SAFE;
-  domain_info->domain_attr->data_progress = FI_PROGRESS_MANUAL;
-  domain_info->domain_attr->control_progress = FI_PROGRESS_MANUAL;
-  int rc = fi_domain(&domain->fabric->fabric_fid, domain_info.get(),
+  int rc = fi_domain(&domain->fabric->fabric_fid, ep->msg_info.get(),
                      &ep->msg_domain, nullptr);
   if (rc != 0) return CallFailed("fi_domain (internal)", rc);
   fi_eq_attr eq_attr = {};
@@ -388,8 +383,7 @@ int OpenRxmEp(fid_domain* domain_fid, fi_info* info, const fi_info& msg_info,
   msg_domain_attr->threading = FI_THREAD_SAFE;
   msg_domain_attr->data_progress = FI_PROGRESS_MANUAL;
   msg_domain_attr->control_progress = FI_PROGRESS_MANUAL;
-  ep->register_buffers =
-      (domain->info->domain_attr->mr_mode & FI_MR_LOCAL) != 0;
+  ep->register_buffers = (msg_domain_attr->mr_mode & FI_MR_LOCAL) != 0;
   tcp::InstallDataPathOps(&ep->base, *info, &kRxmCmOps);
   status = OpenInternals(ep.get());
   if (!status.ok()) {

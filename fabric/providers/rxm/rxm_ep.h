@@ -25,7 +25,9 @@
 // again.
 //
 // Internal objects, opened through the public API: a domain of their own
-// on the endpoint's fabric (manual progress, FI_THREAD_SAFE), with one CQ
+// on the endpoint's fabric (opened with the MSG info, with manual progress
+// and FI_THREAD_SAFE; its buffers registered when its mr_mode has
+// FI_MR_LOCAL), with one CQ
 // (FI_CQ_FORMAT_MSG, kCqSize entries: kRxBuffers + kTxBuffers per
 // connection, so about 2000 connections) for every stream's buffers and
 // an MSG endpoint per connection; an EQ and the passive endpoint on the
@@ -103,7 +105,7 @@ class RxmEp {
   fid_pep* pep = nullptr;
   IpAddress address;            // the passive endpoint's: the name
   std::vector<char> name;       // in the endpoint's address format
-  bool register_buffers = false;  // the domain asks FI_MR_LOCAL
+  bool register_buffers = false;  // the MSG domain asks FI_MR_LOCAL
   bool registered = false;        // with the domain's progress engine
   int epoll_fd = -1;  // the internal domain's and the fabric's engine fds
   tcp::RdmLinks links;
