@@ -200,5 +200,24 @@ absl::StatusOr<InfoPtr> IbInfoFor(const fi_info& offered, const char* node,
   return info;
 }
 
+absl::StatusOr<InfoPtr> RdmInfoFor(const fi_info& msg, const fi_info& rdm) {
+  InfoPtr info = DupInfo(rdm);
+  if (info == nullptr ||
+      !SetString(&info->fabric_attr->name, msg.fabric_attr->name) ||
+      !SetString(&info->fabric_attr->prov_name, msg.fabric_attr->prov_name) ||
+      !SetString(&info->domain_attr->name, msg.domain_attr->name) ||
+      !SetAddress(&info->src_addr, &info->src_addrlen, msg.src_addr,
+                  msg.src_addrlen) ||
+      !SetAddress(&info->dest_addr, &info->dest_addrlen, msg.dest_addr,
+                  msg.dest_addrlen)) {
+    return FiError(FI_ENOMEM, "cannot build a verbs RDM fi_info");
+  }
+  info->fabric_attr->prov_version = msg.fabric_attr->prov_version;
+  info->addr_format = msg.addr_format;
+  info->ep_attr->protocol = FI_PROTO_RXM;
+  info->ep_attr->protocol_version = 1;
+  return info;
+}
+
 }  // namespace verbs
 }  // namespace fabric

@@ -90,6 +90,12 @@ absl::StatusOr<InfoList> PortInfos(const PortDescription& port,
 absl::StatusOr<InfoPtr> IbInfoFor(const fi_info& offered, const char* node,
                                   const char* service, const fi_info* hints);
 
+// The FI_EP_RDM info over the MSG info `msg` (an IP-addressed one from
+// fi_getinfo): `rdm` (the RDM data path's attributes, rxm_ep.h) named and
+// addressed as `msg` (fabric, domain, provider, address format, source and
+// destination), with protocol FI_PROTO_RXM.
+absl::StatusOr<InfoPtr> RdmInfoFor(const fi_info& msg, const fi_info& rdm);
+
 }  // namespace verbs
 }  // namespace fabric
 

@@ -347,6 +347,30 @@ TEST(VerbsAttrTest, TheInfiniBandAddressIsOfferedOnlyWhenAsked) {
   EXPECT_EQ(*got, nullptr);
 }
 
+TEST(VerbsAttrTest, RdmInfosAreNamedAndAddressedAsTheirMsgInfo) {
+  absl::StatusOr<InfoList> list = PortInfos(ConnectIb(), kVersion);
+  ASSERT_TRUE(list.ok()) << list.status();
+  const fi_info& msg = *list->head()->next;  // the IPoIB address
+  ASSERT_EQ(msg.addr_format, FI_SOCKADDR_IN);
+  InfoPtr rdm_template(fi_allocinfo());
+  rdm_template->ep_attr->type = FI_EP_RDM;
+  rdm_template->caps = FI_MSG | FI_TAGGED;
+  absl::StatusOr<InfoPtr> rdm = RdmInfoFor(msg, *rdm_template);
+  ASSERT_TRUE(rdm.ok()) << rdm.status();
+  const fi_info& info = **rdm;
+  EXPECT_EQ(info.ep_attr->type, FI_EP_RDM);
+  EXPECT_EQ(info.ep_attr->protocol, FI_PROTO_RXM);
+  EXPECT_EQ(info.caps, FI_MSG | FI_TAGGED);
+  EXPECT_STREQ(info.fabric_attr->name, msg.fabric_attr->name);
+  EXPECT_STREQ(info.fabric_attr->prov_name, "verbs");
+  EXPECT_EQ(info.fabric_attr->prov_version, kVersion);
+  EXPECT_STREQ(info.domain_attr->name, "ibp6s0");
+  EXPECT_EQ(info.addr_format, FI_SOCKADDR_IN);
+  ASSERT_EQ(info.src_addrlen, msg.src_addrlen);
+  EXPECT_EQ(memcmp(info.src_addr, msg.src_addr, msg.src_addrlen), 0);
+  EXPECT_EQ(info.dest_addr, nullptr);
+}
+
 }  // namespace
 }  // namespace verbs
 }  // namespace fabric

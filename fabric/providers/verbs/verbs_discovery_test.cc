@@ -1,5 +1,6 @@
 // The verbs provider on this machine: the device ports libibverbs finds
-// agree with sysfs, and fi_getinfo offers MSG endpoints on those devices.
+// agree with sysfs, and fi_getinfo offers MSG endpoints (and RDM endpoints
+// over them) on those devices.
 // Where the machine has no RDMA device (no /sys/class/infiniband, as here)
 // it offers nothing, and the log says why.
 #include <dirent.h>
@@ -66,8 +67,10 @@ TEST(VerbsDiscoveryTest, GetinfoOffersTheDevicesOrSaysWhyNot) {
   } else if (rc == 0) {
     for (const fi_info* i = info; i != nullptr; i = i->next) {
       EXPECT_STREQ(i->fabric_attr->prov_name, "verbs");
-      EXPECT_EQ(i->ep_attr->type, FI_EP_MSG);
-      EXPECT_EQ(i->ep_attr->protocol, FI_PROTO_RDMA_CM_IB_RC);
+      // RC queue pairs, and RDM endpoints over them.
+      EXPECT_EQ(i->ep_attr->protocol, i->ep_attr->type == FI_EP_MSG
+                                          ? FI_PROTO_RDMA_CM_IB_RC
+                                          : FI_PROTO_RXM);
       EXPECT_EQ(devices.count(i->domain_attr->name), 1u)
           << i->domain_attr->name;
       EXPECT_NE(i->src_addr, nullptr);

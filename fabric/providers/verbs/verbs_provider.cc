@@ -4,12 +4,16 @@
 #include <rdma/fi_domain.h>
 #include <rdma/fi_errno.h>
 #include <rdma/providers/fi_log.h>
+#include <string.h>
 
 #include <mutex>
 #include <string>
 #include <vector>
 
 #include "fabric/api/core/status.h"
+#include "fabric/providers/rxm/rxm_ep.h"
+#include "fabric/providers/tcp/tcp_atomic_ops.h"
+#include "fabric/providers/tcp/tcp_attr.h"
 #include "fabric/providers/util/fabric.h"
 #include "fabric/providers/util/info_template.h"
 #include "fabric/providers/util/interfaces.h"
@@ -31,6 +35,8 @@ class VerbsProvider : public Provider {
   VerbsProvider() : Provider("verbs", kVerbsVersion) {
     // Limits depend on the device: none here.
     verbs::DescribeRc(verbs::PortDescription(), &rc_);
+    // FI_EP_RDM is the stream data path's, over RC endpoints (rxm_ep.h).
+    DescribeTcpEndpoint(FI_EP_RDM, &rdm_);
   }
 
   int default_priority() const override { return 200; }
@@ -76,16 +82,31 @@ class VerbsProvider : public Provider {
         continue;  // verbs takes IP addresses as sockaddrs only
       }
       absl::StatusOr<InfoList> ip = DiscoverPortIp(port, request);
-      if (ip.ok()) {
-        infos.Append(*std::move(ip));
-      } else if (ToFiErrno(ip.status()) != -FI_ENODATA) {
-        return ip.status();
+      if (!ip.ok()) {
+        if (ToFiErrno(ip.status()) != -FI_ENODATA) return ip.status();
+        continue;
       }
+      // Each IP address serves RDM endpoints over RC too.
+      InfoList rdm;
+      for (const fi_info* msg = ip->head(); msg != nullptr; msg = msg->next) {
+        absl::StatusOr<InfoPtr> over = verbs::RdmInfoFor(*msg, rdm_.info);
+        if (!over.ok()) return over.status();
+        rdm.Append(*std::move(over));
+      }
+      infos.Append(*std::move(ip));
+      infos.Append(std::move(rdm));
     }
     return infos;
   }
 
-  AttrSupport SupportFor(const fi_info&) const override {
+  AttrSupport SupportFor(const fi_info& candidate) const override {
+    if (IsRdm(candidate)) {
+      // The stream data path's settings; no authorization keys (the
+      // connections carry none).
+      AttrSupport support = TcpAttrSupport();
+      support.max_auth_key_size = 0;
+      return support;
+    }
     AttrSupport support;
     support.threading = Bit(FI_THREAD_SAFE) | Bit(FI_THREAD_DOMAIN) |
                         Bit(FI_THREAD_COMPLETION) | Bit(FI_THREAD_ENDPOINT);
@@ -109,8 +130,12 @@ class VerbsProvider : public Provider {
     return -FI_ENODATA;
   }
 
+  // A domain of RDM endpoints keeps no device state: their data path
+  // reaches memory regions in software, and their connections' buffers are
+  // registered in a domain of their own.
   absl::StatusOr<std::unique_ptr<DomainResources>> OpenDomainResources(
       const UtilDomain& domain) const override {
+    if (IsRdm(*domain.info)) return nullptr;
     absl::StatusOr<const verbs::VerbsApi*> api = verbs::LoadVerbsApi();
     if (!api.ok()) return api.status();
     absl::StatusOr<std::unique_ptr<verbs::VerbsDomain>> opened =
@@ -122,7 +147,16 @@ class VerbsProvider : public Provider {
   int OpenEndpoint(fid_domain* domain, fi_info* info, fid_ep** ep,
                    uint64_t flags, void* context) const override {
     (void)flags;  // checked by the core: 0
-    return verbs::OpenVerbsMsgEp(domain, info, ep, context);
+    if (info->ep_attr->type != FI_EP_RDM) {
+      return verbs::OpenVerbsMsgEp(domain, info, ep, context);
+    }
+    absl::StatusOr<InfoPtr> msg_info = MsgInfoFor(*info);
+    if (!msg_info.ok()) {
+      FI_WARN(c_provider(), FI_LOG_EP_CTRL, "fi_endpoint: %s\n",
+              std::string(msg_info.status().message()).c_str());
+      return ToFiErrno(msg_info.status());
+    }
+    return rxm::OpenRxmEp(domain, info, **msg_info, ep, context);
   }
 
   int OpenPassiveEndpoint(fid_fabric* fabric, fi_info* info, fid_pep** pep,
@@ -148,6 +182,10 @@ class VerbsProvider : public Provider {
     }
     if (attr == nullptr) return -FI_EINVAL;
     auto* util = reinterpret_cast<UtilDomain*>(domain);
+    if (IsRdm(*util->info)) {
+      // Atomics of RDM endpoints are the data path's, applied in software.
+      return tcp::QueryAtomic(datatype, op, attr, flags);
+    }
     int count = verbs::AtomicCount(datatype, op, kind,
                                    verbs::ToVerbsDomain(util)->atomics());
     if (count < 0) return count;
@@ -201,7 +239,40 @@ class VerbsProvider : public Provider {
     return DiscoverIp(*this, request, interfaces, {&rc.info});
   }
 
+  static bool IsRdm(const fi_info& info) {
+    return info.ep_attr != nullptr && info.ep_attr->type == FI_EP_RDM;
+  }
+
+  // The MSG info the RDM endpoint opened with `rdm` connects through: the
+  // same device and address.
+  absl::StatusOr<InfoPtr> MsgInfoFor(const fi_info& rdm) const {
+    InfoPtr hints = DupInfo(rdm);
+    if (hints == nullptr) return FiError(FI_ENOMEM, "out of memory");
+    // Discover reads the addressing and the queue sizes (the defaults).
+    hints->ep_attr->type = FI_EP_MSG;
+    hints->mode = 0;
+    hints->tx_attr->size = hints->rx_attr->size = 0;
+    hints->tx_attr->iov_limit = hints->rx_attr->iov_limit = 0;
+    GetInfoRequest request;
+    request.version = FI_VERSION(1, 18);
+    request.hints = hints.get();
+    absl::StatusOr<InfoList> found = Discover(request);
+    if (!found.ok()) return found.status();
+    for (const fi_info* info = found->head(); info != nullptr;
+         info = info->next) {
+      if (info->ep_attr->type == FI_EP_MSG &&
+          strcmp(info->domain_attr->name, rdm.domain_attr->name) == 0) {
+        InfoPtr msg = DupInfo(*info);
+        if (msg == nullptr) return FiError(FI_ENOMEM, "out of memory");
+        return msg;
+      }
+    }
+    return FiError(FI_ENODATA, "no verbs MSG endpoint for the RDM "
+                               "endpoint's address on its device");
+  }
+
   InfoTemplate rc_;
+  InfoTemplate rdm_;
   mutable std::once_flag listed_;
   mutable absl::StatusOr<std::vector<verbs::PortDescription>> ports_;
   mutable std::vector<std::string> skipped_;

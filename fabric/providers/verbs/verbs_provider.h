@@ -5,7 +5,8 @@
 // (verbs_msg_ep.h), one fi_info per active device port and address
 // (verbs_attr.h). Without RDMA devices or without libibverbs (as on
 // machines without such hardware) it reports nothing and logs why at
-// debug level. FI_EP_RDM over RC is not part of this version.
+// debug level. FI_EP_RDM endpoints run the stream data path over RC
+// endpoints (fabric/providers/rxm/rxm_ep.h) on the same addresses.
 #ifndef FABRIC_PROVIDERS_VERBS_VERBS_PROVIDER_H_
 #define FABRIC_PROVIDERS_VERBS_VERBS_PROVIDER_H_
 
