@@ -22,7 +22,10 @@
 #   --rounds N        rounds (default 5)
 #   --sizes A,B,...   message sizes in bytes (default 64,4096,65536,1048576)
 #   --cases A,B,...   provider-endpoint cases (default
-#                     tcp-msg,tcp-rdm,tcp-rdm-local,udp-dgram,shm-rdm)
+#                     tcp-msg,tcp-rdm,tcp-rdm-local,udp-dgram,shm-rdm;
+#                     also verbs-msg and verbs-rdm, with --address)
+#   --address A       the address clients connect to (default 127.0.0.1;
+#                     verbs: this host's IPoIB or RoCE address)
 #   --programs A,B    fi_pingpong and/or pingpong (default: both)
 #   --plot FILE.png   also plot the ratios into FILE.png
 #   --timeout S       limit for each process in seconds (default 60)
@@ -48,8 +51,11 @@ set -uo pipefail
 
 rounds=5
 sizes=64,4096,65536,1048576
-all_cases="tcp-msg tcp-rdm tcp-rdm-local udp-dgram shm-rdm"
-only_cases=${all_cases// /,}
+default_cases="tcp-msg tcp-rdm tcp-rdm-local udp-dgram shm-rdm"
+# InfiniBand / RoCE: only where a device is, so only when asked.
+all_cases="$default_cases verbs-msg verbs-rdm"
+only_cases=${default_cases// /,}
+address=127.0.0.1
 programs=fi_pingpong,pingpong
 plot=
 timeout_s=60
@@ -70,6 +76,7 @@ while [ $# -gt 0 ]; do
     --plot) plot=$2 ;;
     --timeout) timeout_s=$2 ;;
     --pin) pin=$2 ;;
+    --address) address=$2 ;;
     *) usage ;;
   esac
   shift 2
@@ -182,7 +189,7 @@ for round in $(seq "$rounds"); do
         [ "$provider" = udp ] && [ "$size" -gt "$udp_max" ] && continue
         for lib in "${libs[@]}"; do
           if out=$(FI_TCP_SHM=$tcp_shm FI_PINGPONG=${program_path[$program]} \
-            PINGPONG_CPUS=$cpus \
+            PINGPONG_CPUS=$cpus PINGPONG_ADDRESS=$address \
             "$pingpong_once" \
             "$work/$lib" "$provider" "$ep_type" "$size" \
             "$(iterations_for "$size")" "$timeout_s"); then

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Runs one fi_pingpong server and client pair on 127.0.0.1 against the
+# Runs one fi_pingpong server and client pair (on 127.0.0.1 unless
+# PINGPONG_ADDRESS says) against the
 # libfabric.so.1 in LIB_DIR and prints the client's result as
 # "USEC_PER_XFER MB_PER_SEC". When either process fails, prints
 # "failed (exit N): FIRST ERROR LINE" instead and exits 1.
@@ -7,7 +8,9 @@
 # Usage: pingpong_once.sh LIB_DIR PROVIDER EP_TYPE SIZE ITERATIONS TIMEOUT_S
 #   LIB_DIR goes first on LD_LIBRARY_PATH; each process runs at most
 #   TIMEOUT_S seconds. FI_PINGPONG names another fi_pingpong
-#   (default /usr/bin/fi_pingpong). PINGPONG_CPUS=S,C runs the server on CPU
+#   (default /usr/bin/fi_pingpong). PINGPONG_ADDRESS is the address the
+#   client connects to (default 127.0.0.1; the server listens on every
+#   address). PINGPONG_CPUS=S,C runs the server on CPU
 #   S and the client on CPU C (taskset). No data checks (-c): they would be
 #   timed.
 set -uo pipefail
@@ -90,7 +93,7 @@ if [ "$listening" -eq 0 ]; then
   exit 1
 fi
 
-timeout -k 5 "$timeout_s" "${client_pin[@]}" "$pingpong" "${args[@]}" -P "$port" 127.0.0.1 \
+timeout -k 5 "$timeout_s" "${client_pin[@]}" "$pingpong" "${args[@]}" -P "$port" "${PINGPONG_ADDRESS:-127.0.0.1}" \
   >"$work/client.out" 2>&1
 client_rc=$?
 if [ "$client_rc" -ne 0 ]; then
