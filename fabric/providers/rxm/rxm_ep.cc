@@ -68,6 +68,7 @@ RxmLink* AddLink(RxmEp* ep, std::unique_ptr<MsgStream> stream,
   link->stream = raw;
   // Transmits queue unwritten until the connection is up.
   link->connection.Hold();
+  ep->connecting.fetch_add(1);
   RxmLink* added = static_cast<RxmLink*>(ep->links.Add(std::move(link)));
   ep->by_ep[raw->ep()] = added;
   return added;
@@ -127,9 +128,16 @@ RxmLink* LinkOf(RxmEp* ep, fid* endpoint) {
   return found != ep->by_ep.end() ? found->second : nullptr;
 }
 
-void Connected(RxmLink* link) {
+// The link's connection is set up, or given up.
+void StopConnecting(RxmLink* link) {
   if (!link->connecting) return;
   link->connecting = false;
+  reinterpret_cast<RxmEp*>(link->ep)->connecting.fetch_sub(1);
+}
+
+void Connected(RxmLink* link) {
+  if (!link->connecting) return;
+  StopConnecting(link);
   link->stream->OnConnected();
   link->connection.Release();
 }
@@ -138,6 +146,7 @@ void Connected(RxmLink* link) {
 void Ended(RxmLink* link, int err) {
   link->stream->OnEnded(err);
   if (link->connecting) {
+    StopConnecting(link);
     // Its transmits never went: they fail with the connect's error.
     link->connection.Close(-(err != 0 ? err : FI_ECONNREFUSED));
   }
@@ -311,7 +320,9 @@ void RxmEpEvents::LinkClosed(TcpLink* link, int error) {
     FI_WARN(ep->log(), FI_LOG_EP_DATA, "connection to peer %llu lost: %s\n",
             static_cast<unsigned long long>(link->peer), fi_strerror(-error));
   }
-  ep->by_ep.erase(static_cast<RxmLink*>(link)->stream->ep());
+  auto* rxm = static_cast<RxmLink*>(link);
+  StopConnecting(rxm);
+  ep->by_ep.erase(rxm->stream->ep());
   ep->links.Retire(link);
 }
 
@@ -324,7 +335,11 @@ void RxmEpEvents::Progress() {
   // The internal endpoints first: their data into the internal CQ, their
   // connection setup into the internal EQ.
   ep->msg_engine()->Run();
-  ep->cm_engine()->Run();
+  if (ep->connecting.load() > 0 || ep->cm_due.exchange(false) ||
+      ++ep->cm_passes >= kCmPassInterval) {
+    ep->cm_passes = 0;
+    ep->cm_engine()->Run();
+  }
   std::lock_guard<OptionalMutex> lock(ep->base.util.mutex);
   ep->links.FreeClosed();
   tcp::FinishStartedPeerMsgs(&ep->base);
@@ -340,6 +355,7 @@ void RxmEpEvents::Progress() {
 
 bool RxmEpEvents::PrepareToSleep() {
   RxmEp* ep = ep_;
+  ep->cm_due.store(true);
   if (!ep->msg_engine()->PrepareToSleep() ||
       !ep->cm_engine()->PrepareToSleep()) {
     return false;

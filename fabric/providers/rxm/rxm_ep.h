@@ -32,8 +32,9 @@
 // connection, so about 2000 connections) for every stream's buffers and
 // an MSG endpoint per connection; an EQ and the passive endpoint on the
 // fabric. The endpoint's progress (its domain's engine, every pass) runs
-// the internal domain's engine and the fabric's (connection setup, also
-// driven by EQ reads), reads the CQ and the EQ, and advances the links.
+// the internal domain's engine and, while connections are being set up or
+// every kCmPassInterval passes, the fabric's (connection setup; EQ reads
+// drive it too), reads the CQ and the EQ, and advances the links.
 // The internal domain keeps closing an MSG endpoint (which takes its
 // sources out of their engines) possible inside that pass: the pass holds
 // the application domain's engine, not theirs. Its fd is an epoll set of
@@ -45,6 +46,7 @@
 #include <rdma/fabric.h>
 #include <rdma/fi_endpoint.h>
 
+#include <atomic>
 #include <memory>
 #include <unordered_map>
 #include <vector>
@@ -60,6 +62,10 @@ namespace fabric {
 namespace rxm {
 
 inline constexpr size_t kCqSize = 1 << 16;
+// Passes between runs of the fabric's engine while no connection is being
+// set up (a run asks poll(2) about the connection fds: a system call that
+// a polling loop would pay on every pass).
+inline constexpr uint32_t kCmPassInterval = 256;
 
 class RxmEp;
 
@@ -108,6 +114,12 @@ class RxmEp {
   bool register_buffers = false;  // the MSG domain asks FI_MR_LOCAL
   bool registered = false;        // with the domain's progress engine
   int epoll_fd = -1;  // the internal domain's and the fabric's engine fds
+  // When the next pass runs the fabric's engine: at once while links
+  // connect or after a sleep (a connection request may have woken it),
+  // else every kCmPassInterval passes.
+  std::atomic<int> connecting{0};
+  std::atomic<bool> cm_due{true};
+  uint32_t cm_passes = 0;  // touched by one pass at a time
   tcp::RdmLinks links;
   std::unordered_map<fid_ep*, RxmLink*> by_ep;  // for EQ events
   RetiredBuffers retired;
