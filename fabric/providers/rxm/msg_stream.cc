@@ -69,9 +69,16 @@ MsgStream::~MsgStream() {
 int MsgStream::PostReceive(StreamBuffer* buffer) {
   buffer->length = 0;
   buffer->offset = 0;
-  return static_cast<int>(fi_recv(ep_, buffer->data, kBufferSize,
-                                  buffers_->desc, FI_ADDR_UNSPEC,
-                                  &buffer->context));
+  int rc = static_cast<int>(fi_recv(ep_, buffer->data, kBufferSize,
+                                    buffers_->desc, FI_ADDR_UNSPEC,
+                                    &buffer->context));
+  if (rc == 0) ++posted_rx_;
+  return rc;
+}
+
+void MsgStream::OnPeerShutdown() {
+  peer_shutdown_ = true;
+  if (posted_rx_ == 0) OnEnded(0);
 }
 
 ssize_t MsgStream::Write(const iovec* iov, size_t count) {
@@ -123,7 +130,7 @@ ssize_t MsgStream::Read(const iovec* iov, size_t count) {
       done += n;
       if (buffer->offset == buffer->length) {
         arrived_.pop_front();
-        if (!ended_) {
+        if (!ended_ && !peer_shutdown_) {
           if (int rc = PostReceive(buffer); rc != 0) OnEnded(-rc);
         }
       }
@@ -155,13 +162,15 @@ void MsgStream::DispatchCompletion(void* op_context, size_t len) {
     stream->free_tx_.push_back(buffer);
     return;
   }
-  if (len == 0) {  // nothing to read: the buffer goes back at once
-    if (!stream->ended_) stream->PostReceive(buffer);
-    return;
+  --stream->posted_rx_;
+  if (len > 0) {
+    buffer->length = len;
+    buffer->offset = 0;
+    stream->arrived_.push_back(buffer);
+  } else if (!stream->ended_ && !stream->peer_shutdown_) {
+    stream->PostReceive(buffer);  // nothing to read: back at once
   }
-  buffer->length = len;
-  buffer->offset = 0;
-  stream->arrived_.push_back(buffer);
+  if (stream->peer_shutdown_ && stream->posted_rx_ == 0) stream->OnEnded(0);
 }
 
 void MsgStream::DispatchError(void* op_context, int err) {
@@ -175,6 +184,7 @@ void MsgStream::DispatchError(void* op_context, int err) {
   }
   // Receives are flushed when the connection ends, whichever side ended
   // it: the end of the stream, after what arrived.
+  --stream->posted_rx_;
   stream->OnEnded(err == FI_ECANCELED || err == FI_ECONNRESET ? 0 : err);
 }
 

@@ -90,12 +90,20 @@ class MsgStream : public tcp::ByteStream {
 
   // The endpoint's connection is up: sends may start.
   void OnConnected() { connected_ = true; }
-  // The connection ended (FI_SHUTDOWN, or `err` > 0: it broke or never
-  // came up): reads return what arrived before, then the end (0, or
-  // -err).
+  // The connection ended (`err` > 0: it broke or never came up): reads
+  // return what arrived before, then the end (0, or -err).
   void OnEnded(int err);
+  // The peer shut the connection down (FI_SHUTDOWN). Messages may still be
+  // on their way to the receive buffers (the event and the completions
+  // travel apart): the stream ends once no receive is posted any more (each
+  // has completed, or been flushed as the provider ends the connection).
+  void OnPeerShutdown();
   // Whether a Read would return something (bytes, or the end).
   bool readable() const { return !arrived_.empty() || ended_; }
+  // Whether every send has completed (the provider is done with them).
+  bool sends_done() const {
+    return ended_ || free_tx_.size() == kTxBuffers;
+  }
   fid_ep* ep() const { return ep_; }
 
   // The owner's CQ reported `op_context` (a StreamBuffer) done: a send
@@ -119,6 +127,8 @@ class MsgStream : public tcp::ByteStream {
   std::deque<StreamBuffer*> arrived_;  // received, in order, not read out
   std::vector<StreamBuffer*> free_tx_;
   bool connected_ = false;
+  bool peer_shutdown_ = false;
+  size_t posted_rx_ = 0;  // receives posted and not completed
   bool ended_ = false;
   int error_ = 0;  // positive fi_errno the stream ended with, or 0
 };

@@ -262,7 +262,7 @@ TEST_F(MsgStreamTest, TheEndArrivesAfterTheData) {
   fi_eq_cm_entry entry;
   ASSERT_EQ(WaitEvent(&event, &entry), 0);
   EXPECT_EQ(event, FI_SHUTDOWN);
-  server_->OnEnded(0);
+  server_->OnPeerShutdown();
   char byte;
   iovec one = {&byte, 1};
   EXPECT_EQ(server_->Read(&one, 1), 0);

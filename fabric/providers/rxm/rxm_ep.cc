@@ -7,10 +7,10 @@
 #include <rdma/providers/fi_log.h>
 #include <errno.h>
 #include <string.h>
-#include <sys/epoll.h>
-#include <unistd.h>
 
+#include <chrono>
 #include <string>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "fabric/api/core/status.h"
@@ -44,12 +44,14 @@ absl::Status CallFailed(const char* call, int rc) {
 }
 
 // An internal MSG endpoint on `info`, bound to the endpoint's EQ and CQ
-// and enabled, inside a stream.
-absl::StatusOr<std::unique_ptr<MsgStream>> OpenStream(RxmEp* ep,
-                                                      fi_info* info) {
+// and enabled, inside a stream. *opened says whether fi_endpoint succeeded
+// (it took a connection request's handle).
+absl::StatusOr<std::unique_ptr<MsgStream>> OpenStream(RxmEp* ep, fi_info* info,
+                                                      bool* opened) {
   fid_domain* domain = ep->msg_domain;
   fid_ep* msg_ep = nullptr;
   int rc = fi_endpoint(domain, info, &msg_ep, nullptr);
+  *opened = rc == 0;
   if (rc != 0) return CallFailed("fi_endpoint (MSG)", rc);
   rc = fi_ep_bind(msg_ep, &ep->eq->fid, 0);
   if (rc == 0) rc = fi_ep_bind(msg_ep, &ep->cq->fid, FI_TRANSMIT | FI_RECV);
@@ -99,13 +101,14 @@ void Accept(RxmEp* ep, fi_info* info, const char* data, size_t len) {
   absl::StatusOr<IpAddress> peer =
       IpAddress::FromSockaddr(reinterpret_cast<const sockaddr*>(data),
                               static_cast<socklen_t>(len));
+  bool opened = false;
   absl::StatusOr<std::unique_ptr<MsgStream>> stream =
-      peer.ok() ? OpenStream(ep, info) : peer.status();
+      peer.ok() ? OpenStream(ep, info, &opened) : peer.status();
   if (!stream.ok()) {
-    // The request is refused: its endpoint was not opened, or is closed.
     FI_WARN(ep->log(), FI_LOG_EP_CTRL, "refusing a connection: %s\n",
             std::string(stream.status().message()).c_str());
-    if (!peer.ok()) fi_reject(ep->pep, info->handle, nullptr, 0);
+    // An endpoint that took the request refused it as it closed.
+    if (!opened) fi_reject(ep->pep, info->handle, nullptr, 0);
     return;
   }
   fid_ep* msg_ep = (*stream)->ep();
@@ -142,50 +145,110 @@ void Connected(RxmLink* link) {
   link->connection.Release();
 }
 
-// A connection that ended or never came up.
+// A connection that ended or never came up (`err`: its error, or 0).
 void Ended(RxmLink* link, int err) {
+  if (!link->connecting) {
+    // Connected: data may still be on its way into the receive buffers;
+    // the stream ends after it (the provider flushes the receives).
+    if (err == 0) {
+      link->stream->OnPeerShutdown();
+    } else {
+      link->stream->OnEnded(err);
+    }
+    return;
+  }
   link->stream->OnEnded(err);
-  if (link->connecting) {
-    StopConnecting(link);
-    // Its transmits never went: they fail with the connect's error.
-    link->connection.Close(-(err != 0 ? err : FI_ECONNREFUSED));
+  StopConnecting(link);
+  // Its transmits never went: they fail with the connect's error.
+  link->connection.Close(-(err != 0 ? err : FI_ECONNREFUSED));
+}
+
+// One internal EQ entry, taken out of the EQ.
+struct CmEvent {
+  uint32_t event = 0;  // 0 for an error entry
+  fid* endpoint = nullptr;
+  fi_info* info = nullptr;  // FI_CONNREQ's (owned until handled)
+  std::vector<char> data;   // its connection data
+  int err = 0;              // an error entry's
+  RxmLink* link = nullptr;  // whom it is about, found before any is handled
+};
+
+// Takes every event of the internal EQ. The links they are about are all
+// found before any is handled: accepting a request opens an endpoint,
+// which may take the address of one closed earlier, whose late events
+// would otherwise find the new link.
+void DrainEq(RxmEp* ep) {
+  std::vector<CmEvent> events;
+  alignas(fi_eq_cm_entry) char buf[kMaxEvent];
+  for (;;) {
+    CmEvent taken;
+    ssize_t n = EqReadWithoutProgress(ep->eq, &taken.event, buf, sizeof(buf));
+    if (n == -FI_EAVAIL) {
+      fi_eq_err_entry error = {};
+      if (fi_eq_readerr(ep->eq, &error, 0) < 0) break;
+      taken.event = 0;
+      taken.endpoint = error.fid;
+      taken.err = error.err;
+    } else if (n >= static_cast<ssize_t>(sizeof(fi_eq_cm_entry))) {
+      fi_eq_cm_entry entry;
+      memcpy(&entry, buf, sizeof(entry));
+      taken.endpoint = entry.fid;
+      taken.info = entry.info;
+      taken.data.assign(buf + sizeof(entry), buf + n);
+    } else {
+      break;
+    }
+    if (taken.event != FI_CONNREQ) taken.link = LinkOf(ep, taken.endpoint);
+    events.push_back(std::move(taken));
+  }
+  for (CmEvent& event : events) {
+    if (event.event == FI_CONNREQ) {
+      Accept(ep, event.info, event.data.data(), event.data.size());
+      fi_freeinfo(event.info);
+      continue;
+    }
+    RxmLink* link = event.link;
+    // A link retired by an earlier event of this batch is no longer here.
+    if (link == nullptr || LinkOf(ep, event.endpoint) != link) continue;
+    if (event.event == 0) {
+      FI_WARN(ep->log(), FI_LOG_EP_CTRL, "connection to peer %llu: %s\n",
+              static_cast<unsigned long long>(link->peer),
+              fi_strerror(event.err));
+      Ended(link, event.err);
+    } else if (event.event == FI_CONNECTED) {
+      Connected(link);
+    } else if (event.event == FI_SHUTDOWN) {
+      Ended(link, 0);
+    }
   }
 }
 
-// Takes every event of the internal EQ.
-void DrainEq(RxmEp* ep) {
-  alignas(fi_eq_cm_entry) char buf[kMaxEvent];
+// The connections' sends still in flight, given up to kCloseDrainMs to
+// complete (the endpoint closes).
+void DrainSends(RxmEp* ep) {
+  auto deadline = std::chrono::steady_clock::now() +
+                  std::chrono::milliseconds(kCloseDrainMs);
   for (;;) {
-    uint32_t event = 0;
-    ssize_t n = EqReadWithoutProgress(ep->eq, &event, buf, sizeof(buf));
-    if (n == -FI_EAVAIL) {
-      fi_eq_err_entry error = {};
-      if (fi_eq_readerr(ep->eq, &error, 0) < 0) return;
-      if (RxmLink* link = LinkOf(ep, error.fid)) {
-        FI_WARN(ep->log(), FI_LOG_EP_CTRL, "connection to peer %llu: %s\n",
-                static_cast<unsigned long long>(link->peer),
-                fi_strerror(error.err));
-        Ended(link, error.err);
+    bool done = true;
+    for (const auto& link : ep->links.all) {
+      if (!static_cast<RxmLink*>(link.get())->stream->sends_done()) {
+        done = false;
       }
-      continue;
     }
-    if (n < static_cast<ssize_t>(sizeof(fi_eq_cm_entry))) return;
-    fi_eq_cm_entry entry;
-    memcpy(&entry, buf, sizeof(entry));
-    if (event == FI_CONNREQ) {
-      Accept(ep, entry.info, buf + sizeof(entry), n - sizeof(entry));
-      fi_freeinfo(entry.info);
-    } else if (RxmLink* link = LinkOf(ep, entry.fid)) {
-      if (event == FI_CONNECTED) Connected(link);
-      if (event == FI_SHUTDOWN) Ended(link, 0);
-    }
+    if (done || std::chrono::steady_clock::now() >= deadline) return;
+    ep->msg_engine()->Run();
+    DrainCq(ep);
   }
 }
 
 int CloseRxmEp(fid* object) {
   RxmEp* ep = ToRxmEp(object);
-  if (ep->registered) ep->engine()->Remove(&ep->events);
+  if (ep->registered) {
+    ep->engine()->Remove(&ep->events);
+    ep->engine()->Remove(&ep->cm_events);
+  }
   tcp::UnreserveReceives(&ep->base);
+  if (ep->cq != nullptr) DrainSends(ep);
   ep->by_ep.clear();
   ep->links.Clear();  // closes the MSG endpoints
   ep->links.FreeClosed();
@@ -195,7 +258,6 @@ int CloseRxmEp(fid* object) {
   if (ep->cq != nullptr) fi_close(&ep->cq->fid);
   if (ep->eq != nullptr) fi_close(&ep->eq->fid);
   if (ep->msg_domain != nullptr) fi_close(&ep->msg_domain->fid);
-  if (ep->epoll_fd >= 0) close(ep->epoll_fd);
   tcp::ReleasePeerSrx(&ep->base);
   ReleaseUtilEndpoint(&ep->base.util);
   delete ep;
@@ -208,6 +270,7 @@ int Enable(RxmEp* ep) {
   ep->base.util.enabled.store(true);
   ep->registered = true;
   ep->engine()->Add(&ep->events);
+  ep->engine()->Add(&ep->cm_events);
   return 0;
 }
 
@@ -239,8 +302,8 @@ fi_ops kRxmEpFidOps = MakeFidOps(
     {.close = CloseRxmEp, .bind = tcp::BindTcpEp, .control = ControlRxmEp});
 fi_ops_cm kRxmCmOps = ConnectionlessCmOps(SetName, GetName);
 
-// The internal domain, EQ, CQ and listening passive endpoint, the name,
-// and the epoll set of the engines they progress on.
+// The internal domain, EQ, CQ and listening passive endpoint, and the
+// name.
 absl::Status OpenInternals(RxmEp* ep) {
   UtilDomain* domain = ep->base.util.domain;
   int rc = fi_domain(&domain->fabric->fabric_fid, ep->msg_info.get(),
@@ -257,17 +320,6 @@ absl::Status OpenInternals(RxmEp* ep) {
   cq_attr.wait_obj = FI_WAIT_NONE;
   rc = fi_cq_open(ep->msg_domain, &cq_attr, &ep->cq, nullptr);
   if (rc != 0) return CallFailed("fi_cq_open (internal)", rc);
-  ep->epoll_fd = epoll_create1(EPOLL_CLOEXEC);
-  if (ep->epoll_fd < 0) {
-    return FiError(errno, absl::StrCat("epoll_create1: ", strerror(errno)));
-  }
-  for (ProgressEngine* engine : {ep->msg_engine(), ep->cm_engine()}) {
-    epoll_event event = {};
-    event.events = EPOLLIN;
-    if (epoll_ctl(ep->epoll_fd, EPOLL_CTL_ADD, engine->fd(), &event) != 0) {
-      return FiError(errno, absl::StrCat("epoll_ctl: ", strerror(errno)));
-    }
-  }
   fid_fabric* fabric = &domain->fabric->fabric_fid;
   rc = fi_passive_ep(fabric, ep->msg_info.get(), &ep->pep, nullptr);
   if (rc == 0) rc = fi_pep_bind(ep->pep, &ep->eq->fid, 0);
@@ -283,6 +335,16 @@ absl::Status OpenInternals(RxmEp* ep) {
   ep->address = *address;
   ep->name.assign(reinterpret_cast<char*>(&name),
                   reinterpret_cast<char*>(&name) + len);
+  // Connecting endpoints bind the same address on another port.
+  IpAddress source = *address;
+  source.set_port(0);
+  ep->connect_info = DupInfo(*ep->msg_info);
+  if (ep->connect_info == nullptr ||
+      !SetAddress(&ep->connect_info->src_addr,
+                  &ep->connect_info->src_addrlen, source.sockaddr_ptr(),
+                  source.length())) {
+    return FiError(FI_ENOMEM, "out of memory");
+  }
   return absl::OkStatus();
 }
 
@@ -297,8 +359,9 @@ TcpLink* RxmEpEvents::LinkFor(fi_addr_t dest, int* error) {
     *error = Fail(*ep, peer.status());
     return nullptr;
   }
+  bool opened = false;
   absl::StatusOr<std::unique_ptr<MsgStream>> stream =
-      OpenStream(ep, ep->msg_info.get());
+      OpenStream(ep, ep->connect_info.get(), &opened);
   if (!stream.ok()) {
     *error = Fail(*ep, stream.status());
     return nullptr;
@@ -332,19 +395,12 @@ void RxmEpEvents::ReceivePosted() { ep_->links.ProgressStalled(); }
 
 void RxmEpEvents::Progress() {
   RxmEp* ep = ep_;
-  // The internal endpoints first: their data into the internal CQ, their
-  // connection setup into the internal EQ.
+  // The internal endpoints' sends and receives into the internal CQ.
   ep->msg_engine()->Run();
-  if (ep->connecting.load() > 0 || ep->cm_due.exchange(false) ||
-      ++ep->cm_passes >= kCmPassInterval) {
-    ep->cm_passes = 0;
-    ep->cm_engine()->Run();
-  }
   std::lock_guard<OptionalMutex> lock(ep->base.util.mutex);
   ep->links.FreeClosed();
   tcp::FinishStartedPeerMsgs(&ep->base);
   DrainCq(ep);
-  DrainEq(ep);
   for (size_t i = 0; i < ep->links.all.size(); ++i) {
     auto* link = static_cast<RxmLink*>(ep->links.all[i].get());
     if (!link->connecting) link->connection.Progress();
@@ -355,22 +411,53 @@ void RxmEpEvents::Progress() {
 
 bool RxmEpEvents::PrepareToSleep() {
   RxmEp* ep = ep_;
-  ep->cm_due.store(true);
-  if (!ep->msg_engine()->PrepareToSleep() ||
-      !ep->cm_engine()->PrepareToSleep()) {
-    return false;
-  }
+  if (!ep->msg_engine()->PrepareToSleep()) return false;
+  // Arming may have reported completions (verbs polls its CQ after
+  // arming it), and the links' calls complete some without any fd.
+  if (CqTryWait(&ep->cq->fid) != 0) return false;
   std::lock_guard<OptionalMutex> lock(ep->base.util.mutex);
   for (const auto& link : ep->links.all) {
     const auto* rxm = static_cast<const RxmLink*>(link.get());
-    if (rxm->stream->readable()) return false;
+    // Bytes the link would read now (not a link waiting for a receive,
+    // nor one not connected yet: those wait for the application or the
+    // peer).
+    if (!rxm->connecting && !rxm->connection.stalled() &&
+        rxm->stream->readable()) {
+      return false;
+    }
   }
   return true;
 }
 
-int RxmEpEvents::progress_fd() const { return ep_->epoll_fd; }
+int RxmEpEvents::progress_fd() const { return ep_->msg_engine()->fd(); }
 
 bool RxmEpEvents::auto_progress() const {
+  return ep_->base.util.domain->info->domain_attr->data_progress ==
+         FI_PROGRESS_AUTO;
+}
+
+void RxmCmEvents::Progress() {
+  RxmEp* ep = ep_;
+  if (ep->connecting.load() == 0 && !ep->cm_due.exchange(false) &&
+      ++ep->cm_passes < kCmPassInterval) {
+    return;
+  }
+  ep->cm_passes = 0;
+  ep->cm_engine()->Run();
+  std::lock_guard<OptionalMutex> lock(ep->base.util.mutex);
+  DrainEq(ep);
+}
+
+bool RxmCmEvents::PrepareToSleep() {
+  RxmEp* ep = ep_;
+  ep->cm_due.store(true);
+  return ep->cm_engine()->PrepareToSleep() &&
+         EqTryWait(&ep->eq->fid) == 0;
+}
+
+int RxmCmEvents::progress_fd() const { return ep_->cm_engine()->fd(); }
+
+bool RxmCmEvents::auto_progress() const {
   return ep_->base.util.domain->info->domain_attr->data_progress ==
          FI_PROGRESS_AUTO;
 }

@@ -27,19 +27,23 @@
 // Internal objects, opened through the public API: a domain of their own
 // on the endpoint's fabric (opened with the MSG info, with manual progress
 // and FI_THREAD_SAFE; its buffers registered when its mr_mode has
-// FI_MR_LOCAL), with one CQ
-// (FI_CQ_FORMAT_MSG, kCqSize entries: kRxBuffers + kTxBuffers per
-// connection, so about 2000 connections) for every stream's buffers and
-// an MSG endpoint per connection; an EQ and the passive endpoint on the
-// fabric. The endpoint's progress (its domain's engine, every pass) runs
-// the internal domain's engine and, while connections are being set up or
-// every kCmPassInterval passes, the fabric's (connection setup; EQ reads
-// drive it too), reads the CQ and the EQ, and advances the links.
-// The internal domain keeps closing an MSG endpoint (which takes its
-// sources out of their engines) possible inside that pass: the pass holds
-// the application domain's engine, not theirs. Its fd is an epoll set of
-// both engines' fds, armed before the application domain's engine sleeps,
-// so blocking waits wake for connection requests and arriving data.
+// FI_MR_LOCAL), with one CQ (FI_CQ_FORMAT_MSG, kCqSize entries:
+// kRxBuffers + kTxBuffers per connection, so about 2000 connections) for
+// every stream's buffers and an MSG endpoint per connection; an EQ and the
+// passive endpoint on the fabric. Two sources in the endpoint's domain
+// engine progress them: the data (every pass: the internal domain's
+// engine, the CQ, the links) and the connections (the fabric's engine
+// while links connect, after a sleep, or every kCmPassInterval passes,
+// then the EQ; EQ reads on the fabric run that engine too). Their fds are
+// those engines' own, armed before the endpoint's engine sleeps. Closing
+// an MSG endpoint takes its sources out of the internal domain's and the
+// fabric's engines, never the one a pass of the endpoint runs in, so the
+// links' endpoints close inside those passes.
+//
+// Closing the endpoint first waits (up to kCloseDrainMs) for its
+// connections' sends to complete: a provider may drop what is still in
+// flight when its endpoint closes (an RC queue pair does), and the data
+// path reported those sends complete when their bytes were copied.
 #ifndef FABRIC_PROVIDERS_RXM_RXM_EP_H_
 #define FABRIC_PROVIDERS_RXM_RXM_EP_H_
 
@@ -66,9 +70,12 @@ inline constexpr size_t kCqSize = 1 << 16;
 // set up (a run asks poll(2) about the connection fds: a system call that
 // a polling loop would pay on every pass).
 inline constexpr uint32_t kCmPassInterval = 256;
+inline constexpr int kCloseDrainMs = 1000;
 
 class RxmEp;
 
+// The data: the internal domain's engine (the MSG endpoints' sends and
+// receives), the internal CQ, and the links. Its fd is that engine's.
 class RxmEpEvents : public tcp::TcpEpOwner, public ProgressSource {
  public:
   explicit RxmEpEvents(RxmEp* ep) : ep_(ep) {}
@@ -76,6 +83,22 @@ class RxmEpEvents : public tcp::TcpEpOwner, public ProgressSource {
   void LinkClosed(tcp::TcpLink* link, int error) override;
   void LinkBacklog(tcp::TcpLink* link, bool backlogged) override;
   void ReceivePosted() override;
+  void Progress() override;
+  int progress_fd() const override;
+  bool auto_progress() const override;
+  bool poll_directly() const override { return true; }
+  bool always_run() const override { return true; }
+  bool PrepareToSleep() override;
+
+ private:
+  RxmEp* ep_;
+};
+
+// The connections: the fabric's engine (the passive and MSG endpoints'
+// connection setup) and the internal EQ. Its fd is that engine's.
+class RxmCmEvents : public ProgressSource {
+ public:
+  explicit RxmCmEvents(RxmEp* ep) : ep_(ep) {}
   void Progress() override;
   int progress_fd() const override;
   bool auto_progress() const override;
@@ -100,11 +123,16 @@ class RxmEp {
  public:
   tcp::TcpEp base;  // first: the application's fid_ep* is &base.util.ep_fid
 
-  RxmEp() : events(this) { base.owner = &events; }
+  RxmEp() : events(this), cm_events(this) { base.owner = &events; }
 
   RxmEpEvents events;
-  // The provider's FI_EP_MSG info the internal endpoints are opened with.
+  RxmCmEvents cm_events;
+  // The provider's FI_EP_MSG info the internal endpoints are opened with:
+  // accepted ones and the passive endpoint with it as it is, connecting
+  // ones with connect_info (its source port 0: the passive endpoint has
+  // the port).
   InfoPtr msg_info;
+  InfoPtr connect_info;
   fid_domain* msg_domain = nullptr;
   fid_eq* eq = nullptr;
   fid_cq* cq = nullptr;
@@ -113,7 +141,6 @@ class RxmEp {
   std::vector<char> name;       // in the endpoint's address format
   bool register_buffers = false;  // the MSG domain asks FI_MR_LOCAL
   bool registered = false;        // with the domain's progress engine
-  int epoll_fd = -1;  // the internal domain's and the fabric's engine fds
   // When the next pass runs the fabric's engine: at once while links
   // connect or after a sleep (a connection request may have woken it),
   // else every kCmPassInterval passes.

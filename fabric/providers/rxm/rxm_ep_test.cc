@@ -15,10 +15,12 @@
 #include <rdma/fi_rma.h>
 #include <rdma/fi_tagged.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <deque>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "gtest/gtest.h"
@@ -27,7 +29,7 @@ namespace fabric {
 namespace rxm {
 namespace {
 
-fi_info* TcpInfo(fi_ep_type type) {
+fi_info* TcpInfo(fi_ep_type type, const char* service = "0") {
   fi_info* hints = fi_allocinfo();
   hints->fabric_attr->prov_name = strdup("tcp");
   hints->ep_attr->type = type;
@@ -36,8 +38,8 @@ fi_info* TcpInfo(fi_ep_type type) {
                                   : FI_MSG;
   hints->addr_format = FI_SOCKADDR_IN;
   fi_info* info = nullptr;
-  int rc = fi_getinfo(FI_VERSION(1, 18), "127.0.0.1", "0", FI_SOURCE, hints,
-                      &info);
+  int rc = fi_getinfo(FI_VERSION(1, 18), "127.0.0.1", service, FI_SOURCE,
+                      hints, &info);
   fi_freeinfo(hints);
   return rc == 0 ? info : nullptr;
 }
@@ -62,9 +64,10 @@ struct Side {
   std::deque<Completion> completions;
   std::deque<int> errors;
 
-  void Open() {
-    info = TcpInfo(FI_EP_RDM);
-    msg_info = TcpInfo(FI_EP_MSG);
+  // On 127.0.0.1, at `service` ("0": a port the provider picks).
+  void Open(const char* service = "0") {
+    info = TcpInfo(FI_EP_RDM, service);
+    msg_info = TcpInfo(FI_EP_MSG, service);
     ASSERT_NE(info, nullptr);
     ASSERT_NE(msg_info, nullptr);
     ASSERT_EQ(fi_fabric(info->fabric_attr, &fabric, nullptr), 0);
@@ -75,6 +78,7 @@ struct Side {
     fi_cq_attr cq_attr = {};
     cq_attr.format = FI_CQ_FORMAT_TAGGED;
     cq_attr.size = 1024;
+    cq_attr.wait_obj = FI_WAIT_UNSPEC;  // fi_cq_sread can block
     ASSERT_EQ(fi_cq_open(domain, &cq_attr, &cq, nullptr), 0);
     ASSERT_EQ(OpenRxmEp(domain, info, *msg_info, &ep, nullptr), 0);
     ASSERT_EQ(fi_ep_bind(ep, &av->fid, 0), 0);
@@ -87,17 +91,25 @@ struct Side {
   }
 
   void Close() {
-    if (ep != nullptr) EXPECT_EQ(fi_close(&ep->fid), 0);
+    if (ep != nullptr) {
+      EXPECT_EQ(fi_close(&ep->fid), 0);
+    }
     ep = nullptr;
     if (mr != nullptr) fi_close(&mr->fid);
     mr = nullptr;
-    if (cq != nullptr) EXPECT_EQ(fi_close(&cq->fid), 0);
+    if (cq != nullptr) {
+      EXPECT_EQ(fi_close(&cq->fid), 0);
+    }
     cq = nullptr;
     if (av != nullptr) fi_close(&av->fid);
     av = nullptr;
-    if (domain != nullptr) EXPECT_EQ(fi_close(&domain->fid), 0);
+    if (domain != nullptr) {
+      EXPECT_EQ(fi_close(&domain->fid), 0);
+    }
     domain = nullptr;
-    if (fabric != nullptr) EXPECT_EQ(fi_close(&fabric->fid), 0);
+    if (fabric != nullptr) {
+      EXPECT_EQ(fi_close(&fabric->fid), 0);
+    }
     fabric = nullptr;
     fi_freeinfo(info);
     fi_freeinfo(msg_info);
@@ -344,6 +356,69 @@ TEST_F(RxmEpTest, APeerThatCloses) {
     a_.completions.clear();
   }
   EXPECT_GT(failed, 0);
+}
+
+TEST_F(RxmEpTest, ABlockedReaderWakesForANewPeersMessage) {
+  char in[16] = {};
+  ASSERT_EQ(fi_recv(b_.ep, in, sizeof(in), nullptr, FI_ADDR_UNSPEC, nullptr),
+            0);
+  // a connects and sends from another thread while b sleeps in its CQ:
+  // b's wait must wake for the connection request, then the data.
+  std::thread sender([this] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    ASSERT_EQ(fi_send(a_.ep, "wake up", 8, nullptr, a_.peer, nullptr), 0);
+    fi_cq_tagged_entry entry;
+    auto deadline =
+        std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (fi_cq_read(a_.cq, &entry, 1) != 1 &&
+           std::chrono::steady_clock::now() < deadline) {
+    }
+  });
+  fi_cq_tagged_entry entry = {};
+  ssize_t n = fi_cq_sread(b_.cq, &entry, 1, nullptr, 5000);
+  sender.join();
+  ASSERT_EQ(n, 1);
+  EXPECT_STREQ(in, "wake up");
+}
+
+TEST_F(RxmEpTest, WhatWasSentArrivesThoughTheSenderClosesAtOnce) {
+  char in[16] = {};
+  ASSERT_EQ(fi_recv(b_.ep, in, sizeof(in), nullptr, FI_ADDR_UNSPEC, nullptr),
+            0);
+  ASSERT_EQ(fi_send(a_.ep, "last words", 11, nullptr, a_.peer, nullptr), 0);
+  Wait(&a_);
+  a_.Close();
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (b_.completions.empty() &&
+         std::chrono::steady_clock::now() < deadline) {
+    Poll(&b_);
+  }
+  ASSERT_EQ(b_.completions.size(), 1u);
+  EXPECT_STREQ(in, "last words");
+}
+
+TEST_F(RxmEpTest, AnEndpointOnAPortOfItsOwnChoiceConnectsToo) {
+  // Its connections come from other ports than the one it listens on.
+  Side fixed;
+  std::string port = std::to_string(20000 + getpid() % 20000);
+  ASSERT_NO_FATAL_FAILURE(fixed.Open(port.c_str()));
+  std::vector<char> b_name = b_.Name();
+  ASSERT_EQ(fi_av_insert(fixed.av, b_name.data(), 1, &fixed.peer, 0, nullptr),
+            1);
+  char in[8] = {};
+  ASSERT_EQ(fi_recv(b_.ep, in, sizeof(in), nullptr, FI_ADDR_UNSPEC, nullptr),
+            0);
+  ASSERT_EQ(fi_send(fixed.ep, "fixed", 6, nullptr, fixed.peer, nullptr), 0);
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (b_.completions.empty() &&
+         std::chrono::steady_clock::now() < deadline) {
+    Poll(&fixed);
+    Poll(&b_);
+  }
+  EXPECT_TRUE(fixed.errors.empty());
+  EXPECT_EQ(b_.completions.size(), 1u);
+  EXPECT_STREQ(in, "fixed");
+  fixed.Close();
 }
 
 TEST_F(RxmEpTest, ATransmitToAPeerThatIsGoneFails) {
