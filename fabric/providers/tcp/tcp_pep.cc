@@ -66,12 +66,6 @@ struct TcpPep {
 
 TcpPep* ToTcpPep(fid* object) { return reinterpret_cast<TcpPep*>(object); }
 
-int Fail(const TcpPep& pep, const absl::Status& status) {
-  FI_WARN(pep.log(), FI_LOG_EP_CTRL, "%s\n",
-          std::string(status.message()).c_str());
-  return ToFiErrno(status);
-}
-
 void Watch(TcpPep* pep, int fd, int op) {
   epoll_event event = {};
   event.events = EPOLLIN;
@@ -141,7 +135,7 @@ int SetPepName(fid* object, void* addr, size_t addrlen) {
       IpFromUser(pep->util.info->addr_format, addr, addrlen);
   absl::StatusOr<int> fd =
       address.ok() ? BoundSocket(*address) : address.status();
-  if (!fd.ok()) return Fail(*pep, fd.status());
+  if (!fd.ok()) return FailPep(pep->util, fd.status());
   Watch(pep, pep->fd, EPOLL_CTL_DEL);
   close(pep->fd);
   pep->fd = *fd;
@@ -153,26 +147,18 @@ int GetPepName(fid* object, void* addr, size_t* addrlen) {
   TcpPep* pep = ToTcpPep(object);
   std::lock_guard<std::mutex> lock(pep->util.mutex);
   absl::StatusOr<IpAddress> address = LocalAddress(pep->fd);
-  if (!address.ok()) return Fail(*pep, address.status());
+  if (!address.ok()) return FailPep(pep->util, address.status());
   return CopyAddressOut(*address, pep->util.info->addr_format, addr, addrlen);
 }
 
 int Listen(fid_pep* pep_fid) {
   TcpPep* pep = ToTcpPep(&pep_fid->fid);
-  // Add may be called under the lock.
-  std::lock_guard<std::mutex> lock(pep->util.mutex);
-  if (pep->util.eq == nullptr) {
-    FI_WARN(pep->log(), FI_LOG_EP_CTRL, "fi_listen: no EQ bound\n");
-    return -FI_ENOEQ;
-  }
-  if (pep->util.listening) return 0;
-  if (listen(pep->fd, kBacklog) != 0) {
-    return Fail(*pep, FiError(errno, absl::StrCat("listen: ",
-                                                  strerror(errno))));
-  }
-  pep->util.listening = true;
-  pep->util.fabric->progress->Add(&pep->events);
-  return 0;
+  return ListenUtilPep(&pep->util, &pep->events, [pep] {
+    if (listen(pep->fd, kBacklog) != 0) {
+      return FiError(errno, absl::StrCat("listen: ", strerror(errno)));
+    }
+    return absl::OkStatus();
+  });
 }
 
 int Reject(fid_pep* pep_fid, fid_t handle, const void* param,
@@ -190,7 +176,7 @@ int Reject(fid_pep* pep_fid, fid_t handle, const void* param,
                              param, paramlen);
   pep->requests.remove(request);
   FreeTcpConnReq(request);
-  return sent.ok() ? 0 : Fail(*pep, sent);
+  return sent.ok() ? 0 : FailPep(pep->util, sent);
 }
 
 fi_ops kPepFidOps =
@@ -242,10 +228,7 @@ void PepEvents::Progress() {
 
 int PepEvents::progress_fd() const { return pep_->epoll_fd; }
 
-bool PepEvents::auto_progress() const {
-  const fi_domain_attr* attr = pep_->util.info->domain_attr;
-  return attr == nullptr || attr->control_progress != FI_PROGRESS_MANUAL;
-}
+bool PepEvents::auto_progress() const { return pep_->util.auto_progress(); }
 
 TcpConnReq* AsTcpConnReq(fid* handle) {
   if (!IsLiveObject(handle, FI_CLASS_CONNREQ)) return nullptr;

@@ -4,6 +4,7 @@
 #include <rdma/providers/fi_log.h>
 #include <string.h>
 
+#include <string>
 #include <vector>
 
 #include "fabric/api/core/status.h"
@@ -27,6 +28,12 @@ std::vector<char> CmEntry(fid* endpoint, fi_info* info, const void* data,
 }
 
 }  // namespace
+
+int FailPep(const UtilPep& pep, const absl::Status& status) {
+  FI_WARN(pep.log(), FI_LOG_EP_CTRL, "%s\n",
+          std::string(status.message()).c_str());
+  return ToFiErrno(status);
+}
 
 absl::Status InitUtilPep(UtilPep* pep, UtilFabric* fabric, const fi_info& info,
                          void* context, fi_ops* fid_ops, fi_ops_cm* cm_ops) {

@@ -12,13 +12,16 @@
 #include <rdma/fabric.h>
 #include <rdma/fi_cm.h>
 #include <rdma/fi_eq.h>
+#include <rdma/fi_errno.h>
 
 #include <mutex>
 
 #include "absl/status/status.h"
 #include "fabric/api/core/info.h"
+#include "fabric/api/core/status.h"
 #include "fabric/providers/util/eq.h"
 #include "fabric/providers/util/fabric.h"
+#include "fabric/providers/util/progress.h"
 
 namespace fabric {
 
@@ -31,7 +34,35 @@ struct UtilPep {
   bool listening = false;
 
   const fi_provider* log() const { return fabric->provider->c_provider(); }
+  // Whether its connection requests progress on the fabric engine's own
+  // thread (control_progress other than FI_PROGRESS_MANUAL).
+  bool auto_progress() const {
+    const fi_domain_attr* attr = info->domain_attr;
+    return attr == nullptr || attr->control_progress != FI_PROGRESS_MANUAL;
+  }
 };
+
+// Logs `status` as the reason a passive endpoint's call fails; its
+// negative fi_errno.
+int FailPep(const UtilPep& pep, const absl::Status& status);
+
+// fi_listen of a passive endpoint: -FI_ENOEQ without an EQ bound; once
+// listening, later calls do nothing; else `start()` (called with
+// pep->mutex held) makes the provider's endpoint listen, and returns its
+// failure, and then `events` joins the fabric's progress engine.
+template <typename Start>
+int ListenUtilPep(UtilPep* pep, ProgressSource* events, Start start) {
+  std::lock_guard<std::mutex> lock(pep->mutex);  // Add may be called under it
+  if (pep->eq == nullptr) {
+    return FailPep(*pep, FiError(FI_ENOEQ, "fi_listen: no EQ bound"));
+  }
+  if (pep->listening) return 0;
+  absl::Status started = start();
+  if (!started.ok()) return FailPep(*pep, started);
+  pep->listening = true;
+  pep->fabric->progress->Add(events);
+  return 0;
+}
 
 // Fills `pep` for `fabric` from `info` with the provider's tables, and
 // counts it in the fabric. FI_ENOMEM when info cannot be copied.

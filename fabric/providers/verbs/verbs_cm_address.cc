@@ -73,6 +73,15 @@ absl::StatusOr<CmAddress> CmAddressOf(uint32_t format, const void* addr,
   return address;
 }
 
+size_t CmAddressLength(const void* addr) {
+  sa_family_t family;
+  memcpy(&family, addr, sizeof(family));
+  for (const Family& known : kFamilies) {
+    if (known.family == family) return known.size;
+  }
+  return 0;
+}
+
 absl::StatusOr<CmAddress> CmAddressFrom(const ::sockaddr* address) {
   for (const Family& known : kFamilies) {
     if (address->sa_family != known.family) continue;

@@ -37,6 +37,11 @@ struct CmAddress {
 absl::StatusOr<CmAddress> CmAddressOf(uint32_t format, const void* addr,
                                       size_t len);
 
+// The length of the address at `addr` by its family (fi_connect takes no
+// length): that family's sockaddr, or 0 for a family verbs does not take
+// (CmAddressOf then says so).
+size_t CmAddressLength(const void* addr);
+
 // An address librdmacm reports (a connection id's source or destination),
 // with the length of its family. FI_EADDRNOTAVAIL when it has none yet
 // (AF_UNSPEC) or one of another family.

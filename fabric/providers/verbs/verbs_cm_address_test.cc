@@ -76,6 +76,26 @@ TEST(VerbsCmAddressTest, RefusesWhatIsNotTheFormatsAddress) {
   EXPECT_EQ(Code(FI_SOCKADDR, &unknown, sizeof(unknown)), -FI_EINVAL);
 }
 
+TEST(VerbsCmAddressTest, LengthsFollowTheFamily) {
+  sockaddr_in in = {};
+  in.sin_family = AF_INET;
+  sockaddr_in6 in6 = {};
+  in6.sin6_family = AF_INET6;
+  sockaddr_ib ib = {};
+  ib.sib_family = AF_IB;
+  sockaddr_storage unknown = {};
+  unknown.ss_family = AF_UNIX;
+  EXPECT_EQ(CmAddressLength(&in), sizeof(in));
+  EXPECT_EQ(CmAddressLength(&in6), sizeof(in6));
+  EXPECT_EQ(CmAddressLength(&ib), sizeof(ib));
+  EXPECT_EQ(CmAddressLength(&unknown), 0u);
+  // An unknown family is refused with its length.
+  EXPECT_EQ(ToFiErrno(CmAddressOf(FI_SOCKADDR, &unknown,
+                                  CmAddressLength(&unknown))
+                          .status()),
+            -FI_EINVAL);
+}
+
 TEST(VerbsCmAddressTest, ReportsWhatLibrdmacmHolds) {
   sockaddr_in6 in6 = {};
   in6.sin6_family = AF_INET6;

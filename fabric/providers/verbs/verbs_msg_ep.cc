@@ -4,7 +4,6 @@
 #include "fabric/providers/verbs/verbs_msg_ep.h"
 
 #include <errno.h>
-#include <infiniband/ib.h>
 #include <rdma/fi_errno.h>
 #include <rdma/providers/fi_log.h>
 #include <string.h>
@@ -376,13 +375,8 @@ int Connect(fid_ep* ep_fid, const void* addr, const void* param,
   }
   if (addr == nullptr) return Fail(*ep, FI_EINVAL, "fi_connect: addr is NULL");
   const uint32_t format = ep->util.info->addr_format;
-  sa_family_t family;
-  memcpy(&family, addr, sizeof(family));
-  size_t len = family == AF_INET    ? sizeof(sockaddr_in)
-               : family == AF_INET6 ? sizeof(sockaddr_in6)
-               : family == AF_IB    ? sizeof(sockaddr_ib)
-                                    : sizeof(family);
-  absl::StatusOr<CmAddress> peer = CmAddressOf(format, addr, len);
+  absl::StatusOr<CmAddress> peer =
+      CmAddressOf(format, addr, CmAddressLength(addr));
   if (!peer.ok()) return Fail(*ep, peer.status());
   if (ep->from_request || ep->state.state() != MsgState::kIdle ||
       ep->qp != nullptr) {

@@ -57,12 +57,6 @@ VerbsPep* ToVerbsPep(fid* object) {
   return reinterpret_cast<VerbsPep*>(object);
 }
 
-int Fail(const VerbsPep& pep, const absl::Status& status) {
-  FI_WARN(pep.log(), FI_LOG_EP_CTRL, "%s\n",
-          std::string(status.message()).c_str());
-  return ToFiErrno(status);
-}
-
 
 void FreeRequest(VerbsPep* pep, VerbsConnReq* request) {
   RemoveLiveObject(&request->conn_fid);
@@ -155,10 +149,10 @@ int SetPepName(fid* object, void* addr, size_t addrlen) {
   }
   absl::StatusOr<CmAddress> address =
       CmAddressOf(pep->util.info->addr_format, addr, addrlen);
-  if (!address.ok()) return Fail(*pep, address.status());
+  if (!address.ok()) return FailPep(pep->util, address.status());
   // An id binds once: a new one replaces it.
   absl::StatusOr<rdma_cm_id*> id = BoundId(pep, *address);
-  if (!id.ok()) return Fail(*pep, id.status());
+  if (!id.ok()) return FailPep(pep->util, id.status());
   if (pep->id != nullptr) pep->api->destroy_id(pep->id);
   pep->id = *id;
   return 0;
@@ -168,37 +162,31 @@ int GetPepName(fid* object, void* addr, size_t* addrlen) {
   VerbsPep* pep = ToVerbsPep(object);
   std::lock_guard<std::mutex> lock(pep->util.mutex);
   if (addrlen == nullptr) {
-    return Fail(*pep, FiError(FI_EINVAL, "fi_getname: addrlen is NULL"));
+    return FailPep(pep->util,
+                   FiError(FI_EINVAL, "fi_getname: addrlen is NULL"));
   }
   if (pep->id == nullptr) {
-    return Fail(*pep, FiError(FI_EADDRNOTAVAIL, "fi_getname: not bound"));
+    return FailPep(pep->util,
+                   FiError(FI_EADDRNOTAVAIL, "fi_getname: not bound"));
   }
   absl::StatusOr<CmAddress> address =
       CmAddressFrom(&pep->id->route.addr.src_addr);
-  if (!address.ok()) return Fail(*pep, address.status());
+  if (!address.ok()) return FailPep(pep->util, address.status());
   return CopyCmAddressOut(*address, addr, addrlen);
 }
 
 int Listen(fid_pep* pep_fid) {
   VerbsPep* pep = ToVerbsPep(&pep_fid->fid);
-  // Add may be called under the lock.
-  std::lock_guard<std::mutex> lock(pep->util.mutex);
-  if (pep->util.eq == nullptr) {
-    FI_WARN(pep->log(), FI_LOG_EP_CTRL, "fi_listen: no EQ bound\n");
-    return -FI_ENOEQ;
-  }
-  if (pep->util.listening) return 0;
-  if (pep->id == nullptr) {
-    return Fail(*pep, FiError(FI_EADDRNOTAVAIL,
-                              "fi_listen: no address (info->src_addr or "
-                              "fi_setname)"));
-  }
-  if (pep->api->listen(pep->id, kBacklog) != 0) {
-    return Fail(*pep, CallFailed("rdma_listen"));
-  }
-  pep->util.listening = true;
-  pep->util.fabric->progress->Add(&pep->events);
-  return 0;
+  return ListenUtilPep(&pep->util, &pep->events, [pep] {
+    if (pep->id == nullptr) {
+      return FiError(FI_EADDRNOTAVAIL, "fi_listen: no address "
+                                       "(info->src_addr or fi_setname)");
+    }
+    if (pep->api->listen(pep->id, kBacklog) != 0) {
+      return CallFailed("rdma_listen");
+    }
+    return absl::OkStatus();
+  });
 }
 
 int Reject(fid_pep* pep_fid, fid_t handle, const void* param,
@@ -212,7 +200,7 @@ int Reject(fid_pep* pep_fid, fid_t handle, const void* param,
     return -FI_EINVAL;
   }
   if (paramlen > kCmDataSize || (paramlen > 0 && param == nullptr)) {
-    return Fail(*pep, FiError(FI_EINVAL,
+    return FailPep(pep->util, FiError(FI_EINVAL,
                               absl::StrCat("fi_reject: data of ", paramlen,
                                            " bytes (at most ", kCmDataSize,
                                            ")")));
@@ -223,7 +211,7 @@ int Reject(fid_pep* pep_fid, fid_t handle, const void* param,
   absl::Status failed = rc != 0 ? CallFailed("rdma_reject") : absl::OkStatus();
   pep->requests.remove(request);
   FreeRequest(pep, request);
-  return failed.ok() ? 0 : Fail(*pep, failed);
+  return failed.ok() ? 0 : FailPep(pep->util, failed);
 }
 
 fi_ops kPepFidOps =
@@ -270,10 +258,7 @@ void PepEvents::Progress() {
 
 int PepEvents::progress_fd() const { return pep_->channel->fd; }
 
-bool PepEvents::auto_progress() const {
-  const fi_domain_attr* attr = pep_->util.info->domain_attr;
-  return attr == nullptr || attr->control_progress != FI_PROGRESS_MANUAL;
-}
+bool PepEvents::auto_progress() const { return pep_->util.auto_progress(); }
 
 VerbsConnReq* AsVerbsConnReq(fid* handle) {
   if (!IsLiveObject(handle, FI_CLASS_CONNREQ)) return nullptr;
@@ -328,7 +313,7 @@ int OpenVerbsPassiveEp(fid_fabric* fabric_fid, fi_info* info,
     }
   }
   if (!status.ok()) {
-    int rc = Fail(*pep, status);
+    int rc = FailPep(pep->util, status);
     ClosePep(&pep->util.pep_fid.fid);
     return rc;
   }
