@@ -14,6 +14,7 @@
 #include <rdma/fi_errno.h>
 #include <rdma/fi_rma.h>
 #include <rdma/fi_tagged.h>
+#include <netinet/in.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -419,6 +420,22 @@ TEST_F(RxmEpTest, AnEndpointOnAPortOfItsOwnChoiceConnectsToo) {
   EXPECT_EQ(b_.completions.size(), 1u);
   EXPECT_STREQ(in, "fixed");
   fixed.Close();
+}
+
+TEST_F(RxmEpTest, BadCallsFailCleanly) {
+  char name[64];
+  EXPECT_EQ(fi_getname(&a_.ep->fid, name, nullptr), -FI_EINVAL);
+  size_t len = 2;
+  EXPECT_EQ(fi_getname(&a_.ep->fid, name, &len), -FI_ETOOSMALL);
+  EXPECT_EQ(len, sizeof(sockaddr_in));
+  // The name is the passive endpoint's, chosen when the endpoint opened.
+  EXPECT_EQ(fi_setname(&a_.ep->fid, name, len), -FI_EOPNOTSUPP);
+  // An address the AV does not hold.
+  EXPECT_LT(fi_send(a_.ep, "x", 2, nullptr, a_.peer + 100, nullptr), 0);
+  // Flags the data path does not know.
+  iovec iov = {name, sizeof(name)};
+  fi_msg msg = {&iov, nullptr, 1, FI_ADDR_UNSPEC, nullptr, 0};
+  EXPECT_EQ(fi_recvmsg(a_.ep, &msg, 1ull << 62), -FI_EBADFLAGS);
 }
 
 TEST_F(RxmEpTest, ATransmitToAPeerThatIsGoneFails) {
