@@ -400,6 +400,7 @@ void RxmEpEvents::Progress() {
   std::lock_guard<OptionalMutex> lock(ep->base.util.mutex);
   ep->links.FreeClosed();
   tcp::FinishStartedPeerMsgs(&ep->base);
+  tcp::ResumeAfterCqRoom(&ep->base);
   DrainCq(ep);
   for (size_t i = 0; i < ep->links.all.size(); ++i) {
     auto* link = static_cast<RxmLink*>(ep->links.all[i].get());
@@ -486,6 +487,10 @@ int OpenRxmEp(fid_domain* domain_fid, fi_info* info, const fi_info& msg_info,
   msg_domain_attr->threading = FI_THREAD_SAFE;
   msg_domain_attr->data_progress = FI_PROGRESS_MANUAL;
   msg_domain_attr->control_progress = FI_PROGRESS_MANUAL;
+  // A stream's pieces wait for its bounce receives, never refused: the
+  // application's resource management applies to its own messages, on the
+  // data path above the streams.
+  msg_domain_attr->resource_mgmt = FI_RM_ENABLED;
   ep->register_buffers = (msg_domain_attr->mr_mode & FI_MR_LOCAL) != 0;
   tcp::InstallDataPathOps(&ep->base, *info, &kRxmCmOps);
   status = OpenInternals(ep.get());

@@ -335,6 +335,7 @@ void ShmRdmEpEvents::Progress() {
   std::lock_guard<OptionalMutex> lock(ep->base.util.mutex);
   ep->links.FreeClosed();
   tcp::FinishStartedPeerMsgs(&ep->base);
+  tcp::ResumeAfterCqRoom(&ep->base);
   if (ep->armed) {
     // Awake again: peers need not ring any more.
     ep->armed = false;

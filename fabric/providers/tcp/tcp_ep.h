@@ -15,6 +15,12 @@
 // ones are, up to kMaxUnexpectedBytes, and then wait in the socket too.
 // With FI_RM_DISABLED such a message is dropped and the sender's transmit
 // fails with FI_ENORX.
+//
+// A message whose completion nobody reserved room for (remote CQ data of a
+// write or atomic, a message into an FI_MULTI_RECV buffer) waits in the
+// stream likewise while the receive CQ is full (CqFull), with either
+// resource-management mode; the endpoint's next progress pass after the
+// application made room lets it go (ResumeAfterCqRoom). Nothing is dropped.
 #ifndef FABRIC_PROVIDERS_TCP_TCP_EP_H_
 #define FABRIC_PROVIDERS_TCP_TCP_EP_H_
 
@@ -137,7 +143,8 @@ class TcpEpOwner {
   // transmits have failed already.
   virtual void LinkClosed(TcpLink* link, int error) = 0;
   virtual void LinkBacklog(TcpLink* link, bool backlogged) = 0;
-  // A receive was posted: a message held for want of one may go now.
+  // A receive was posted, or the receive CQ has room again: a message held
+  // for want of either may go now.
   virtual void ReceivePosted() = 0;
 };
 
@@ -186,6 +193,8 @@ struct TcpEp {
   // again only when there are some (not walking every link of an RDM
   // endpoint with many peers).
   size_t stalled_links = 0;
+  // A link stalled because the receive CQ was full (WaitForRxCqRoom).
+  bool awaiting_cq_room = false;
   uint64_t next_id = 1;
   // Finished transmit entries and receives, for the next ones.
   SparePool<TxEntry> spare_tx;
@@ -294,6 +303,13 @@ ssize_t SendNow(TcpEp* ep, fi_addr_t dest, Header header,
 // Moves the transmits of `from`, a link whose connection is held (nothing
 // written yet), onto `to` in order; they keep their completions.
 void MoveQueuedTx(TcpLink* from, TcpLink* to);
+// Whether a message that adds an unreserved entry to the receive CQ must
+// wait for room: true (and the endpoint remembers it) while the CQ is full.
+bool WaitForRxCqRoom(TcpEp* ep);
+// Called at the start of every progress pass of an endpoint on this data
+// path, under its lock: lets the messages held by WaitForRxCqRoom go once
+// the application has made room.
+void ResumeAfterCqRoom(TcpEp* ep);
 // Logs `what` as the reason a call fails; -fi_errno.
 ssize_t FailOp(const TcpEp& ep, int fi_errno, const char* what);
 // A transmit call's flags and the endpoint's state: 0 or -fi_errno.

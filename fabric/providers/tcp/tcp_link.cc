@@ -245,10 +245,24 @@ void RemoteAccessDone(TcpLink* link, const Header& header, uint64_t kind,
     fi_cq_tagged_entry entry = {};
     entry.flags = kind | FI_REMOTE_WRITE | FI_REMOTE_CQ_DATA;
     entry.data = header.data;
+    // Queued even when full (cq.h); only a foreign peer CQ owner refuses.
     if (CqWrite(ep->util.rx_cq, entry, link->peer) != 0) {
-      FI_WARN(ep->log(), FI_LOG_CQ, "CQ full: remote CQ data lost\n");
+      FI_WARN(ep->log(), FI_LOG_CQ,
+              "the peer CQ's owner refused remote CQ data\n");
     }
   }
+}
+
+bool WaitForRxCqRoom(TcpEp* ep) {
+  if (ep->util.rx_cq == nullptr || !CqFull(ep->util.rx_cq)) return false;
+  ep->awaiting_cq_room = true;
+  return true;
+}
+
+void ResumeAfterCqRoom(TcpEp* ep) {
+  if (!ep->awaiting_cq_room || CqFull(ep->util.rx_cq)) return;
+  ep->awaiting_cq_room = false;
+  ep->owner->ReceivePosted();
 }
 
 TcpLink::TcpLink(TcpEp* ep, std::unique_ptr<ByteStream> stream,
@@ -293,6 +307,11 @@ RxTarget TcpLink::OnHeader(const Header& header,
         }
         return RxTarget{RxTarget::kStall};
       }
+      // A multi-receive buffer's completions take no reserved room.
+      if (((*it)->flags & FI_MULTI_RECV) && (*it)->write_entry &&
+          WaitForRxCqRoom(ep)) {
+        return RxTarget{RxTarget::kStall};
+      }
       current_recv = std::move(*it);
       ep->recvs.erase(it);
       return UserTarget(this, *current_recv);
@@ -320,6 +339,9 @@ RxTarget TcpLink::OnHeader(const Header& header,
       return target;
     }
     case Op::kWrite: {
+      if ((header.flags & kRemoteData) && WaitForRxCqRoom(ep)) {
+        return RxTarget{RxTarget::kStall};
+      }
       RxTarget target;
       rma_status =
           ResolveRma(this, header, descriptors, FI_REMOTE_WRITE, &target);
@@ -332,6 +354,9 @@ RxTarget TcpLink::OnHeader(const Header& header,
       AnswerRead(this, header, descriptors);
       return RxTarget{RxTarget::kDiscard};
     case Op::kAtomic:
+      if ((header.flags & kRemoteData) && WaitForRxCqRoom(ep)) {
+        return RxTarget{RxTarget::kStall};
+      }
       return AtomicHeader(this, header, descriptors);
     case Op::kReadResponse: {
       auto it = awaiting.find(header.id);

@@ -296,7 +296,9 @@ bool TcpMsgEpSetup::auto_progress() const {
 
 void TcpMsgEpEvents::Progress() {
   std::lock_guard<OptionalMutex> lock(ep_->base.util.mutex);
-  if (ep_->state == MsgEpState::kConnected) ep_->link->connection.Progress();
+  if (ep_->state != MsgEpState::kConnected) return;
+  ResumeAfterCqRoom(&ep_->base);
+  ep_->link->connection.Progress();
 }
 
 int TcpMsgEpEvents::progress_fd() const { return ep_->fd; }

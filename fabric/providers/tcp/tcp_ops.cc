@@ -182,6 +182,10 @@ ssize_t Transmit(fid_ep* ep_fid, fi_addr_t dest, const TxRequest& request) {
 
 ssize_t Receive(fid_ep* ep_fid, fi_addr_t source, const RxRequest& request) {
   TcpEp* ep = ToTcpEp(ep_fid);
+  // A peek answers from what has arrived: first pull in the headers
+  // waiting in every link's socket or ring (progress takes the endpoint's
+  // lock itself).
+  if (request.flags & FI_PEEK) ep->util.domain->progress->Run();
   std::lock_guard<OptionalMutex> lock(ep->util.mutex);
   const fi_info& info = *ep->util.info;
   uint64_t allowed = kRxFlags | (request.tagged ? kPeekFlags : 0);

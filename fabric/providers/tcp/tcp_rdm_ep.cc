@@ -491,6 +491,7 @@ void TcpRdmEpEvents::Progress() {
                         std::memory_order_release);
   ep->links.FreeClosed();
   FinishStartedPeerMsgs(&ep->base);
+  ResumeAfterCqRoom(&ep->base);
   if (!ep->handshakes.empty()) ExpireHandshakes(ep);
   if (ep->watched.size() <= kPollLimit) {
     // A copy: dispatching may change what is watched.

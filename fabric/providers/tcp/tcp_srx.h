@@ -35,8 +35,10 @@
 //   claimed with FI_PEEK | FI_CLAIM), the owner fills the entry as get_*
 //   does and calls peer_ops->start_msg/start_tag with the endpoint's lock
 //   held: the peer must not call the owner back from inside start_*.
-//   FI_PEEK reports a queued tagged message (len = its size, tag; no CQ
-//   data); FI_PEEK | FI_DISCARD and FI_CLAIM | FI_DISCARD drop it through
+//   FI_PEEK reports a queued tagged message (len = its size, tag; its
+//   remote CQ data when the peer is one of ours, which keeps the message's
+//   header in peer_context: fi_peer_rx_entry of 1.17 has no field for it);
+//   FI_PEEK | FI_DISCARD and FI_CLAIM | FI_DISCARD drop it through
 //   peer_ops->discard_tag, without a completion.
 // - free_entry: returns the entry; one still queued is withdrawn from the
 //   owner's queues. Entries still lent are freed with the endpoint, which
@@ -101,6 +103,10 @@ int BindPeerSrx(TcpEp* ep, PeerSrx* srx, uint64_t flags);
 RxTarget PeerSrxHeader(TcpLink* link, const Header& header);
 // ... and once it is in: completes it, or queues it at the owner.
 void PeerSrxMessageDone(TcpLink* link, const Header& header, size_t placed);
+// The header of the message a peer of ours queued with `entry` (it keeps
+// the message in entry->peer_context), or null when the peer is another
+// provider's.
+const Header* QueuedPeerHeader(const fi_peer_rx_entry& entry);
 // Gives `entry` back to the owner of the endpoint's SRX (free_entry).
 void ReturnPeerEntry(TcpEp* ep, fi_peer_rx_entry* entry);
 // Finishes the held messages the owner started or discarded; in the

@@ -131,6 +131,11 @@ int QueueTag(fi_peer_rx_entry* entry) {
     message.header.op = static_cast<uint8_t>(Op::kTagged);
     message.header.tag = entry->tag;
     message.header.size = entry->size;
+    if (const Header* held = QueuedPeerHeader(*entry)) {
+      // What FI_PEEK reports: the message's remote CQ data too.
+      message.header.flags = held->flags & kRemoteData;
+      message.header.data = held->data;
+    }
     message.source = entry->addr;
     message.peer_entry = entry;
     static_cast<PeerRxEntry*>(entry->owner_context)->queued = true;

@@ -136,6 +136,14 @@ void PeerSrxMessageDone(TcpLink* link, const Header& header, size_t placed) {
   }
 }
 
+const Header* QueuedPeerHeader(const fi_peer_rx_entry& entry) {
+  if (entry.srx == nullptr || entry.srx->peer_ops != &kPeerSrxOps ||
+      entry.peer_context == nullptr) {
+    return nullptr;
+  }
+  return &static_cast<const PeerHeldMsg*>(entry.peer_context)->message.header;
+}
+
 void ReturnPeerEntry(TcpEp* ep, fi_peer_rx_entry* entry) {
   OwnerOf(ep)->owner_ops->free_entry(entry);
 }

@@ -192,10 +192,14 @@ bool TakeRoom(UtilCq& cq) {
   return true;
 }
 
-// Queues `entry`, and `error` with it when the entry is an error's.
+// Queues `entry`, and `error` with it when the entry is an error's. A
+// reserved entry's room is counted already; any other is counted too, past
+// capacity when the CQ is full (the overflow), so that reservations wait
+// until the application has read it.
 int Push(UtilCq& cq, const CqEntry& entry, CqError* error, bool reserved) {
-  // A reserved entry's room is counted already.
-  if (!reserved && !TakeRoom(cq)) return -FI_EAGAIN;
+  if (!reserved && !TakeRoom(cq)) {
+    cq.committed.fetch_add(1, std::memory_order_relaxed);
+  }
   std::lock_guard<std::mutex> lock(cq.wait->mutex());
   cq.entries.push_back(entry);
   if (error != nullptr) cq.errors.push_back(std::move(*error));
@@ -287,8 +291,21 @@ int OpenUtilCq(fid_domain* domain_fid, fi_cq_attr* attr, fid_cq** cq_out,
 }
 
 int CqReserve(UtilCq* cq) {
-  if (cq->peer != nullptr) return 0;  // overflow is the owner's to handle
+  // A peer's entries reach the owner unreserved (the owner's write takes no
+  // promise): a full owner of ours still refuses the post.
+  if (cq->peer != nullptr) return CqFull(cq) ? -FI_EAGAIN : 0;
   return TakeRoom(*cq) ? 0 : -FI_EAGAIN;
+}
+
+bool CqFull(const UtilCq* cq) {
+  if (cq->peer != nullptr) {
+    const UtilCq* owner = OwnerUtilCq(cq->peer);
+    return owner != nullptr && CqFull(owner);
+  }
+  // `taken` first, as in TakeRoom: it never exceeds `committed` then.
+  size_t taken = cq->taken.load(std::memory_order_acquire);
+  return cq->committed.load(std::memory_order_relaxed) - taken >=
+         cq->capacity;
 }
 
 void CqUnreserve(UtilCq* cq) {

@@ -86,13 +86,20 @@ int OpenUtilCq(fid_domain* domain, fi_cq_attr* attr, fid_cq** cq,
 int CqReserve(UtilCq* cq);
 void CqUnreserve(UtilCq* cq);
 
+// Whether entries and promises fill `cq` (for a CQ opened with FI_PEER: its
+// owner's, when the owner is one of ours): work that would add an entry
+// nobody reserved should wait.
+bool CqFull(const UtilCq* cq);
+
 // Queues a completion; `source` is what fi_cq_readfrom reports. With
-// `reserved`, it uses a promise from CqReserve; otherwise it returns
-// -FI_EAGAIN when the CQ is full. 0 on success.
+// `reserved`, it uses a promise from CqReserve; otherwise it is queued
+// even when the CQ is full (the overflow above). 0, or a peer CQ owner's
+// refusal.
 int CqWrite(UtilCq* cq, const fi_cq_tagged_entry& completion,
             fi_addr_t source = FI_ADDR_NOTAVAIL, bool reserved = false);
 
-// Queues an error; err_data is copied, cut to the domain's max_err_data.
+// Queues an error likewise; err_data is copied, cut to the domain's
+// max_err_data.
 int CqWriteError(UtilCq* cq, const fi_cq_err_entry& error,
                  bool reserved = false);
 

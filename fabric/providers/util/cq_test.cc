@@ -187,14 +187,45 @@ TEST_F(CqTest, ManyErrorsKeepTheirOrderAndDetails) {
   EXPECT_EQ(fi_cq_read(cq_, &entry, 1), -FI_EAGAIN);
 }
 
-TEST_F(CqTest, FullCqRefusesCompletions) {
+// A completion is never lost: past its size a CQ keeps entries (and errors)
+// in order, refuses reservations until they are read, and is full again
+// only while entries and promises fill it.
+TEST_F(CqTest, FullCqKeepsCompletionsAndRefusesReservations) {
   ASSERT_EQ(OpenCq(FI_CQ_FORMAT_CONTEXT, FI_WAIT_NONE, 2), 0);
+  fabric::UtilCq* cq = AsUtilCq(&cq_->fid);
+  EXPECT_FALSE(fabric::CqFull(cq));
   ASSERT_EQ(Post(1), 0);
   ASSERT_EQ(Post(2), 0);
-  EXPECT_EQ(Post(3), -FI_EAGAIN);
-  fi_cq_entry entries[3];
-  ASSERT_EQ(fi_cq_read(cq_, entries, 3), 2);
-  EXPECT_EQ(entries[1].op_context, reinterpret_cast<void*>(2));
+  EXPECT_TRUE(fabric::CqFull(cq));
+  EXPECT_EQ(fabric::CqReserve(cq), -FI_EAGAIN);
+  ASSERT_EQ(Post(3), 0);
+  fi_cq_err_entry error = {};
+  error.op_context = reinterpret_cast<void*>(4);
+  error.err = FI_EIO;
+  ASSERT_EQ(CqWriteError(cq, error), 0);
+  ASSERT_EQ(Post(5), 0);
+  fi_cq_entry entries[8];
+  ASSERT_EQ(fi_cq_read(cq_, entries, 8), 3);
+  for (uintptr_t i = 0; i < 3; ++i) {
+    EXPECT_EQ(entries[i].op_context, reinterpret_cast<void*>(i + 1));
+  }
+  EXPECT_TRUE(fabric::CqFull(cq));  // the error and entry 5 still fill it
+  fi_cq_err_entry out = {};
+  ASSERT_EQ(fi_cq_readerr(cq_, &out, 0), 1);
+  EXPECT_EQ(out.op_context, reinterpret_cast<void*>(4));
+  EXPECT_EQ(out.err, FI_EIO);
+  EXPECT_FALSE(fabric::CqFull(cq));
+  ASSERT_EQ(fabric::CqReserve(cq), 0);  // one promise and entry 5: full
+  EXPECT_TRUE(fabric::CqFull(cq));
+  EXPECT_EQ(fabric::CqReserve(cq), -FI_EAGAIN);
+  ASSERT_EQ(fi_cq_read(cq_, entries, 8), 1);
+  EXPECT_EQ(entries[0].op_context, reinterpret_cast<void*>(5));
+  fi_cq_tagged_entry reserved = {};
+  reserved.op_context = reinterpret_cast<void*>(6);
+  ASSERT_EQ(CqWrite(cq, reserved, FI_ADDR_NOTAVAIL, /*reserved=*/true), 0);
+  ASSERT_EQ(fi_cq_read(cq_, entries, 8), 1);
+  EXPECT_EQ(entries[0].op_context, reinterpret_cast<void*>(6));
+  EXPECT_FALSE(fabric::CqFull(cq));
 }
 
 TEST_F(CqTest, SreadTimeoutThresholdAndSignal) {

@@ -87,4 +87,9 @@ void InitOwnerFid(UtilCq* cq) {
 
 fid_peer_cq* UtilCqOwnerFid(UtilCq* cq) { return &cq->owner_fid; }
 
+const UtilCq* OwnerUtilCq(const fid_peer_cq* peer) {
+  if (peer == nullptr || peer->owner_ops != &kOwnerOps) return nullptr;
+  return static_cast<const UtilCq*>(peer->fid.context);
+}
+
 }  // namespace fabric

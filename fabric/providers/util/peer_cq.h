@@ -4,8 +4,8 @@
 // - peer: a CQ opened with FI_PEER imports the owner's fid_peer_cq (the
 //   context is a struct fi_peer_cq_context) and hands every completion and
 //   error to the owner's write/writeerr; the owner does the locking,
-//   signaling and overflow handling, so reservations (CqReserve) always
-//   succeed. Of its read calls only fi_cq_read(cq, NULL, 0) works: it
+//   signaling and overflow handling; reservations (CqReserve) succeed
+//   unless the owner is one of ours and full (CqFull). Of its read calls only fi_cq_read(cq, NULL, 0) works: it
 //   advances the peer's progress, as the owner does under manual progress;
 //   the others return -FI_ENOSYS.
 // - owner: every UtilCq carries a fid_peer_cq (UtilCqOwnerFid) whose
@@ -34,6 +34,10 @@ void InitOwnerFid(UtilCq* cq);
 
 // The fid_peer_cq through which a peer provider writes into `cq`.
 fid_peer_cq* UtilCqOwnerFid(UtilCq* cq);
+
+// The UtilCq behind an imported owner `peer`, or null when the owner is
+// another library's.
+const UtilCq* OwnerUtilCq(const fid_peer_cq* peer);
 
 }  // namespace fabric
 

@@ -1,0 +1,176 @@
+// File: fabric/conformance/endpoint_pair.h
+//
+// The fixture of the conformance suite: two endpoints that talk to each
+// other, on every provider and endpoint type this library offers, opened
+// through the public API (the C++ handles for info, fabric, domain, AV,
+// EQ, CQ and MR; fid_ep through the C calls). A test asks for the
+// capabilities it needs; a case that does not claim them (fi_getinfo
+// answers -FI_ENODATA) is skipped, saying so.
+//
+//   class PeekTest : public ofi::conformance::PairTest {};
+//   TEST_P(PeekTest, Sees) {
+//     PairOptions options;
+//     options.caps = FI_TAGGED | FI_REMOTE_CQ_DATA;  // what the test needs
+//     OPEN_PAIR_OR_SKIP(options);
+//     ASSERT_EQ(fi_tsend(a().ep, ..., a().peer, ...), 0);
+//     absl::StatusOr<Completion> c = b().Wait();
+//   }
+//   INSTANTIATE_CONFORMANCE_SUITE(PeekTest);
+//
+// Side a() is the initiator, b() the target. RDM and DGRAM endpoints share
+// one fabric, domain and AV (each inserted both names: a is fi_addr 0, b
+// is 1); MSG endpoints are connected (b accepts a's request from a passive
+// endpoint). Both sides' progress runs on the domain's one engine, so
+// waiting on either side advances both.
+#ifndef FABRIC_CONFORMANCE_ENDPOINT_PAIR_H_
+#define FABRIC_CONFORMANCE_ENDPOINT_PAIR_H_
+
+#include <rdma/fabric.h>
+#include <rdma/fi_domain.h>
+#include <rdma/fi_endpoint.h>
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "fabric/api/cxx/av.h"
+#include "fabric/api/cxx/cq.h"
+#include "fabric/api/cxx/domain.h"
+#include "fabric/api/cxx/eq.h"
+#include "fabric/api/cxx/fabric.h"
+#include "fabric/api/cxx/mr.h"
+#include "gtest/gtest.h"
+
+namespace ofi::conformance {
+
+// One provider and endpoint type under test.
+struct ProviderCase {
+  const char* name;      // the test's parameter name: "tcp_rdm_local"
+  const char* provider;  // fi_getinfo's prov_name
+  fi_ep_type type;
+  // FI_TCP_SHM during fi_enable: "0" (RDM over TCP sockets), "1" (peers on
+  // this host through shm), or null (left alone).
+  const char* tcp_shm;
+  bool rxm;  // RDM endpoints over the provider's MSG endpoints (rxm_ep.h)
+};
+
+// Prints the case's name (gtest's parameter output).
+void PrintTo(const ProviderCase& c, std::ostream* out);
+
+// Every case the suite runs: tcp MSG, tcp RDM over TCP, tcp RDM through
+// the local path, shm RDM, rxm over tcp MSG, udp DGRAM.
+const std::vector<ProviderCase>& AllCases();
+
+// What a test needs of the pair.
+struct PairOptions {
+  uint64_t caps = FI_MSG;  // FI_SOURCE is added where the type allows it
+  fi_resource_mgmt resource_mgmt = FI_RM_UNSPEC;
+  size_t cq_size_a = 0;  // 0: the provider's default
+  size_t cq_size_b = 0;
+  // A region of this many bytes on b, registered for remote read and
+  // write (b().region, b().mr), when non-zero.
+  size_t region_size = 0;
+};
+
+// A completion as fi_cq_readfrom reported it.
+struct Completion {
+  fi_cq_tagged_entry entry = {};
+  fi_addr_t source = FI_ADDR_NOTAVAIL;
+};
+
+// One side: its CQ (both directions) and endpoint.
+struct Side {
+  Cq cq;
+  fid_ep* ep = nullptr;
+  fi_addr_t peer = FI_ADDR_UNSPEC;  // the other side (FI_ADDR_UNSPEC on MSG)
+  fi_addr_t self = FI_ADDR_UNSPEC;  // this side in the shared AV
+  std::vector<char> region;
+  Mr mr;
+
+  // fi_cq_readfrom of one completion, or the error entry (its err as the
+  // status's fi_errno, the entry in *error when given), waiting up to
+  // `timeout`.
+  absl::StatusOr<Completion> Wait(
+      std::chrono::milliseconds timeout = std::chrono::seconds(10),
+      fi_cq_err_entry* error = nullptr);
+  // One read without waiting: nullopt when nothing is there.
+  absl::StatusOr<std::optional<Completion>> Poll(
+      fi_cq_err_entry* error = nullptr);
+};
+
+class EndpointPair {
+ public:
+  EndpointPair() = default;
+  EndpointPair(const EndpointPair&) = delete;
+  EndpointPair& operator=(const EndpointPair&) = delete;
+  ~EndpointPair();
+
+  // Opens both sides for `c`. NOT_FOUND when the case does not offer
+  // `options.caps`; other errors name the call that failed.
+  absl::Status Open(const ProviderCase& c, const PairOptions& options);
+  // Closes the endpoints, then everything else, children first.
+  absl::Status Close();
+
+  Side& a() { return a_; }
+  Side& b() { return b_; }
+  const fi_info& info() const { return *info_; }
+  // The address an RMA from a names for b's region at `offset` (the
+  // virtual address with FI_MR_VIRT_ADDR, else the offset).
+  uint64_t RegionAddress(size_t offset) const;
+  // Whether the type delivers every message (not FI_EP_DGRAM).
+  bool Reliable() const { return case_->type != FI_EP_DGRAM; }
+
+ private:
+  absl::Status OpenSide(Side* side, size_t cq_size);
+  absl::Status Connect();
+
+  const ProviderCase* case_ = nullptr;
+  Info info_;
+  Info msg_info_;  // rxm: the MSG endpoints' info
+  Fabric fabric_;
+  Domain domain_;
+  Av av_;
+  Eq eq_a_;
+  Eq eq_b_;
+  fid_pep* pep_ = nullptr;
+  Side a_;
+  Side b_;
+};
+
+// A test over every case: the fixture's pair_, opened by OpenPair.
+class PairTest : public ::testing::TestWithParam<ProviderCase> {
+ protected:
+  void TearDown() override;
+  // Opens pair_ for this test's case: OK, NOT_FOUND (skip), or an error.
+  absl::Status OpenPair(const PairOptions& options);
+
+  Side& a() { return pair_.a(); }
+  Side& b() { return pair_.b(); }
+
+  EndpointPair pair_;
+};
+
+// Opens the pair, skipping the test when the case lacks the capabilities.
+#define OPEN_PAIR_OR_SKIP(options)                                    \
+  do {                                                                \
+    absl::Status opened_ = OpenPair(options);                         \
+    if (absl::IsNotFound(opened_)) GTEST_SKIP() << opened_.message(); \
+    ASSERT_TRUE(opened_.ok()) << opened_;                             \
+  } while (0)
+
+// Runs the test suite `suite` (a PairTest) once per case.
+#define INSTANTIATE_CONFORMANCE_SUITE(suite)                          \
+  INSTANTIATE_TEST_SUITE_P(                                           \
+      AllProviders, suite,                                            \
+      ::testing::ValuesIn(::ofi::conformance::AllCases()),            \
+      [](const ::testing::TestParamInfo<::ofi::conformance::ProviderCase>& \
+             info) { return std::string(info.param.name); })
+
+}  // namespace ofi::conformance
+
+#endif  // FABRIC_CONFORMANCE_ENDPOINT_PAIR_H_
