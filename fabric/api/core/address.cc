@@ -337,4 +337,29 @@ std::string FormatAddrStr(const IpAddress& address) {
                       address.port());
 }
 
+absl::StatusOr<IpAddress> WildcardAddress(uint32_t addr_format) {
+  switch (addr_format) {
+    case FI_SOCKADDR_IN6: {
+      sockaddr_in6 any = {};
+      any.sin6_family = AF_INET6;
+      any.sin6_addr = in6addr_any;
+      return IpAddress::FromSockaddr(reinterpret_cast<const sockaddr*>(&any),
+                                     sizeof(any));
+    }
+    case FI_SOCKADDR_IN:
+    case FI_SOCKADDR:
+    case FI_ADDR_STR:
+    case FI_FORMAT_UNSPEC: {
+      sockaddr_in any = {};
+      any.sin_family = AF_INET;
+      any.sin_addr.s_addr = htonl(INADDR_ANY);
+      return IpAddress::FromSockaddr(reinterpret_cast<const sockaddr*>(&any),
+                                     sizeof(any));
+    }
+    default:
+      return FiError(FI_EINVAL, absl::StrCat("address format ", addr_format,
+                                             " is not an IP format"));
+  }
+}
+
 }  // namespace fabric

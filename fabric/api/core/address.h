@@ -92,6 +92,11 @@ absl::StatusOr<std::vector<IpAddress>> ResolveIp(const char* node,
 absl::StatusOr<IpAddress> IpFromUser(uint32_t addr_format, const void* addr,
                                      size_t len);
 
+// The wildcard address (0.0.0.0 or ::), port 0, of an IP `addr_format`:
+// IPv6 for FI_SOCKADDR_IN6, IPv4 for FI_SOCKADDR_IN, FI_SOCKADDR,
+// FI_ADDR_STR and FI_FORMAT_UNSPEC; FI_EINVAL status for other formats.
+absl::StatusOr<IpAddress> WildcardAddress(uint32_t addr_format);
+
 // "fi_sockaddr_in://192.0.2.1:7471" or "fi_sockaddr_in6://[fe80::1]:7471".
 std::string FormatAddrStr(const IpAddress& address);
 

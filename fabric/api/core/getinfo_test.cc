@@ -163,11 +163,65 @@ TEST(GetInfoTest, MalformedCapsAreEbadflags) {
   hints->caps = 1ULL << 62;
   Info list;
   EXPECT_EQ(GetInfo(&list, hints.get()), -FI_EBADFLAGS);
-  hints->caps = FI_MSG | FI_READ;  // FI_READ needs FI_RMA or FI_ATOMIC
-  EXPECT_EQ(GetInfo(&list, hints.get()), -FI_EBADFLAGS);
   hints->caps = FI_MSG;
   hints->tx_attr->op_flags = FI_MULTI_RECV;
   EXPECT_EQ(GetInfo(&list, hints.get()), -FI_EBADFLAGS);
+}
+
+// Capabilities no provider offers, alone or without the capability they
+// modify, find nothing (-FI_ENODATA), as in libfabric 1.17: conformance
+// suites probe them one at a time.
+TEST(GetInfoTest, CapabilitiesNobodyOffersAreEnodata) {
+  Info hints = Hints();
+  Info list;
+  for (uint64_t caps :
+       {FI_MULTICAST, FI_MSG | FI_MULTICAST, FI_VARIABLE_MSG,
+        FI_MSG | FI_VARIABLE_MSG, FI_COLLECTIVE, FI_MSG | FI_READ,
+        FI_NAMED_RX_CTX}) {
+    hints->caps = caps;
+    EXPECT_EQ(GetInfo(&list, hints.get()), -FI_ENODATA)
+        << "caps 0x" << std::hex << caps;
+  }
+}
+
+// fi_mr(3): an application of API >= 1.5 that still asks for FI_MR_BASIC
+// or FI_MR_SCALABLE gets that legacy value back (FI_MR_BASIC stands for
+// FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY), as from libfabric.
+TEST(GetInfoTest, LegacyMrModeHintsGetLegacyAnswers) {
+  for (int mode : {FI_MR_BASIC, FI_MR_SCALABLE}) {
+    Info hints = Hints();
+    hints->caps = FI_RMA;
+    hints->ep_attr->type = FI_EP_RDM;
+    hints->domain_attr->mr_mode = mode;
+    Info list;
+    ASSERT_EQ(GetInfo(&list, hints.get()), 0) << "mr_mode " << mode;
+    for (fi_info* info : Items(list)) {
+      EXPECT_EQ(info->domain_attr->mr_mode, mode)
+          << Provider(info) << " answered mr_mode " << mode;
+    }
+  }
+  // A domain opened with the legacy answer registers memory as FI_MR_BASIC
+  // says: the provider picks the key.
+  Info hints = Hints();
+  hints->caps = FI_RMA;
+  hints->ep_attr->type = FI_EP_RDM;
+  hints->fabric_attr->prov_name = strdup("tcp");
+  hints->domain_attr->mr_mode = FI_MR_BASIC;
+  Info list;
+  ASSERT_EQ(GetInfo(&list, hints.get()), 0);
+  fid_fabric* fabric = nullptr;
+  fid_domain* domain = nullptr;
+  ASSERT_EQ(fi_fabric(list->fabric_attr, &fabric, nullptr), 0);
+  ASSERT_EQ(fi_domain(fabric, list.get(), &domain, nullptr), 0);
+  char region[64];
+  fid_mr* mr = nullptr;
+  ASSERT_EQ(fi_mr_reg(domain, region, sizeof(region), FI_REMOTE_WRITE, 0,
+                      0x1234, 0, &mr, nullptr),
+            0);
+  EXPECT_NE(fi_mr_key(mr), 0x1234u) << "FI_MR_BASIC: the provider's key";
+  EXPECT_EQ(fi_close(&mr->fid), 0);
+  EXPECT_EQ(fi_close(&domain->fid), 0);
+  EXPECT_EQ(fi_close(&fabric->fid), 0);
 }
 
 TEST(GetInfoTest, UnknownEnumValuesAreEinval) {

@@ -126,10 +126,13 @@ absl::Status ValidateCaps(const char* field, uint64_t caps) {
       {FI_RMA_PMEM, FI_RMA, "FI_RMA_PMEM requires FI_RMA"},
       {FI_XPU_TRIGGER, FI_TRIGGER, "FI_XPU requires FI_TRIGGER"},
   };
+  // fi_getinfo(3) pairs these, but libfabric 1.17 never checks the pairs:
+  // no provider matches, and clients (conformance suites probing one
+  // capability at a time) expect -FI_ENODATA, not -FI_EBADFLAGS, which
+  // stays for bits that are no capability at all.
   for (const Requirement& rule : kRules) {
     if ((caps & rule.cap) != 0 && (caps & rule.needs_one_of) == 0) {
-      return FiError(FI_EBADFLAGS,
-                     absl::StrCat("invalid hints: ", field, ": ", rule.rule));
+      return Unmet(absl::StrCat(field, ": ", rule.rule));
     }
   }
   return absl::OkStatus();
@@ -218,10 +221,17 @@ absl::Status ValidateEpAttr(const fi_ep_attr& attr) {
   return absl::OkStatus();
 }
 
+// Whether an application speaks of memory registration in the terms of
+// API 1.4: that API, or a later one with hints' mr_mode exactly FI_MR_BASIC
+// or FI_MR_SCALABLE. libfabric answers those with the same legacy value
+// (fi_mr(3)), which old applications compare against.
+bool LegacyMrMode(uint32_t version, int app_mode) {
+  return FI_VERSION_LT(version, FI_VERSION(1, 5)) || app_mode == FI_MR_BASIC ||
+         app_mode == FI_MR_SCALABLE;
+}
+
 // Output mr_mode for an application that accepts `app_mode` (API >= 1.5).
 absl::StatusOr<int> MatchMrMode(const AttrSupport& support, int app_mode) {
-  if (app_mode == FI_MR_BASIC) app_mode = kBasicMrBits;
-  if (app_mode == FI_MR_SCALABLE) app_mode = 0;
   int missing = support.mr_mode_required & ~app_mode;
   if (missing != 0) {
     return Unmet(absl::StrCat("domain_attr->mr_mode requires ",
@@ -231,7 +241,8 @@ absl::StatusOr<int> MatchMrMode(const AttrSupport& support, int app_mode) {
   return support.mr_mode_required | (app_mode & support.mr_mode_optional);
 }
 
-// API <= 1.4: mr_mode is FI_MR_UNSPEC, FI_MR_BASIC or FI_MR_SCALABLE.
+// Legacy mr_mode (LegacyMrMode): FI_MR_UNSPEC, FI_MR_BASIC or
+// FI_MR_SCALABLE.
 absl::StatusOr<int> MatchLegacyMrMode(const AttrSupport& support,
                                       int app_mode) {
   // Basic mode is the provider choosing keys and virtual addressing; a
@@ -412,7 +423,7 @@ absl::Status MatchDomainAttr(const fi_domain_attr& offered,
                                        TypeName(&hint.av_type,
                                                 FI_TYPE_AV_TYPE)));
   absl::StatusOr<int> mr_mode =
-      FI_VERSION_LT(version, FI_VERSION(1, 5))
+      LegacyMrMode(version, hint.mr_mode)
           ? MatchLegacyMrMode(support, hint.mr_mode)
           : MatchMrMode(support, hint.mr_mode);
   if (!mr_mode.ok()) return mr_mode.status();
@@ -572,9 +583,10 @@ absl::StatusOr<InfoPtr> MatchHints(const fi_info& candidate,
   FABRIC_RETURN_IF_ERROR(MatchFabricAttr(
       *candidate.fabric_attr, h.fabric_attr ? *h.fabric_attr : no_fabric));
 
-  if (FI_VERSION_LT(version, FI_VERSION(1, 5)) &&
+  int hint_mr_mode = h.domain_attr ? h.domain_attr->mr_mode : FI_MR_UNSPEC;
+  if (LegacyMrMode(version, hint_mr_mode) &&
       (support.mr_mode_required & FI_MR_LOCAL) != 0) {
-    // Before 1.5 local registration was the FI_LOCAL_MR mode bit.
+    // In legacy terms local registration is the FI_LOCAL_MR mode bit.
     if (hints != nullptr && (h.mode & FI_LOCAL_MR) == 0) {
       return Unmet("mode FI_LOCAL_MR required by the provider");
     }

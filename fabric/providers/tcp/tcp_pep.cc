@@ -261,10 +261,13 @@ int OpenTcpPassiveEp(fid_fabric* fabric_fid, fi_info* info, fid_pep** pep_out,
     FI_WARN(log, FI_LOG_EP_CTRL, "fi_passive_ep: info and pep needed\n");
     return -FI_EINVAL;
   }
+  // Without src_addr (as libfabric allows) the endpoint starts on the
+  // wildcard address of its format, any port: fi_setname names it before
+  // fi_listen, or fi_getname tells where it listens.
   absl::StatusOr<IpAddress> address =
       info->src_addr != nullptr
           ? IpFromUser(info->addr_format, info->src_addr, info->src_addrlen)
-          : FiError(FI_EINVAL, "fi_passive_ep: info->src_addr is not set");
+          : WildcardAddress(info->addr_format);
   absl::StatusOr<int> fd =
       address.ok() ? BoundSocket(*address) : address.status();
   int epoll_fd = fd.ok() ? epoll_create1(EPOLL_CLOEXEC) : -1;
@@ -274,7 +277,7 @@ int OpenTcpPassiveEp(fid_fabric* fabric_fid, fi_info* info, fid_pep** pep_out,
       : epoll_fd < 0
           ? FiError(errno, absl::StrCat("epoll_create1: ", strerror(errno)))
           : InitUtilPep(&pep->util, fabric, *info, context, &kPepFidOps,
-                        &kPepCmOps);
+                        &kPepCmOps, kMaxCmData);
   if (!status.ok()) {
     if (fd.ok()) close(*fd);
     if (epoll_fd >= 0) close(epoll_fd);

@@ -259,6 +259,10 @@ int GetOptUtilEndpoint(UtilEndpoint* ep, int level, int name, void* value,
     default:
       return -FI_ENOPROTOOPT;
   }
+  return CopySizeOpt(answer, value, len);
+}
+
+int CopySizeOpt(size_t answer, void* value, size_t* len) {
   if (*len < sizeof(size_t)) {
     *len = sizeof(size_t);
     return -FI_ETOOSMALL;
@@ -311,7 +315,7 @@ void ReportSuccess(UtilEndpoint* ep, UtilCq* cq, bool write_entry,
                    fi_addr_t source, CntrKind cntr) {
   if (write_entry && cq != nullptr) {
     if (CqWrite(cq, entry, source, reserved) != 0) {
-      FI_WARN(Log(*ep), FI_LOG_CQ, "CQ overrun: a completion was lost\n");
+      FI_WARN(Log(*ep), FI_LOG_CQ, "the peer CQ's owner refused a completion\n");
     }
   } else if (reserved && cq != nullptr) {
     CqUnreserve(cq);

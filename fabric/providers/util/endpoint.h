@@ -110,6 +110,9 @@ int GetOptUtilEndpoint(UtilEndpoint* ep, int level, int name, void* value,
                        size_t* len, size_t cm_data_size);
 int SetOptUtilEndpoint(UtilEndpoint* ep, int level, int name,
                        const void* value, size_t len);
+// Copies a size_t option's `answer` out as fi_getopt does: -FI_ETOOSMALL
+// (with *len set to what it needs) when *len is too small.
+int CopySizeOpt(size_t answer, void* value, size_t* len);
 
 // The authorization key endpoints opened with `info` use: ep_attr's when it
 // has one, else the domain's (fi_domain(3): endpoints inherit it).

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "fabric/api/core/status.h"
+#include "fabric/providers/util/endpoint.h"
 #include "fabric/providers/util/fid_ops.h"
 #include "fabric/providers/util/live_objects.h"
 #include "fabric/providers/util/no_ops.h"
@@ -27,6 +28,29 @@ std::vector<char> CmEntry(fid* endpoint, fi_info* info, const void* data,
   return buf;
 }
 
+int GetPepOpt(fid* object, int level, int name, void* value, size_t* len) {
+  auto* pep = reinterpret_cast<UtilPep*>(object);
+  if (value == nullptr || len == nullptr) {
+    return FailPep(*pep, FiError(FI_EINVAL,
+                                 "fi_getopt: optval and optlen needed"));
+  }
+  if (level != FI_OPT_ENDPOINT || name != FI_OPT_CM_DATA_SIZE) {
+    return -FI_ENOPROTOOPT;
+  }
+  return CopySizeOpt(pep->cm_data_size, value, len);
+}
+
+int SetPepOpt(fid*, int, int, const void*, size_t) { return -FI_ENOPROTOOPT; }
+
+fi_ops_ep PepEpOps() {
+  fi_ops_ep ops = kNoEpOps;
+  ops.getopt = GetPepOpt;
+  ops.setopt = SetPepOpt;
+  return ops;
+}
+
+fi_ops_ep kPepEpOps = PepEpOps();
+
 }  // namespace
 
 int FailPep(const UtilPep& pep, const absl::Status& status) {
@@ -36,7 +60,8 @@ int FailPep(const UtilPep& pep, const absl::Status& status) {
 }
 
 absl::Status InitUtilPep(UtilPep* pep, UtilFabric* fabric, const fi_info& info,
-                         void* context, fi_ops* fid_ops, fi_ops_cm* cm_ops) {
+                         void* context, fi_ops* fid_ops, fi_ops_cm* cm_ops,
+                         size_t cm_data_size) {
   pep->info = DupInfo(info);
   if (pep->info == nullptr) {
     return FiError(FI_ENOMEM, "fi_passive_ep: out of memory");
@@ -44,8 +69,9 @@ absl::Status InitUtilPep(UtilPep* pep, UtilFabric* fabric, const fi_info& info,
   pep->info->handle = nullptr;
   pep->pep_fid = {};
   InitFid(&pep->pep_fid.fid, FI_CLASS_PEP, context, fid_ops);
-  pep->pep_fid.ops = &kNoEpOps;
+  pep->pep_fid.ops = &kPepEpOps;
   pep->pep_fid.cm = cm_ops;
+  pep->cm_data_size = cm_data_size;
   pep->fabric = fabric;
   fabric->open_children.fetch_add(1);
   AddLiveObject(&pep->pep_fid.fid, fabric->provider->name(), fabric->name,

@@ -29,6 +29,9 @@ struct UtilPep {
   fid_pep pep_fid;  // first: the application's fid_pep* is this
   UtilFabric* fabric = nullptr;
   InfoPtr info;          // fi_passive_ep's, copied (handle cleared)
+  // FI_OPT_CM_DATA_SIZE: the most bytes fi_connect, fi_accept and
+  // fi_reject carry on this provider.
+  size_t cm_data_size = 0;
   UtilEq* eq = nullptr;  // bound with fi_pep_bind
   std::mutex mutex;      // taken by the provider around its state
   bool listening = false;
@@ -64,10 +67,14 @@ int ListenUtilPep(UtilPep* pep, ProgressSource* events, Start start) {
   return 0;
 }
 
-// Fills `pep` for `fabric` from `info` with the provider's tables, and
-// counts it in the fabric. FI_ENOMEM when info cannot be copied.
+// Fills `pep` for `fabric` from `info` with the provider's tables and its
+// connection-data limit, and counts it in the fabric. Its fi_ops_ep answers
+// fi_getopt(FI_OPT_ENDPOINT, FI_OPT_CM_DATA_SIZE) (read-only; fi_setopt
+// has no option a passive endpoint takes: -FI_ENOPROTOOPT). FI_ENOMEM
+// when info cannot be copied.
 absl::Status InitUtilPep(UtilPep* pep, UtilFabric* fabric, const fi_info& info,
-                         void* context, fi_ops* fid_ops, fi_ops_cm* cm_ops);
+                         void* context, fi_ops* fid_ops, fi_ops_cm* cm_ops,
+                         size_t cm_data_size);
 
 // Drops what InitUtilPep and BindUtilPep took (the EQ, the fabric).
 void ReleaseUtilPep(UtilPep* pep);

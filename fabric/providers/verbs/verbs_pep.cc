@@ -290,7 +290,7 @@ int OpenVerbsPassiveEp(fid_fabric* fabric_fid, fi_info* info,
   auto* pep = new VerbsPep;
   pep->api = *api;
   absl::Status status = InitUtilPep(&pep->util, fabric, *info, context,
-                                    &kPepFidOps, &kPepCmOps);
+                                    &kPepFidOps, &kPepCmOps, kCmDataSize);
   if (!status.ok()) {
     delete pep;
     FI_WARN(log, FI_LOG_EP_CTRL, "%s\n", std::string(status.message()).c_str());
