@@ -15,11 +15,15 @@
 // as another writer; with FI_READ it maps an existing table read-only
 // (-FI_ENOENT when there is none), and inserts and removes fail with
 // -FI_EOPNOTSUPP. The table does not grow: inserts past its size fail with
-// -FI_ENOSPC. fi_addr_t values are table indices, the same in every process,
-// so attr->map_addr is not needed to share them: a given one is ignored, a
-// NULL one is set to where the table is mapped. FI_AV_USER_ID ids stay in
-// the process that inserted. The process that created the table unlinks it
-// when it closes its AV. `entries` and `index` are this process's view of
+// -FI_ENOSPC. fi_addr_t values are table indices, the same in every process
+// whatever the mapping address, so attr->map_addr (fi_av(3): the base of
+// the fi_addr_t values for processes sharing the AV) is not needed to share
+// them: a given one is ignored, a NULL one is set to where this process
+// mapped the table (informational: nothing is ever reached through it).
+// FI_AV_USER_ID ids stay in the process that inserted. The table lives
+// while any process holds it open: the last close removes it, and a table
+// left by processes that all died is replaced by a new one at the next
+// writer's open (shared_av.h). `entries` and `index` are this process's view of
 // the table, refreshed from it when a lookup or find misses, and before a
 // remove or AvAddresses; so an address another process removed stays
 // visible to lookups here until then.

@@ -9,6 +9,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "fabric/api/core/status.h"
@@ -60,6 +62,41 @@ struct ScopedFd {
   }
 };
 
+// Opens of a name that another process publishes or removes meanwhile
+// start over, at most this often.
+constexpr int kMaxOpenTurns = 16;
+
+// Names for tables being built (with the pid: unique across processes).
+std::atomic<uint64_t> private_names{0};
+
+// Where glibc's shm_open keeps the object `path` ("/<name>").
+std::string DevShm(const std::string& path) {
+  return absl::StrCat("/dev/shm", path);
+}
+
+// An open-file-description lock of `type` (F_RDLCK, F_WRLCK) on the whole
+// object at `fd`, replacing the one held through it; `wait` blocks.
+bool Lock(int fd, short type, bool wait) {
+  struct flock lock = {};
+  lock.l_type = type;
+  lock.l_whence = SEEK_SET;
+  return fcntl(fd, wait ? F_OFD_SETLKW : F_OFD_SETLK, &lock) == 0;
+}
+
+// Whether the name `path` still stands for the object open at `fd`.
+bool NameIsObject(const std::string& path, int fd) {
+  struct stat named;
+  struct stat held;
+  return stat(DevShm(path).c_str(), &named) == 0 && fstat(fd, &held) == 0 &&
+         named.st_ino == held.st_ino && named.st_dev == held.st_dev;
+}
+
+// Removes the name when it still stands for `fd`'s object, whose write lock
+// the caller holds.
+void UnlinkIfNamed(const std::string& path, int fd) {
+  if (NameIsObject(path, fd)) shm_unlink(path.c_str());
+}
+
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<SharedAvTable>> SharedAvTable::OpenForWrite(
@@ -72,16 +109,55 @@ absl::StatusOr<std::unique_ptr<SharedAvTable>> SharedAvTable::OpenForWrite(
                                            " exceeds the shared AV limit ",
                                            kSharedAvMaxCount));
   }
-  ScopedFd fd{shm_open(path->c_str(), O_RDWR | O_CREAT | O_EXCL, 0600)};
-  if (fd.fd < 0 && errno == EEXIST) return Attach(*path, addr_format, false);
-  if (fd.fd < 0) return SystemError("shm_open", *path);
-  std::unique_ptr<SharedAvTable> table(new SharedAvTable);
-  table->path_ = *path;
-  table->creator_ = true;  // from here on the destructor unlinks
+  // Join the live table, or create one; each turn loses only to another
+  // process that published or removed a table meanwhile.
+  for (int turn = 0; turn < kMaxOpenTurns; ++turn) {
+    bool start_over = false;
+    absl::StatusOr<std::unique_ptr<SharedAvTable>> table =
+        Attach(*path, addr_format, false, &start_over);
+    if (start_over) continue;
+    if (ToFiErrno(table.status()) != -FI_ENOENT) return table;
+    table = Create(*path, addr_format, count);
+    if (ToFiErrno(table.status()) != -EEXIST) return table;
+  }
+  return FiError(FI_EAGAIN, absl::StrCat("shared AV ", *path,
+                                         ": the name keeps changing hands"));
+}
+
+absl::StatusOr<std::unique_ptr<SharedAvTable>> SharedAvTable::OpenForRead(
+    absl::string_view name, uint32_t addr_format) {
+  absl::StatusOr<std::string> path = ShmPath(name);
+  if (!path.ok()) return path.status();
+  for (int turn = 0; turn < kMaxOpenTurns; ++turn) {
+    bool start_over = false;
+    absl::StatusOr<std::unique_ptr<SharedAvTable>> table =
+        Attach(*path, addr_format, true, &start_over);
+    if (!start_over) return table;
+  }
+  return FiError(FI_EAGAIN, absl::StrCat("shared AV ", *path,
+                                         ": the name keeps changing hands"));
+}
+
+absl::StatusOr<std::unique_ptr<SharedAvTable>> SharedAvTable::Create(
+    const std::string& path, uint32_t addr_format, size_t count) {
+  // Built under a private name, published by link(2) once it is whole and
+  // locked: nobody ever sees a table half made or without a holder.
+  std::string private_path =
+      absl::StrCat(path, ".", getpid(), ".", ++private_names, ".new");
+  ScopedFd fd{shm_open(private_path.c_str(), O_RDWR | O_CREAT | O_EXCL,
+                       0600)};
+  if (fd.fd < 0) return SystemError("shm_open", private_path);
+  struct Unlink {
+    const std::string& path;
+    ~Unlink() { shm_unlink(path.c_str()); }
+  } unlink_private{private_path};
   size_t size = sizeof(SharedAvHeader) + count * sizeof(SharedAvSlot);
-  if (ftruncate(fd.fd, size) != 0) return SystemError("ftruncate", *path);
+  if (ftruncate(fd.fd, size) != 0) return SystemError("ftruncate", path);
+  if (!Lock(fd.fd, F_RDLCK, false)) return SystemError("fcntl", path);
   void* map = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd.fd, 0);
-  if (map == MAP_FAILED) return SystemError("mmap", *path);
+  if (map == MAP_FAILED) return SystemError("mmap", path);
+  std::unique_ptr<SharedAvTable> table(new SharedAvTable);
+  table->path_ = path;
   table->header_ = static_cast<SharedAvHeader*>(map);
   table->map_size_ = size;
   table->capacity_ = count;
@@ -92,19 +168,23 @@ absl::StatusOr<std::unique_ptr<SharedAvTable>> SharedAvTable::OpenForWrite(
   header->capacity = count;
   header->next.store(0, std::memory_order_relaxed);
   header->magic.store(kSharedAvMagic, std::memory_order_release);
+  if (link(DevShm(private_path).c_str(), DevShm(path).c_str()) != 0) {
+    if (errno == EEXIST) {
+      return FiError(EEXIST, absl::StrCat("shared AV ", path,
+                                             " was published meanwhile"));
+    }
+    return SystemError("link", path);
+  }
+  table->fd_ = std::exchange(fd.fd, -1);
   return table;
 }
 
-absl::StatusOr<std::unique_ptr<SharedAvTable>> SharedAvTable::OpenForRead(
-    absl::string_view name, uint32_t addr_format) {
-  absl::StatusOr<std::string> path = ShmPath(name);
-  if (!path.ok()) return path.status();
-  return Attach(*path, addr_format, true);
-}
-
 absl::StatusOr<std::unique_ptr<SharedAvTable>> SharedAvTable::Attach(
-    const std::string& path, uint32_t addr_format, bool read_only) {
-  ScopedFd fd{shm_open(path.c_str(), read_only ? O_RDONLY : O_RDWR, 0)};
+    const std::string& path, uint32_t addr_format, bool read_only,
+    bool* start_over) {
+  // Read-write even for readers: the lock that may remove a stale table
+  // is a write lock. Readers still map the table read-only.
+  ScopedFd fd{shm_open(path.c_str(), O_RDWR, 0)};
   if (fd.fd < 0) return SystemError("shm_open", path);
   struct stat st;
   if (fstat(fd.fd, &st) != 0) return SystemError("fstat", path);
@@ -141,18 +221,36 @@ absl::StatusOr<std::unique_ptr<SharedAvTable>> SharedAvTable::Attach(
     return FiError(FI_EINVAL, absl::StrCat("shared AV ", path,
                                            " has a malformed header"));
   }
+  // No process holds it: they all died without closing it.
+  if (Lock(fd.fd, F_WRLCK, false)) {
+    UnlinkIfNamed(path, fd.fd);
+    return FiError(FI_ENOENT, absl::StrCat("shared AV ", path,
+                                           " was left by processes that "
+                                           "are gone: starting afresh"));
+  }
+  // Waits while another process removes it or closes it last.
+  if (!Lock(fd.fd, F_RDLCK, true)) return SystemError("fcntl", path);
+  if (!NameIsObject(path, fd.fd)) {
+    *start_over = true;
+    return FiError(FI_EAGAIN,
+                   absl::StrCat("shared AV ", path, " was removed meanwhile"));
+  }
   if (format != addr_format) {
     return FiError(FI_EINVAL,
                    absl::StrCat("shared AV ", path, " holds address format ",
                                 format, ", the domain uses ", addr_format));
   }
   table->capacity_ = capacity;
+  table->fd_ = std::exchange(fd.fd, -1);
   return table;
 }
 
 SharedAvTable::~SharedAvTable() {
   if (header_ != nullptr) munmap(header_, map_size_);
-  if (creator_) shm_unlink(path_.c_str());
+  if (fd_ < 0) return;
+  // The last holder can turn its read lock into the write lock.
+  if (Lock(fd_, F_WRLCK, false)) UnlinkIfNamed(path_, fd_);
+  close(fd_);
 }
 
 absl::StatusOr<fi_addr_t> SharedAvTable::Insert(const IpAddress& address) {

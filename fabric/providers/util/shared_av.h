@@ -16,6 +16,17 @@
 // empty. Readers (FI_READ) map the object read-only. The object has mode
 // 0600; another process of that user shrinking it under a mapping would
 // still fault, as with any shared mapping.
+//
+// Lifetime: every process that has the table open holds an open-file-
+// description read lock on it (F_OFD_SETLK), which the kernel drops when
+// the process dies, however it dies. A table is published under its name
+// only once initialised and locked by its creator (built under a private
+// name, then link(2)ed into place), so a table nobody holds a lock on was
+// left by processes that are all gone: the next writer to open the name
+// removes it and starts afresh (a reader is told FI_ENOENT). The last
+// close (the one that can turn its read lock into a write lock) removes
+// the name. Both check, holding the write lock, that the name still
+// stands for the object they hold before unlinking it.
 #ifndef FABRIC_PROVIDERS_UTIL_SHARED_AV_H_
 #define FABRIC_PROVIDERS_UTIL_SHARED_AV_H_
 
@@ -77,12 +88,14 @@ class SharedAvTable {
   // FI_EINVAL status for a bad name or count.
   static absl::StatusOr<std::unique_ptr<SharedAvTable>> OpenForWrite(
       absl::string_view name, uint32_t addr_format, size_t count);
-  // Maps an existing table read-only: FI_ENOENT when there is none, FI_EAGAIN
-  // while its creator is still initialising it, FI_EINVAL when malformed.
+  // Maps an existing table read-only: FI_ENOENT when there is none (or only
+  // one its processes left behind), FI_EAGAIN for an empty object (a
+  // creator of an older version still initialising it), FI_EINVAL when
+  // malformed.
   static absl::StatusOr<std::unique_ptr<SharedAvTable>> OpenForRead(
       absl::string_view name, uint32_t addr_format);
-  // Unmaps; the process that created the object also unlinks it, so later
-  // opens of the name fail (mappings that exist stay valid).
+  // Unmaps; the last process to close it also unlinks the name, so later
+  // opens start a new table (mappings that exist stay valid).
   ~SharedAvTable();
 
   // Publishes `address` in a fresh slot; FI_ENOSPC status when full.
@@ -95,18 +108,26 @@ class SharedAvTable {
 
  private:
   SharedAvTable() = default;
+  // The table at `path` locked and mapped; FI_ENOENT when there is none or
+  // it was left behind (then removed). *start_over when the name changed
+  // hands while it looked.
   static absl::StatusOr<std::unique_ptr<SharedAvTable>> Attach(
-      const std::string& path, uint32_t addr_format, bool read_only);
+      const std::string& path, uint32_t addr_format, bool read_only,
+      bool* start_over);
+  // Creates, initialises, locks and publishes a new table at `path`;
+  // EEXIST when another process published one first.
+  static absl::StatusOr<std::unique_ptr<SharedAvTable>> Create(
+      const std::string& path, uint32_t addr_format, size_t count);
   SharedAvSlot* slots() const {
     return reinterpret_cast<SharedAvSlot*>(header_ + 1);
   }
 
   std::string path_;  // "/<name>"
+  int fd_ = -1;       // holds the read lock while the table is open
   SharedAvHeader* header_ = nullptr;
   size_t map_size_ = 0;
   uint64_t capacity_ = 0;  // validated copy of header_->capacity
   uint32_t addr_format_ = 0;
-  bool creator_ = false;
 };
 
 }  // namespace fabric

@@ -4,6 +4,7 @@
 
 #include <arpa/inet.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <rdma/fabric.h>
 #include <rdma/fi_domain.h>
 #include <rdma/fi_eq.h>
@@ -217,17 +218,92 @@ TEST_F(SharedAvTest, ReadersFollowTheWritersAndOutliveTheCreator) {
   EXPECT_EQ(fabric::AvAddresses(fabric::AsUtilAv(&joiner->fid)),
             (std::vector<fi_addr_t>{0}));
 
-  // Only the creator's close unlinks; existing mappings stay usable.
+  // The table lives while anyone holds it, the creator or not; the last
+  // close removes the name.
   Close(joiner);
+  Close(creator);
   fid_av* late;
   ASSERT_EQ(Open(name, FI_READ, &late), 0);
-  Close(late);
-  Close(creator);
-  EXPECT_EQ(Open(name, FI_READ, &late), -FI_ENOENT);
   sockaddr_in out;
   size_t len = sizeof(out);
+  ASSERT_EQ(fi_av_lookup(late, 0, &out, &len), 0);
+  EXPECT_TRUE(SameIpv4(out, peers[0]));
+  Close(late);
   ASSERT_EQ(fi_av_lookup(reader, 0, &out, &len), 0);
   EXPECT_TRUE(SameIpv4(out, peers[0]));
+  Close(reader);
+  EXPECT_EQ(Open(name, FI_READ, &late), -FI_ENOENT);
+  EXPECT_EQ(shm_open(("/" + name).c_str(), O_RDONLY, 0), -1);
+}
+
+// A process killed while it holds a named AV leaves its table behind; the
+// next writer to open the name starts a new, empty table instead of joining
+// the full, stale one (a reader finds none). While the process lives, the
+// name is joined as usual.
+TEST_F(SharedAvTest, ATableLeftByKilledProcessesStartsAfresh) {
+  std::string name = UniqueName("killed");
+  int ready[2];
+  ASSERT_EQ(pipe(ready), 0);
+  pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    // Its own fabric, domain and AV of two slots, filled, then it waits to
+    // be killed.
+    fi_info* hints = fi_allocinfo();
+    hints->fabric_attr->prov_name = strdup("tcp");
+    hints->domain_attr->name = strdup("lo");
+    hints->ep_attr->type = FI_EP_RDM;
+    hints->addr_format = FI_SOCKADDR_IN;
+    hints->domain_attr->caps = FI_SHARED_AV;
+    fi_info* info = nullptr;
+    fid_fabric* fabric = nullptr;
+    fid_domain* domain = nullptr;
+    fid_av* av = nullptr;
+    fi_av_attr attr = {};
+    attr.name = name.c_str();
+    attr.count = 2;
+    sockaddr_in peers[2] = {Ipv4("127.0.0.1", 1), Ipv4("127.0.0.2", 2)};
+    bool ok = fi_getinfo(FI_VERSION(1, 18), nullptr, nullptr, 0, hints,
+                         &info) == 0 &&
+              fi_fabric(info->fabric_attr, &fabric, nullptr) == 0 &&
+              fi_domain(fabric, info, &domain, nullptr) == 0 &&
+              fi_av_open(domain, &attr, &av, nullptr) == 0 &&
+              fi_av_insert(av, peers, 2, nullptr, 0, nullptr) == 2;
+    if (write(ready[1], ok ? "y" : "n", 1) != 1) _exit(1);
+    pause();
+    _exit(0);
+  }
+  close(ready[1]);
+  char byte = 0;
+  ASSERT_EQ(read(ready[0], &byte, 1), 1);
+  close(ready[0]);
+  ASSERT_EQ(byte, 'y');
+
+  // Alive: joined, full.
+  fid_av* joined;
+  ASSERT_EQ(Open(name, 0, &joined, 2), 0);
+  sockaddr_in third = Ipv4("127.0.0.3", 3);
+  int errors[1] = {0};
+  fi_addr_t addr;
+  EXPECT_EQ(fi_av_insert(joined, &third, 1, &addr, FI_SYNC_ERR, errors), 0);
+  EXPECT_EQ(errors[0], -FI_ENOSPC);
+  Close(joined);
+
+  ASSERT_EQ(kill(child, SIGKILL), 0);
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  // Its table is still there, held by nobody.
+  int left = shm_open(("/" + name).c_str(), O_RDONLY, 0);
+  ASSERT_GE(left, 0);
+  close(left);
+  fid_av* reader;
+  EXPECT_EQ(Open(name, FI_READ, &reader), -FI_ENOENT);
+  fid_av* fresh;
+  ASSERT_EQ(Open(name, 0, &fresh, 2), 0);
+  EXPECT_EQ(fi_av_insert(fresh, &third, 1, &addr, 0, nullptr), 1);
+  EXPECT_EQ(addr, 0u);
+  Close(fresh);
+  EXPECT_EQ(shm_open(("/" + name).c_str(), O_RDONLY, 0), -1);
 }
 
 TEST_F(SharedAvTest, BadNamesFlagsAndReadOnlyChanges) {
