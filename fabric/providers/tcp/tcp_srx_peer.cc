@@ -71,6 +71,8 @@ int BindPeerSrx(TcpEp* ep, PeerSrx* srx, uint64_t flags) {
 
 RxTarget PeerSrxHeader(TcpLink* link, const Header& header) {
   TcpEp* ep = link->ep;
+  // The owner's receive reserved no room in this endpoint's CQ.
+  if (WaitForRxCqRoom(ep)) return RxTarget{RxTarget::kStall};
   fid_peer_srx* srx = OwnerOf(ep);
   bool tagged = header.op == static_cast<uint8_t>(Op::kTagged);
   fi_peer_rx_entry* entry = nullptr;

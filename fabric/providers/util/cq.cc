@@ -302,10 +302,7 @@ bool CqFull(const UtilCq* cq) {
     const UtilCq* owner = OwnerUtilCq(cq->peer);
     return owner != nullptr && CqFull(owner);
   }
-  // `taken` first, as in TakeRoom: it never exceeds `committed` then.
-  size_t taken = cq->taken.load(std::memory_order_acquire);
-  return cq->committed.load(std::memory_order_relaxed) - taken >=
-         cq->capacity;
+  return cq->size.load(std::memory_order_acquire) >= cq->capacity;
 }
 
 void CqUnreserve(UtilCq* cq) {

@@ -86,9 +86,11 @@ int OpenUtilCq(fid_domain* domain, fi_cq_attr* attr, fid_cq** cq,
 int CqReserve(UtilCq* cq);
 void CqUnreserve(UtilCq* cq);
 
-// Whether entries and promises fill `cq` (for a CQ opened with FI_PEER: its
-// owner's, when the owner is one of ours): work that would add an entry
-// nobody reserved should wait.
+// Whether `cq` holds `capacity` entries for the application to read (for a
+// CQ opened with FI_PEER: its owner's, when the owner is one of ours):
+// work that would add an entry nobody reserved should wait until it reads.
+// Promises (CqReserve) do not count: waiting on them could wait forever
+// for the very completions they stand for.
 bool CqFull(const UtilCq* cq);
 
 // Queues a completion; `source` is what fi_cq_readfrom reports. With

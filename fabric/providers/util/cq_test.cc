@@ -188,8 +188,8 @@ TEST_F(CqTest, ManyErrorsKeepTheirOrderAndDetails) {
 }
 
 // A completion is never lost: past its size a CQ keeps entries (and errors)
-// in order, refuses reservations until they are read, and is full again
-// only while entries and promises fill it.
+// in order and refuses reservations until they are read; it is full while
+// it holds its size in entries (promises do not count).
 TEST_F(CqTest, FullCqKeepsCompletionsAndRefusesReservations) {
   ASSERT_EQ(OpenCq(FI_CQ_FORMAT_CONTEXT, FI_WAIT_NONE, 2), 0);
   fabric::UtilCq* cq = AsUtilCq(&cq_->fid);
@@ -215,8 +215,8 @@ TEST_F(CqTest, FullCqKeepsCompletionsAndRefusesReservations) {
   EXPECT_EQ(out.op_context, reinterpret_cast<void*>(4));
   EXPECT_EQ(out.err, FI_EIO);
   EXPECT_FALSE(fabric::CqFull(cq));
-  ASSERT_EQ(fabric::CqReserve(cq), 0);  // one promise and entry 5: full
-  EXPECT_TRUE(fabric::CqFull(cq));
+  ASSERT_EQ(fabric::CqReserve(cq), 0);  // one promise and entry 5: no room
+  EXPECT_FALSE(fabric::CqFull(cq));     // but only one entry to read
   EXPECT_EQ(fabric::CqReserve(cq), -FI_EAGAIN);
   ASSERT_EQ(fi_cq_read(cq_, entries, 8), 1);
   EXPECT_EQ(entries[0].op_context, reinterpret_cast<void*>(5));
