@@ -34,6 +34,8 @@ absl::StatusOr<Info> CaseInfo(const ProviderCase& c, fi_ep_type type,
   if (type == FI_EP_MSG && c.rxm) hints->caps = FI_MSG;  // rxm's streams
   hints->addr_format = FI_SOCKADDR_IN;
   hints->domain_attr->resource_mgmt = options.resource_mgmt;
+  if (options.shared_rx) hints->ep_attr->rx_ctx_cnt = FI_SHARED_CONTEXT;
+  if (options.shared_tx) hints->ep_attr->tx_ctx_cnt = FI_SHARED_CONTEXT;
   hints->domain_attr->mr_mode =
       FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY;
   GetInfoOptions get;
@@ -150,6 +152,9 @@ absl::Status EndpointPair::Open(const ProviderCase& c,
       *eq = std::move(*opened);
     }
   }
+  if (absl::Status status = OpenSharedContexts(options); !status.ok()) {
+    return status;
+  }
   if (options.region_size > 0) {
     b_.region.assign(options.region_size, 0);
     absl::StatusOr<Mr> mr =
@@ -184,6 +189,21 @@ absl::Status EndpointPair::Open(const ProviderCase& c,
   return absl::OkStatus();
 }
 
+absl::Status EndpointPair::OpenSharedContexts(const PairOptions& options) {
+  if (options.shared_rx) {
+    fi_rx_attr attr = {};
+    int rc = fi_srx_context(domain_.get(), &attr, &srx_, nullptr);
+    if (rc != 0) return CallFailed("fi_srx_context", rc);
+  }
+  if (options.shared_tx) {
+    fi_tx_attr attr = {};
+    attr.size = options.shared_tx_size;
+    int rc = fi_stx_context(domain_.get(), &attr, &stx_, nullptr);
+    if (rc != 0) return CallFailed("fi_stx_context", rc);
+  }
+  return absl::OkStatus();
+}
+
 absl::Status EndpointPair::OpenSide(Side* side, size_t cq_size) {
   fi_cq_attr cq_attr = {};
   cq_attr.format = FI_CQ_FORMAT_TAGGED;
@@ -202,6 +222,14 @@ absl::Status EndpointPair::OpenSide(Side* side, size_t cq_size) {
   }
   rc = fi_ep_bind(side->ep, &side->cq->fid, FI_TRANSMIT | FI_RECV);
   if (rc != 0) return CallFailed("fi_ep_bind(cq)", rc);
+  if (srx_ != nullptr) {
+    rc = fi_ep_bind(side->ep, &srx_->fid, 0);
+    if (rc != 0) return CallFailed("fi_ep_bind(srx)", rc);
+  }
+  if (stx_ != nullptr) {
+    rc = fi_ep_bind(side->ep, &stx_->fid, 0);
+    if (rc != 0) return CallFailed("fi_ep_bind(stx)", rc);
+  }
   if (case_->type != FI_EP_MSG) {
     rc = fi_enable(side->ep);
     if (rc != 0) return CallFailed("fi_enable", rc);
@@ -276,6 +304,14 @@ absl::Status EndpointPair::Close() {
     if (rc != 0) status.Update(CallFailed("fi_close(pep)", rc));
     pep_ = nullptr;
   }
+  for (fid* context : {srx_ != nullptr ? &srx_->fid : nullptr,
+                       stx_ != nullptr ? &stx_->fid : nullptr}) {
+    if (context == nullptr) continue;
+    int rc = fi_close(context);
+    if (rc != 0) status.Update(CallFailed("fi_close(shared context)", rc));
+  }
+  srx_ = nullptr;
+  stx_ = nullptr;
   for (Side* side : {&a_, &b_}) {
     status.Update(side->mr.Close());
     status.Update(side->cq.Close());

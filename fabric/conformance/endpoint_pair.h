@@ -75,6 +75,11 @@ struct PairOptions {
   // A region of this many bytes on b, registered for remote read and
   // write (b().region, b().mr), when non-zero.
   size_t region_size = 0;
+  // Both endpoints bound to one shared receive (transmit) context of the
+  // domain (rx_ctx_cnt / tx_ctx_cnt FI_SHARED_CONTEXT), before fi_enable.
+  bool shared_rx = false;
+  bool shared_tx = false;
+  size_t shared_tx_size = 0;  // the STX's attr.size (0: the default)
 };
 
 // A completion as fi_cq_readfrom reported it.
@@ -124,9 +129,13 @@ class EndpointPair {
   uint64_t RegionAddress(size_t offset) const;
   // Whether the type delivers every message (not FI_EP_DGRAM).
   bool Reliable() const { return case_->type != FI_EP_DGRAM; }
+  // The shared contexts of PairOptions::shared_rx / shared_tx, or null.
+  fid_ep* srx() const { return srx_; }
+  fid_stx* stx() const { return stx_; }
 
  private:
   absl::Status OpenSide(Side* side, size_t cq_size);
+  absl::Status OpenSharedContexts(const PairOptions& options);
   absl::Status Connect();
 
   const ProviderCase* case_ = nullptr;
@@ -138,6 +147,8 @@ class EndpointPair {
   Eq eq_a_;
   Eq eq_b_;
   fid_pep* pep_ = nullptr;
+  fid_ep* srx_ = nullptr;
+  fid_stx* stx_ = nullptr;
   Side a_;
   Side b_;
 };

@@ -30,4 +30,14 @@ int Provider::QueryAtomic(fid_domain*, fi_datatype, fi_op, fi_atomic_attr*,
   return -FI_ENOSYS;
 }
 
+int Provider::OpenSharedRxContext(fid_domain*, fi_rx_attr*, fid_ep**,
+                                  void*) const {
+  return -FI_ENOSYS;
+}
+
+int Provider::OpenSharedTxContext(fid_domain*, fi_tx_attr*, fid_stx**,
+                                  void*) const {
+  return -FI_ENOSYS;
+}
+
 }  // namespace fabric

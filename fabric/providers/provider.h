@@ -100,6 +100,15 @@ class Provider {
   // endpoints cannot take receive buffers from an owner.
   virtual fi_ops_srx_peer* peer_srx_ops() const { return nullptr; }
 
+  // fi_srx_context without FI_PEER and fi_stx_context on one of this
+  // provider's domains (attr and the out pointer are not NULL): shared
+  // receive and transmit contexts for applications. -FI_ENOSYS unless the
+  // provider has them (and then fi_getinfo offers no FI_SHARED_CONTEXT).
+  virtual int OpenSharedRxContext(fid_domain* domain, fi_rx_attr* attr,
+                                  fid_ep** srx, void* context) const;
+  virtual int OpenSharedTxContext(fid_domain* domain, fi_tx_attr* attr,
+                                  fid_stx** stx, void* context) const;
+
  private:
   fi_provider c_provider_;
 };

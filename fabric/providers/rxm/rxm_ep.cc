@@ -14,6 +14,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "fabric/api/core/status.h"
+#include "fabric/providers/tcp/tcp_shared_context.h"
 #include "fabric/providers/util/av.h"
 #include "fabric/providers/util/cq.h"
 #include "fabric/providers/util/domain.h"
@@ -258,7 +259,7 @@ int CloseRxmEp(fid* object) {
   if (ep->cq != nullptr) fi_close(&ep->cq->fid);
   if (ep->eq != nullptr) fi_close(&ep->eq->fid);
   if (ep->msg_domain != nullptr) fi_close(&ep->msg_domain->fid);
-  tcp::ReleasePeerSrx(&ep->base);
+  tcp::ReleaseSharedContexts(&ep->base);
   ReleaseUtilEndpoint(&ep->base.util);
   delete ep;
   return 0;

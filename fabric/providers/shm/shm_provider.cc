@@ -18,6 +18,7 @@
 #include "fabric/providers/shm/shm_segment.h"
 #include "fabric/providers/tcp/tcp_atomic_ops.h"
 #include "fabric/providers/tcp/tcp_attr.h"
+#include "fabric/providers/tcp/tcp_shared_context.h"
 #include "fabric/providers/tcp/tcp_srx.h"
 #include "fabric/providers/util/fabric.h"
 #include "fabric/providers/util/info_template.h"
@@ -124,6 +125,16 @@ class ShmProvider : public Provider {
 
   fi_ops_srx_peer* peer_srx_ops() const override {
     return &tcp::kPeerSrxOps;
+  }
+
+  int OpenSharedRxContext(fid_domain* domain, fi_rx_attr* attr, fid_ep** srx,
+                          void* context) const override {
+    return tcp::OpenSharedRx(domain, attr, srx, context);
+  }
+
+  int OpenSharedTxContext(fid_domain* domain, fi_tx_attr* attr, fid_stx** stx,
+                          void* context) const override {
+    return tcp::OpenSharedTx(domain, attr, stx, context);
   }
 
  private:

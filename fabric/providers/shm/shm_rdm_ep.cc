@@ -13,6 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "fabric/api/core/status.h"
 #include "fabric/providers/shm/shm_connection.h"
+#include "fabric/providers/tcp/tcp_shared_context.h"
 #include "fabric/providers/shm/shm_names.h"
 #include "fabric/providers/tcp/tcp_srx.h"
 #include "fabric/providers/util/av.h"
@@ -169,7 +170,7 @@ int CloseRdmEp(fid* object) {
   if (ep->registered) ep->engine()->Remove(&ep->events);
   tcp::UnreserveReceives(&ep->base);
   ep->links.Clear();  // shuts their streams down
-  tcp::ReleasePeerSrx(&ep->base);
+  tcp::ReleaseSharedContexts(&ep->base);
   ReleaseUtilEndpoint(&ep->base.util);
   delete ep;
   return 0;

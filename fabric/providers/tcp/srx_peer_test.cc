@@ -346,9 +346,19 @@ TEST(SrxContextTest, BadArgumentsAreRefused) {
   EXPECT_EQ(fi_srx_context(tcp.domain, nullptr, &srx, &context), -FI_EINVAL);
   EXPECT_EQ(srx, nullptr);
   EXPECT_EQ(owner.srx.peer_ops, nullptr);
-  // Without FI_PEER: shared receive contexts are not implemented.
+  // Without FI_PEER: the application's own shared receive context
+  // (conformance/shared_context_test.cc), with its attributes checked.
   attr.op_flags = 0;
-  EXPECT_EQ(fi_srx_context(tcp.domain, &attr, &srx, &context), -FI_ENOSYS);
+  attr.size = tcp.info->rx_attr->size + 1;
+  EXPECT_EQ(fi_srx_context(tcp.domain, &attr, &srx, nullptr), -FI_EINVAL);
+  attr.size = 0;
+  attr.op_flags = FI_INJECT;
+  EXPECT_EQ(fi_srx_context(tcp.domain, &attr, &srx, nullptr), -FI_EBADFLAGS);
+  attr.op_flags = 0;
+  ASSERT_EQ(fi_srx_context(tcp.domain, &attr, &srx, nullptr), 0);
+  EXPECT_EQ(srx->fid.fclass, FI_CLASS_SRX_CTX);
+  EXPECT_EQ(fi_close(&srx->fid), 0);
+  srx = nullptr;
   EXPECT_EQ(fabric::tcp::CloseLoopbackDomain(&tcp), 0);
 
   // udp's endpoints cannot take buffers from an owner.
@@ -364,6 +374,13 @@ TEST(SrxContextTest, BadArgumentsAreRefused) {
   attr.op_flags = FI_PEER;
   EXPECT_EQ(fi_srx_context(udp.domain, &attr, &srx, &context), -FI_EINVAL);
   EXPECT_EQ(owner.srx.peer_ops, nullptr);
+  // Nor has udp shared contexts of its own.
+  attr.op_flags = 0;
+  EXPECT_EQ(fi_srx_context(udp.domain, &attr, &srx, nullptr), -FI_ENOSYS);
+  fid_stx* stx = nullptr;
+  fi_tx_attr tx_attr = {};
+  EXPECT_EQ(fi_stx_context(udp.domain, &tx_attr, &stx, nullptr), -FI_ENOSYS);
+  EXPECT_EQ(fi_stx_context(udp.domain, nullptr, &stx, nullptr), -FI_EINVAL);
   EXPECT_EQ(fabric::tcp::CloseLoopbackDomain(&udp), 0);
 }
 

@@ -43,7 +43,9 @@ void DescribeTcpEndpoint(fi_ep_type type, InfoTemplate* t) {
 
   t->domain.mr_key_size = 8;
   t->domain.cq_data_size = 8;
+  // Shared contexts: tcp_shared_context.h.
   t->domain.max_ep_srx_ctx = 8192;
+  t->domain.max_ep_stx_ctx = 8192;
   t->domain.mr_iov_limit = 4;
   t->domain.mr_cnt = 65536;
 

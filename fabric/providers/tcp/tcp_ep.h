@@ -48,6 +48,7 @@ namespace tcp {
 
 class TcpLink;
 struct TcpEp;
+struct SharedTx;
 
 // A posted receive.
 struct PostedRecv {
@@ -189,6 +190,9 @@ struct TcpEp {
   std::atomic<bool> any_started{false};
 
   size_t tx_outstanding = 0;  // posted, not yet completed
+  // The shared transmit context it is bound to (tcp_shared_context.h),
+  // whose queue its transmits count in instead of its own.
+  SharedTx* shared_tx = nullptr;
   // Links whose message waits for a receive: a posted receive asks them
   // again only when there are some (not walking every link of an RDM
   // endpoint with many peers).
@@ -283,6 +287,14 @@ int BindTcpEp(fid* object, fid* bound, uint64_t flags);
 // Sets the data path's ops tables on `ep` (with `cm` as its fi_ops_cm) and
 // the capabilities they read from `info`.
 void InstallDataPathOps(TcpEp* ep, const fi_info& info, fi_ops_cm* cm);
+
+// A transmit's place in the endpoint's transmit queue (tx_attr->size), or
+// its shared transmit context's: TakeTxSlot takes one (false when full),
+// CountTxSlot takes one whatever the limit (a transmit already written in
+// part), GiveTxSlot gives one back (tcp_shared_context.cc).
+bool TakeTxSlot(TcpEp* ep);
+void CountTxSlot(TcpEp* ep);
+void GiveTxSlot(TcpEp* ep);
 
 // Keeps a finished entry in ep->spare_tx unless it holds a large copy.
 void RecycleTxEntry(TcpEp* ep, std::unique_ptr<TxEntry> entry);

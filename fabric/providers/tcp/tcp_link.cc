@@ -633,7 +633,7 @@ void CompleteTx(TcpEp* ep, std::unique_ptr<TxEntry> entry, int error) {
     RecycleTxEntry(ep, std::move(entry));
     return;
   }
-  --ep->tx_outstanding;
+  GiveTxSlot(ep);
   UtilEndpoint& util = ep->util;
   CntrKind cntr = static_cast<CntrKind>(entry->cntr);
   if (error == 0) {
@@ -683,14 +683,16 @@ ssize_t PostTx(TcpLink* link, std::unique_ptr<TxEntry> entry) {
     FI_WARN(ep->log(), FI_LOG_EP_DATA, "transmit on a closed connection\n");
     return -FI_ENOTCONN;
   }
-  if (ep->tx_outstanding >= ep->util.info->tx_attr->size) return -FI_EAGAIN;
+  if (!TakeTxSlot(ep)) return -FI_EAGAIN;
   if (entry->write_entry) {
-    if (CqReserve(ep->util.tx_cq) != 0) return -FI_EAGAIN;
+    if (CqReserve(ep->util.tx_cq) != 0) {
+      GiveTxSlot(ep);
+      return -FI_EAGAIN;
+    }
     entry->reserved = true;
   }
   LeavePayloadInPlace(link, entry.get());
   entry->header.id = ep->next_id++;
-  ++ep->tx_outstanding;
   QueueTx(link, std::move(entry));
   return 0;
 }
@@ -751,7 +753,7 @@ ssize_t SendNow(TcpEp* ep, fi_addr_t dest, Header header,
   entry->cntr = cntr;
   entry->sent = written > 0 ? static_cast<size_t>(written) : 0;
   entry->payload = {{entry->owned.data(), entry->owned.size()}};
-  ++ep->tx_outstanding;
+  CountTxSlot(ep);
   link->connection.Send(std::move(entry));
   return 0;
 }

@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "fabric/api/core/info.h"
 #include "fabric/api/core/status.h"
+#include "fabric/providers/tcp/tcp_shared_context.h"
 #include "fabric/providers/tcp/tcp_srx.h"
 #include "fabric/providers/util/av.h"
 #include "fabric/providers/util/interfaces.h"
@@ -80,7 +81,7 @@ absl::Status SetSource(fi_info* info, const IpAddress& address) {
 std::unique_ptr<TcpLocalPath> TcpLocalPath::Open(const Provider& shm, TcpEp* ep,
                                                  const IpAddress& address) {
   // (fi_enable has checked that an AV is bound.)
-  if (ep->peer_srx != nullptr) {
+  if (ep->peer_srx != nullptr && !ep->peer_srx->msg_endpoints) {
     FI_INFO(ep->log(), FI_LOG_EP_CTRL,
             "peers on this host go over TCP: the endpoint takes its receives "
             "from another provider's SRX\n");
@@ -124,7 +125,11 @@ absl::Status TcpLocalPath::OpenObjects(const Provider& shm, TcpEp* tcp,
   if (!status.ok()) return status;
   fi_rx_attr rx_attr = *(*info)->rx_attr;
   rx_attr.op_flags = FI_PEER;
-  srx_context_ = {sizeof(srx_context_), TcpEpOwnerSrx(tcp)};
+  // The receives are tcp's, or those of the shared receive context tcp
+  // takes its own from.
+  fid_peer_srx* owner =
+      tcp->peer_srx != nullptr ? tcp->peer_srx->owner : TcpEpOwnerSrx(tcp);
+  srx_context_ = {sizeof(srx_context_), owner};
   status = Check(fi_srx_context(domain_, &rx_attr, &srx_, &srx_context_),
                  "fi_srx_context");
   if (!status.ok()) return status;
@@ -135,6 +140,12 @@ absl::Status TcpLocalPath::OpenObjects(const Provider& shm, TcpEp* tcp,
   if (!status.ok()) return status;
   status = BindEndpoint(util);
   if (!status.ok()) return status;
+  if (tcp->shared_tx != nullptr) {
+    // Its transmits count in tcp's shared transmit context too.
+    status = Check(fi_ep_bind(ep_, &tcp->shared_tx->stx_fid.fid, 0),
+                   "fi_ep_bind(stx)");
+    if (!status.ok()) return status;
+  }
   return Check(fi_enable(ep_), "fi_enable");
 }
 

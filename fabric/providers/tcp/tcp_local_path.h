@@ -31,8 +31,11 @@
 // address added later is reached over TCP. The path costs the shm objects
 // and 64 KiB for the per-address decisions.
 //
-// Not used, and logged at info level, when the endpoint takes its receives
-// from another provider's SRX, or when the shm objects cannot be opened (a
+// The shm endpoint takes its receives from tcp's queues, or from the
+// application's shared receive context tcp is bound to, and transmits
+// through tcp's shared transmit context when it has one. Not used, and
+// logged at info level, when the endpoint takes its receives from another
+// provider's SRX, or when the shm objects cannot be opened (a
 // small /dev/shm, say).
 #ifndef FABRIC_PROVIDERS_TCP_TCP_LOCAL_PATH_H_
 #define FABRIC_PROVIDERS_TCP_TCP_LOCAL_PATH_H_

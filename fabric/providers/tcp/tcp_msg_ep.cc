@@ -15,6 +15,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "fabric/api/core/status.h"
+#include "fabric/providers/tcp/tcp_shared_context.h"
+#include "fabric/providers/tcp/tcp_srx.h"
 #include "fabric/providers/util/fid_ops.h"
 #include "fabric/providers/util/ip_socket.h"
 #include "fabric/providers/util/live_objects.h"
@@ -123,6 +125,7 @@ int CloseMsgEp(fid* object) {
   if (ep->events_registered) ep->engine()->Remove(&ep->events);
   // Reserved CQ room is given back; closing reports nothing.
   UnreserveReceives(&ep->base);
+  ReleaseSharedContexts(&ep->base);
   if (ep->link != nullptr) {
     ep->link->Unreserve();
     ep->link.reset();  // closes the socket
@@ -297,6 +300,7 @@ bool TcpMsgEpSetup::auto_progress() const {
 void TcpMsgEpEvents::Progress() {
   std::lock_guard<OptionalMutex> lock(ep_->base.util.mutex);
   if (ep_->state != MsgEpState::kConnected) return;
+  FinishStartedPeerMsgs(&ep_->base);
   ResumeAfterCqRoom(&ep_->base);
   ep_->link->connection.Progress();
 }

@@ -9,6 +9,7 @@
 #include <mutex>
 
 #include "fabric/providers/tcp/tcp_ep.h"
+#include "fabric/providers/tcp/tcp_shared_context.h"
 #include "fabric/providers/tcp/tcp_srx.h"
 #include "fabric/api/core/status.h"
 #include "fabric/providers/util/app_buffer.h"
@@ -200,6 +201,11 @@ ssize_t Receive(fid_ep* ep_fid, fi_addr_t source, const RxRequest& request) {
   }
   if ((request.flags & FI_CLAIM) && request.context == nullptr) {
     return FailOp(*ep, FI_EINVAL, "FI_CLAIM needs a struct fi_context");
+  }
+  if (ep->peer_srx != nullptr) {
+    return FailOp(*ep, FI_EOPNOTSUPP,
+                  "the endpoint takes its receives from a shared receive "
+                  "context: post them there");
   }
   if (!ep->util.enabled.load()) {
     return FailOp(*ep, FI_EOPBADSTATE, "the endpoint is not enabled");
@@ -515,6 +521,12 @@ int BindTcpEp(fid* object, fid* bound, uint64_t flags) {
   std::lock_guard<OptionalMutex> lock(ep->util.mutex);
   if (PeerSrx* srx = AsPeerSrx(bound); srx != nullptr) {
     return BindPeerSrx(ep, srx, flags);
+  }
+  if (SharedRx* srx = AsSharedRx(bound); srx != nullptr) {
+    return BindPeerSrx(ep, &srx->peer, flags);
+  }
+  if (SharedTx* stx = AsSharedTx(bound); stx != nullptr) {
+    return BindSharedTx(ep, stx, flags);
   }
   return BindUtilEndpoint(&ep->util, bound, flags);
 }

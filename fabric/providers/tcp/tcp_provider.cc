@@ -5,6 +5,7 @@
 
 #include "fabric/providers/tcp/tcp_atomic_ops.h"
 #include "fabric/providers/tcp/tcp_attr.h"
+#include "fabric/providers/tcp/tcp_shared_context.h"
 #include "fabric/providers/tcp/tcp_srx.h"
 #include "fabric/providers/tcp/tcp_fd_limit.h"
 #include "fabric/providers/tcp/tcp_msg_ep.h"
@@ -63,6 +64,16 @@ class TcpProvider : public IpProvider {
 
   fi_ops_srx_peer* peer_srx_ops() const override {
     return &tcp::kPeerSrxOps;
+  }
+
+  int OpenSharedRxContext(fid_domain* domain, fi_rx_attr* attr, fid_ep** srx,
+                          void* context) const override {
+    return tcp::OpenSharedRx(domain, attr, srx, context);
+  }
+
+  int OpenSharedTxContext(fid_domain* domain, fi_tx_attr* attr, fid_stx** stx,
+                          void* context) const override {
+    return tcp::OpenSharedTx(domain, attr, stx, context);
   }
 
   int OpenPassiveEndpoint(fid_fabric* fabric, fi_info* info, fid_pep** pep,

@@ -17,6 +17,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "fabric/api/core/status.h"
+#include "fabric/providers/tcp/tcp_shared_context.h"
 #include "fabric/providers/tcp/tcp_socket.h"
 #include "fabric/providers/util/av.h"
 #include "fabric/providers/util/fid_ops.h"
@@ -308,7 +309,7 @@ int CloseRdmEp(fid* object) {
   if (ep->registered) ep->engine()->Remove(&ep->events);
   UnreserveReceives(&ep->base);
   ep->links.Clear();  // closes their sockets
-  ReleasePeerSrx(&ep->base);
+  ReleaseSharedContexts(&ep->base);
   for (RdmIncoming& in : ep->incoming) close(in.fd);
   for (auto& [link, handshake] : ep->handshakes) {
     if (handshake.rival_fd >= 0) close(handshake.rival_fd);

@@ -53,7 +53,7 @@ int BindPeerSrx(TcpEp* ep, PeerSrx* srx, uint64_t flags) {
     refusal = "fi_ep_bind: peer SRX of another domain";
   }
   if (ep->peer_srx != nullptr) refusal = "fi_ep_bind: a peer SRX is bound";
-  if (ep->util.info->ep_attr->type != FI_EP_RDM) {
+  if (ep->util.info->ep_attr->type != FI_EP_RDM && !srx->msg_endpoints) {
     refusal = "fi_ep_bind: only RDM endpoints take a peer SRX";
   }
   if (ep->util.enabled.load()) {

@@ -98,7 +98,23 @@ int OpenEndpoint(fid_domain* domain, fi_info* info, fid_ep** ep,
 int NoScalableEp(fid_domain*, fi_info*, fid_ep**, void*) {
   return -FI_ENOSYS;
 }
-int NoStxCtx(fid_domain*, fi_tx_attr*, fid_stx**, void*) { return -FI_ENOSYS; }
+// fi_stx_context: the provider's shared transmit contexts.
+int OpenStxContext(fid_domain* domain, fi_tx_attr* attr, fid_stx** stx,
+                   void* context) {
+  const Provider& provider = *ToUtilDomain(&domain->fid)->fabric->provider;
+  if (attr == nullptr || stx == nullptr) {
+    FI_WARN(provider.c_provider(), FI_LOG_EP_CTRL,
+            "fi_stx_context: attr and stx must not be NULL\n");
+    return -FI_EINVAL;
+  }
+  int rc = provider.OpenSharedTxContext(domain, attr, stx, context);
+  if (rc == -FI_ENOSYS) {
+    FI_WARN(provider.c_provider(), FI_LOG_EP_CTRL,
+            "fi_stx_context: %s has no shared transmit contexts\n",
+            provider.name());
+  }
+  return rc;
+}
 int QueryAtomic(fid_domain* domain, fi_datatype datatype, fi_op op,
                 fi_atomic_attr* attr, uint64_t flags) {
   return ToUtilDomain(&domain->fid)->fabric->provider->QueryAtomic(
@@ -143,7 +159,7 @@ fi_ops kDomainFidOps = MakeFidOps(
 
 fi_ops_domain kDomainOps = {
     sizeof(fi_ops_domain), OpenUtilAv,   OpenUtilCq,      OpenEndpoint,
-    NoScalableEp,          OpenUtilCntr, OpenUtilPollSet,    NoStxCtx,
+    NoScalableEp,          OpenUtilCntr, OpenUtilPollSet,    OpenStxContext,
     OpenSrxContext,        QueryAtomic,   NoQueryCollective, OpenEndpoint2,
 };
 

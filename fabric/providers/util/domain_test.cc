@@ -138,7 +138,7 @@ TEST_F(DomainTest, HmemOverrideIsCheckedAndSetBeforeResources) {
   EXPECT_EQ(fi_close(&domain->fid), 0);
 }
 
-TEST_F(DomainTest, EndpointsHoldTheDomainAndSharedContextsSayEnosys) {
+TEST_F(DomainTest, EndpointsAndSharedContextsHoldTheDomain) {
   fid_domain* domain = nullptr;
   ASSERT_EQ(fi_domain(fabric_, info_.get(), &domain, nullptr), 0);
   fid_ep* ep = nullptr;
@@ -147,10 +147,15 @@ TEST_F(DomainTest, EndpointsHoldTheDomainAndSharedContextsSayEnosys) {
   EXPECT_EQ(fi_close(&ep->fid), 0);
   fid_ep* other = nullptr;
   EXPECT_EQ(fi_scalable_ep(domain, info_.get(), &other, nullptr), -FI_ENOSYS);
-  EXPECT_EQ(fi_srx_context(domain, info_->rx_attr, &other, nullptr),
-            -FI_ENOSYS);
+  // tcp has shared receive and transmit contexts; they hold the domain.
+  fid_ep* srx = nullptr;
+  ASSERT_EQ(fi_srx_context(domain, info_->rx_attr, &srx, nullptr), 0);
   fid_stx* stx = nullptr;
-  EXPECT_EQ(fi_stx_context(domain, info_->tx_attr, &stx, nullptr), -FI_ENOSYS);
+  ASSERT_EQ(fi_stx_context(domain, info_->tx_attr, &stx, nullptr), 0);
+  EXPECT_EQ(stx->fid.fclass, FI_CLASS_STX_CTX);
+  EXPECT_EQ(fi_close(&domain->fid), -FI_EBUSY);
+  EXPECT_EQ(fi_close(&srx->fid), 0);
+  EXPECT_EQ(fi_close(&stx->fid), 0);
   // fi_query_atomic goes to the provider (tcp has atomics).
   fi_atomic_attr atomic = {};
   EXPECT_EQ(fi_query_atomic(domain, FI_UINT64, FI_SUM, &atomic, 0), 0);

@@ -55,11 +55,6 @@ absl::StatusOr<fid_ep*> Open(UtilDomain* domain, const fi_rx_attr* attr,
                               "NULL");
   }
   const Provider& provider = *domain->fabric->provider;
-  if ((attr->op_flags & FI_PEER) == 0) {
-    return FiError(FI_ENOSYS, "fi_srx_context: shared receive contexts are "
-                              "implemented only for peer providers "
-                              "(FI_PEER)");
-  }
   fi_ops_srx_peer* peer_ops = provider.peer_srx_ops();
   if (peer_ops == nullptr) {
     return FiError(FI_EINVAL, absl::StrCat("fi_srx_context: ", provider.name(),
@@ -88,6 +83,16 @@ absl::StatusOr<fid_ep*> Open(UtilDomain* domain, const fi_rx_attr* attr,
 int OpenSrxContext(fid_domain* domain_fid, fi_rx_attr* attr, fid_ep** srx,
                    void* context) {
   auto* domain = reinterpret_cast<UtilDomain*>(domain_fid);
+  const Provider& provider = *domain->fabric->provider;
+  if (attr != nullptr && srx != nullptr && (attr->op_flags & FI_PEER) == 0) {
+    int rc = provider.OpenSharedRxContext(domain_fid, attr, srx, context);
+    if (rc == -FI_ENOSYS) {
+      FI_WARN(provider.c_provider(), FI_LOG_EP_CTRL,
+              "fi_srx_context: %s has no shared receive contexts\n",
+              provider.name());
+    }
+    return rc;
+  }
   absl::StatusOr<fid_ep*> opened = Open(domain, attr, srx, context);
   if (!opened.ok()) {
     FI_WARN(domain->fabric->provider->c_provider(), FI_LOG_EP_CTRL, "%s\n",

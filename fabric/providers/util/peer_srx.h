@@ -11,8 +11,9 @@
 //   does, so its msg and tagged calls return -FI_ENOSYS. An endpoint bound
 //   to it (fi_ep_bind(ep, &srx_ep->fid, 0), before fi_enable) takes every
 //   receive buffer from the owner.
-// - Without FI_PEER: -FI_ENOSYS; shared receive contexts for applications
-//   are not implemented.
+// - Without FI_PEER: the application's shared receive context, which the
+//   provider opens (Provider::OpenSharedRxContext; -FI_ENOSYS where it has
+//   none).
 #ifndef FABRIC_PROVIDERS_UTIL_PEER_SRX_H_
 #define FABRIC_PROVIDERS_UTIL_PEER_SRX_H_
 
@@ -30,6 +31,9 @@ struct PeerSrx {
   UtilDomain* domain = nullptr;
   fid_peer_srx* owner = nullptr;  // the owner's, imported
   std::atomic<int> bound_eps{0};  // close fails with -FI_EBUSY while bound
+  // Connected (MSG) endpoints may bind too: an application's shared
+  // receive context, whose owner is the provider's own.
+  bool msg_endpoints = false;
 };
 
 // The fi_srx_context of our domains.

@@ -1,0 +1,238 @@
+#include "fabric/providers/tcp/tcp_shared_context.h"
+
+#include <rdma/fi_errno.h>
+#include <rdma/providers/fi_log.h>
+
+#include <memory>
+#include <mutex>
+
+#include "fabric/api/core/status.h"
+#include "fabric/providers/tcp/tcp_srx.h"
+#include "fabric/providers/util/fid_ops.h"
+#include "fabric/providers/util/no_ops.h"
+
+namespace fabric {
+namespace tcp {
+namespace {
+
+const fi_provider* Log(const UtilDomain& domain) {
+  return domain.fabric->provider->c_provider();
+}
+
+int Fail(const UtilDomain& domain, int fi_errno, const char* what) {
+  FI_WARN(Log(domain), FI_LOG_EP_CTRL, "%s\n", what);
+  return -fi_errno;
+}
+
+int CloseSharedRx(fid* object) {
+  SharedRx* srx = reinterpret_cast<SharedRx*>(object);
+  UtilDomain* domain = srx->queues.util.domain;
+  if (srx->peer.bound_eps.load() > 0) {
+    return Fail(*domain, FI_EBUSY,
+                "fi_close: endpoints are still bound to the shared receive "
+                "context");
+  }
+  ReleaseUtilEndpoint(&srx->queues.util);
+  delete srx;
+  return 0;
+}
+
+int CloseSharedTx(fid* object) {
+  SharedTx* stx = reinterpret_cast<SharedTx*>(object);
+  if (stx->bound_eps.load() > 0) {
+    return Fail(*stx->domain, FI_EBUSY,
+                "fi_close: endpoints are still bound to the shared transmit "
+                "context");
+  }
+  stx->domain->open_children.fetch_sub(1);
+  delete stx;
+  return 0;
+}
+
+fi_ops kSharedRxFidOps = MakeFidOps({.close = CloseSharedRx});
+fi_ops kSharedTxFidOps = MakeFidOps({.close = CloseSharedTx});
+
+// The receive calls of the data path; transmit calls are not the
+// context's (-FI_ENOSYS).
+fi_ops_msg SharedRxMsgOps() {
+  fi_ops_msg ops = kNoMsgOps;
+  ops.recv = kTcpMsgOps.recv;
+  ops.recvv = kTcpMsgOps.recvv;
+  ops.recvmsg = kTcpMsgOps.recvmsg;
+  return ops;
+}
+fi_ops_tagged SharedRxTaggedOps() {
+  fi_ops_tagged ops = kNoTaggedOps;
+  ops.recv = kTcpTaggedOps.recv;
+  ops.recvv = kTcpTaggedOps.recvv;
+  ops.recvmsg = kTcpTaggedOps.recvmsg;
+  return ops;
+}
+// A context has no address of its own.
+constexpr auto NoSetName = FABRIC_NO_OP(fi_ops_cm, setname);
+constexpr auto NoGetName = FABRIC_NO_OP(fi_ops_cm, getname);
+fi_ops_cm kSharedRxCmOps = ConnectionlessCmOps(NoSetName, NoGetName);
+
+fi_ops_msg kSharedRxMsgOps = SharedRxMsgOps();
+fi_ops_tagged kSharedRxTaggedOps = SharedRxTaggedOps();
+
+// The context's attributes: the domain's, with the receive side of `attr`.
+InfoPtr SharedRxInfo(const UtilDomain& domain, const fi_rx_attr& attr) {
+  InfoPtr info = DupInfo(*domain.info);
+  if (info == nullptr) return nullptr;
+  fi_rx_attr* rx = info->rx_attr;
+  if (attr.caps != 0) rx->caps = attr.caps & info->caps;
+  rx->op_flags = attr.op_flags;
+  if (attr.size != 0) rx->size = attr.size;
+  if (attr.iov_limit != 0) rx->iov_limit = attr.iov_limit;
+  return info;
+}
+
+}  // namespace
+
+TcpLink* SharedRxEvents::LinkFor(fi_addr_t, int* error) {
+  *error = -FI_EOPNOTSUPP;
+  return nullptr;
+}
+
+int OpenSharedRx(fid_domain* domain_fid, fi_rx_attr* attr, fid_ep** srx_out,
+                 void* context) {
+  UtilDomain* domain = reinterpret_cast<UtilDomain*>(domain_fid);
+  const fi_rx_attr& limits = *domain->info->rx_attr;
+  if (attr->size > limits.size || attr->iov_limit > limits.iov_limit) {
+    return Fail(*domain, FI_EINVAL,
+                "fi_srx_context: size or iov_limit beyond the domain's");
+  }
+  if (attr->op_flags & ~(FI_COMPLETION | FI_MULTI_RECV)) {
+    return Fail(*domain, FI_EBADFLAGS,
+                "fi_srx_context: op_flags other than FI_COMPLETION and "
+                "FI_MULTI_RECV");
+  }
+  InfoPtr info = SharedRxInfo(*domain, *attr);
+  if (info == nullptr) return Fail(*domain, FI_ENOMEM, "fi_srx_context");
+  auto srx = std::make_unique<SharedRx>();
+  TcpEp& queues = srx->queues;
+  queues.util.ep_fid = {};
+  absl::Status status = InitUtilEndpoint(&queues.util, domain, info.get(),
+                                         context, &kSharedRxFidOps);
+  if (!status.ok()) {
+    FI_WARN(Log(*domain), FI_LOG_EP_CTRL, "fi_srx_context: %s\n",
+            std::string(status.message()).c_str());
+    return ToFiErrno(status);
+  }
+  fid_ep& ep_fid = queues.util.ep_fid;
+  ep_fid.fid.fclass = FI_CLASS_SRX_CTX;
+  ep_fid.ops = &kTcpEpOps;
+  ep_fid.cm = &kSharedRxCmOps;
+  ep_fid.msg = &kSharedRxMsgOps;
+  ep_fid.tagged = &kSharedRxTaggedOps;
+  ep_fid.rma = &kNoRmaOps;
+  ep_fid.atomic = &kNoAtomicOps;
+  ep_fid.collective = &kNoCollectiveOps;
+  queues.owner = &srx->events;
+  queues.directed_recv = (info->caps & FI_DIRECTED_RECV) != 0;
+  queues.util.enabled.store(true);
+  fid_peer_srx* owner = TcpEpOwnerSrx(&queues);
+  owner->peer_ops = &kPeerSrxOps;
+  srx->peer.ep_fid = {};
+  srx->peer.domain = domain;
+  srx->peer.owner = owner;
+  srx->peer.msg_endpoints = true;
+  *srx_out = &srx.release()->queues.util.ep_fid;
+  return 0;
+}
+
+int OpenSharedTx(fid_domain* domain_fid, fi_tx_attr* attr, fid_stx** stx_out,
+                 void* context) {
+  UtilDomain* domain = reinterpret_cast<UtilDomain*>(domain_fid);
+  const fi_tx_attr& limits = *domain->info->tx_attr;
+  if (attr->size > limits.size || attr->iov_limit > limits.iov_limit) {
+    return Fail(*domain, FI_EINVAL,
+                "fi_stx_context: size or iov_limit beyond the domain's");
+  }
+  auto* stx = new SharedTx;
+  stx->stx_fid = {};
+  InitFid(&stx->stx_fid.fid, FI_CLASS_STX_CTX, context, &kSharedTxFidOps);
+  stx->stx_fid.ops = &kNoEpOps;
+  stx->domain = domain;
+  stx->capacity = attr->size != 0 ? attr->size : limits.size;
+  domain->open_children.fetch_add(1);
+  *stx_out = &stx->stx_fid;
+  return 0;
+}
+
+SharedRx* AsSharedRx(fid* object) {
+  if (object == nullptr || object->fclass != FI_CLASS_SRX_CTX ||
+      object->ops != &kSharedRxFidOps) {
+    return nullptr;
+  }
+  return reinterpret_cast<SharedRx*>(object);
+}
+
+SharedTx* AsSharedTx(fid* object) {
+  if (object == nullptr || object->fclass != FI_CLASS_STX_CTX ||
+      object->ops != &kSharedTxFidOps) {
+    return nullptr;
+  }
+  return reinterpret_cast<SharedTx*>(object);
+}
+
+int BindSharedTx(TcpEp* ep, SharedTx* stx, uint64_t flags) {
+  const UtilDomain& domain = *ep->util.domain;
+  if (flags != 0) {
+    return Fail(domain, FI_EBADFLAGS, "fi_ep_bind: an STX binds with flags 0");
+  }
+  if (!ServesDomain(stx->domain, *ep->util.domain)) {
+    return Fail(domain, FI_EINVAL, "fi_ep_bind: STX of another domain");
+  }
+  if (ep->shared_tx != nullptr) {
+    return Fail(domain, FI_EINVAL, "fi_ep_bind: an STX is bound");
+  }
+  if (ep->util.enabled.load()) {
+    return Fail(domain, FI_EOPBADSTATE, "fi_ep_bind: the endpoint is enabled");
+  }
+  ep->shared_tx = stx;
+  stx->bound_eps.fetch_add(1);
+  return 0;
+}
+
+bool TakeTxSlot(TcpEp* ep) {
+  SharedTx* stx = ep->shared_tx;
+  if (stx == nullptr) {
+    if (ep->tx_outstanding >= ep->util.info->tx_attr->size) return false;
+  } else {
+    size_t taken = stx->outstanding.load(std::memory_order_relaxed);
+    do {
+      if (taken >= stx->capacity) return false;
+    } while (!stx->outstanding.compare_exchange_weak(
+        taken, taken + 1, std::memory_order_relaxed));
+  }
+  ++ep->tx_outstanding;
+  return true;
+}
+
+void CountTxSlot(TcpEp* ep) {
+  if (ep->shared_tx != nullptr) {
+    ep->shared_tx->outstanding.fetch_add(1, std::memory_order_relaxed);
+  }
+  ++ep->tx_outstanding;
+}
+
+void GiveTxSlot(TcpEp* ep) {
+  if (ep->shared_tx != nullptr) {
+    ep->shared_tx->outstanding.fetch_sub(1, std::memory_order_relaxed);
+  }
+  --ep->tx_outstanding;
+}
+
+void ReleaseSharedContexts(TcpEp* ep) {
+  ReleasePeerSrx(ep);
+  SharedTx* stx = ep->shared_tx;
+  if (stx == nullptr) return;
+  stx->outstanding.fetch_sub(ep->tx_outstanding, std::memory_order_relaxed);
+  stx->bound_eps.fetch_sub(1);
+  ep->shared_tx = nullptr;
+}
+
+}  // namespace tcp
+}  // namespace fabric
