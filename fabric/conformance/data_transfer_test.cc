@@ -1,0 +1,407 @@
+// The shapes of data transfer every provider and endpoint type shares, run
+// on each that claims the capability: messages of 0 B to 16 MiB, vectored
+// sends and receives, inject, tagged matching with ignore bits, messages
+// that arrive before their receive, directed receives, RMA read, write and
+// write with data, atomics, cancel, a peer that goes away, and bad input
+// on the calls (a clear negative fi_errno, nothing lost, no crash).
+#include <rdma/fi_atomic.h>
+#include <rdma/fi_errno.h>
+#include <rdma/fi_rma.h>
+#include <rdma/fi_tagged.h>
+
+#include <chrono>
+#include <cstring>
+#include <numeric>
+#include <vector>
+
+#include "fabric/conformance/endpoint_pair.h"
+
+namespace ofi::conformance {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+class DataTransferTest : public PairTest {
+ protected:
+  // Opens the pair with `caps`; skips unreliable types when `reliable`.
+  bool Open(uint64_t caps, size_t region = 0, bool reliable = true) {
+    PairOptions options;
+    options.caps = caps;
+    options.region_size = region;
+    absl::Status opened = OpenPair(options);
+    if (absl::IsNotFound(opened)) {
+      skip_ = std::string(opened.message());
+      return false;
+    }
+    EXPECT_TRUE(opened.ok()) << opened;
+    if (!opened.ok()) return false;
+    if (reliable && !pair_.Reliable()) {
+      skip_ = "datagrams may be lost";
+      return false;
+    }
+    return true;
+  }
+
+  // The next completion of `side` that is not a send's (sends of a test
+  // complete on their own schedule); fails the test after 10 s.
+  Completion NextReceive(Side& side) {
+    while (true) {
+      absl::StatusOr<Completion> c = side.Wait();
+      EXPECT_TRUE(c.ok()) << c.status();
+      if (!c.ok() || !(c->entry.flags & FI_SEND)) return c.ok() ? *c : Completion{};
+    }
+  }
+
+  // Waits for `count` transmit completions on a.
+  void WaitSends(size_t count) {
+    for (size_t i = 0; i < count; ++i) {
+      absl::StatusOr<Completion> c = a().Wait();
+      ASSERT_TRUE(c.ok()) << c.status();
+    }
+  }
+
+  std::string skip_;
+};
+
+#define OPEN_OR_SKIP(...)                        \
+  do {                                           \
+    if (!Open(__VA_ARGS__)) {                    \
+      if (HasFailure()) return;                  \
+      GTEST_SKIP() << skip_;                     \
+    }                                            \
+  } while (0)
+
+std::vector<char> Pattern(size_t size, int seed) {
+  std::vector<char> bytes(size);
+  for (size_t i = 0; i < size; ++i) {
+    bytes[i] = static_cast<char>((i * 131 + seed) >> 3);
+  }
+  return bytes;
+}
+
+TEST_P(DataTransferTest, MessagesFromZeroBytesTo16MiB) {
+  OPEN_OR_SKIP(FI_MSG);
+  size_t max = pair_.info().ep_attr->max_msg_size;
+  for (size_t size : {size_t{0}, size_t{1}, size_t{64}, size_t{4095},
+                      size_t{65536}, size_t{1} << 20, size_t{16} << 20}) {
+    if (size > max) continue;
+    SCOPED_TRACE(size);
+    std::vector<char> out = Pattern(size, static_cast<int>(size));
+    std::vector<char> in(size + 1, 0);
+    ASSERT_EQ(fi_recv(b().ep, in.data(), in.size(), nullptr, FI_ADDR_UNSPEC,
+                      &in),
+              0);
+    ssize_t rc;
+    while ((rc = fi_send(a().ep, out.data(), out.size(), nullptr, a().peer,
+                         &out)) == -FI_EAGAIN) {
+      (void)a().Poll();
+    }
+    ASSERT_EQ(rc, 0);
+    Completion got = NextReceive(b());
+    EXPECT_EQ(got.entry.op_context, &in);
+    EXPECT_EQ(got.entry.len, size);
+    EXPECT_TRUE(got.entry.flags & FI_RECV);
+    EXPECT_TRUE(got.entry.flags & FI_MSG);
+    EXPECT_EQ(memcmp(in.data(), out.data(), size), 0);
+    WaitSends(1);
+  }
+}
+
+TEST_P(DataTransferTest, VectoredSendIntoVectoredReceive) {
+  OPEN_OR_SKIP(FI_MSG);
+  size_t tx_limit = pair_.info().tx_attr->iov_limit;
+  size_t rx_limit = pair_.info().rx_attr->iov_limit;
+  if (tx_limit < 3 || rx_limit < 2) GTEST_SKIP() << "iov_limit too small";
+  std::vector<char> out = Pattern(3000, 5);
+  iovec send_iov[3] = {{out.data(), 1000}, {out.data() + 1000, 7},
+                       {out.data() + 1007, 1993}};
+  std::vector<char> first(100), second(2900);
+  iovec recv_iov[2] = {{first.data(), first.size()},
+                       {second.data(), second.size()}};
+  ASSERT_EQ(fi_recvv(b().ep, recv_iov, nullptr, 2, FI_ADDR_UNSPEC, &first), 0);
+  ASSERT_EQ(fi_sendv(a().ep, send_iov, nullptr, 3, a().peer, &out), 0);
+  Completion got = NextReceive(b());
+  EXPECT_EQ(got.entry.len, 3000u);
+  EXPECT_EQ(memcmp(first.data(), out.data(), 100), 0);
+  EXPECT_EQ(memcmp(second.data(), out.data() + 100, 2900), 0);
+  WaitSends(1);
+  // One more piece than the limit is refused.
+  std::vector<iovec> too_many(tx_limit + 1, {out.data(), 1});
+  EXPECT_EQ(fi_sendv(a().ep, too_many.data(), nullptr, too_many.size(),
+                     a().peer, nullptr),
+            -FI_EINVAL);
+}
+
+TEST_P(DataTransferTest, InjectHasNoCompletionAndAStrictLimit) {
+  OPEN_OR_SKIP(FI_MSG);
+  size_t limit = pair_.info().tx_attr->inject_size;
+  ASSERT_GT(limit, 0u);
+  std::vector<char> out = Pattern(limit, 9);
+  std::vector<char> in(limit);
+  ASSERT_EQ(fi_recv(b().ep, in.data(), in.size(), nullptr, FI_ADDR_UNSPEC,
+                    nullptr),
+            0);
+  ASSERT_EQ(fi_inject(a().ep, out.data(), out.size(), a().peer), 0);
+  out.assign(limit, 0);  // the buffer is the application's again at once
+  Completion got = NextReceive(b());
+  EXPECT_EQ(got.entry.len, limit);
+  EXPECT_EQ(in, Pattern(limit, 9));
+  absl::StatusOr<std::optional<Completion>> none = a().Poll();
+  ASSERT_TRUE(none.ok()) << none.status();
+  EXPECT_FALSE(none->has_value()) << "fi_inject reported a completion";
+  std::vector<char> big(limit + 1);
+  EXPECT_EQ(fi_inject(a().ep, big.data(), big.size(), a().peer), -FI_EINVAL);
+}
+
+TEST_P(DataTransferTest, TaggedMatchingHonoursIgnoreBitsAndOrder) {
+  OPEN_OR_SKIP(FI_TAGGED);
+  uint64_t got_tags[3] = {};
+  // 0x12xx with the low byte ignored; then an exact 0x1300.
+  ASSERT_EQ(fi_trecv(b().ep, &got_tags[0], 8, nullptr, FI_ADDR_UNSPEC, 0x1200,
+                     0xff, &got_tags[0]),
+            0);
+  ASSERT_EQ(fi_trecv(b().ep, &got_tags[1], 8, nullptr, FI_ADDR_UNSPEC, 0x1300,
+                     0, &got_tags[1]),
+            0);
+  uint64_t first = 0x1300, second = 0x12ab;
+  ASSERT_EQ(fi_tsend(a().ep, &first, 8, nullptr, a().peer, 0x1300, nullptr),
+            0);
+  ASSERT_EQ(fi_tsend(a().ep, &second, 8, nullptr, a().peer, 0x12ab, nullptr),
+            0);
+  for (int i = 0; i < 2; ++i) {
+    Completion got = NextReceive(b());
+    EXPECT_TRUE(got.entry.flags & FI_TAGGED);
+    if (got.entry.op_context == &got_tags[0]) {
+      EXPECT_EQ(got.entry.tag, 0x12abu);
+      EXPECT_EQ(got_tags[0], 0x12abu);
+    } else {
+      EXPECT_EQ(got.entry.op_context, &got_tags[1]);
+      EXPECT_EQ(got.entry.tag, 0x1300u);
+      EXPECT_EQ(got_tags[1], 0x1300u);
+    }
+  }
+  // Unexpected: sent first, matched by a receive posted later, in order.
+  for (uint64_t n = 0; n < 3; ++n) {
+    ASSERT_EQ(fi_tsend(a().ep, &n, 8, nullptr, a().peer, 0x77, nullptr), 0);
+    WaitSends(1);
+  }
+  for (uint64_t n = 0; n < 3; ++n) {
+    uint64_t value = 99;
+    ASSERT_EQ(fi_trecv(b().ep, &value, 8, nullptr, FI_ADDR_UNSPEC, 0x77, 0,
+                       &value),
+              0);
+    NextReceive(b());
+    EXPECT_EQ(value, n);
+  }
+}
+
+TEST_P(DataTransferTest, MessagesThatArriveBeforeTheirReceiveWait) {
+  OPEN_OR_SKIP(FI_MSG);
+  std::vector<char> out = Pattern(5000, 3);
+  ASSERT_EQ(fi_send(a().ep, out.data(), out.size(), nullptr, a().peer,
+                    nullptr),
+            0);
+  // Let it arrive and find nothing.
+  for (int i = 0; i < 100; ++i) (void)b().Poll();
+  std::vector<char> in(out.size());
+  ASSERT_EQ(fi_recv(b().ep, in.data(), in.size(), nullptr, FI_ADDR_UNSPEC,
+                    nullptr),
+            0);
+  Completion got = NextReceive(b());
+  EXPECT_EQ(got.entry.len, out.size());
+  EXPECT_EQ(in, out);
+}
+
+TEST_P(DataTransferTest, DirectedReceivesTakeOnlyTheirSource) {
+  OPEN_OR_SKIP(FI_MSG | FI_DIRECTED_RECV);
+  if (pair_.info().ep_attr->type != FI_EP_RDM) GTEST_SKIP() << "RDM only";
+  uint64_t from_b = 0, from_any = 0;
+  // A receive for b's own address never takes a's message; the open one
+  // posted after it does.
+  ASSERT_EQ(fi_recv(b().ep, &from_b, 8, nullptr, b().self, &from_b), 0);
+  ASSERT_EQ(fi_recv(b().ep, &from_any, 8, nullptr, a().self, &from_any), 0);
+  uint64_t value = 0x5a5a;
+  ASSERT_EQ(fi_send(a().ep, &value, 8, nullptr, a().peer, nullptr), 0);
+  Completion got = NextReceive(b());
+  EXPECT_EQ(got.entry.op_context, &from_any);
+  EXPECT_EQ(from_any, 0x5a5au);
+  EXPECT_EQ(got.source, a().self);
+  EXPECT_EQ(fi_cancel(&b().ep->fid, &from_b), 0);
+  fi_cq_err_entry error = {};
+  EXPECT_FALSE(b().Wait(std::chrono::seconds(5), &error).ok());
+  EXPECT_EQ(error.err, FI_ECANCELED);
+  EXPECT_EQ(error.op_context, &from_b);
+}
+
+TEST_P(DataTransferTest, RmaWriteReadAndWriteWithData) {
+  constexpr size_t kRegion = 1 << 20;
+  OPEN_OR_SKIP(FI_RMA, kRegion);
+  uint64_t key = b().mr.Key();
+  std::vector<char> out = Pattern(kRegion / 2, 11);
+  ASSERT_EQ(fi_write(a().ep, out.data(), out.size(), nullptr, a().peer,
+                     pair_.RegionAddress(100), key, &out),
+            0);
+  WaitSends(1);
+  EXPECT_EQ(memcmp(b().region.data() + 100, out.data(), out.size()), 0);
+  std::vector<char> back(out.size());
+  ASSERT_EQ(fi_read(a().ep, back.data(), back.size(), nullptr, a().peer,
+                    pair_.RegionAddress(100), key, &back),
+            0);
+  absl::StatusOr<Completion> read = a().Wait();
+  ASSERT_TRUE(read.ok()) << read.status();
+  EXPECT_TRUE(read->entry.flags & FI_READ);
+  EXPECT_EQ(back, out);
+  uint64_t word = 0x1122334455667788;
+  ASSERT_EQ(fi_writedata(a().ep, &word, 8, nullptr, 0xd00d, a().peer,
+                         pair_.RegionAddress(8), key, nullptr),
+            0);
+  Completion data = NextReceive(b());
+  WaitSends(1);
+  EXPECT_EQ(data.entry.data, 0xd00du);
+  EXPECT_TRUE(data.entry.flags & FI_REMOTE_CQ_DATA);
+  EXPECT_TRUE(data.entry.flags & FI_REMOTE_WRITE);
+  uint64_t landed;
+  memcpy(&landed, b().region.data() + 8, 8);
+  EXPECT_EQ(landed, word);
+  // A wrong key or a range outside the region fails the initiator's
+  // operation, not the target.
+  ASSERT_EQ(fi_write(a().ep, &word, 8, nullptr, a().peer,
+                     pair_.RegionAddress(0), key + 1, &word),
+            0);
+  fi_cq_err_entry error = {};
+  EXPECT_FALSE(a().Wait(std::chrono::seconds(10), &error).ok());
+  EXPECT_EQ(error.op_context, &word);
+  EXPECT_NE(error.err, 0);
+  // A connected endpoint is disabled by such an error (fi_domain(3),
+  // resource management): it has no second chance.
+  if (pair_.info().ep_attr->type == FI_EP_MSG) return;
+  ASSERT_EQ(fi_write(a().ep, &word, 8, nullptr, a().peer,
+                     pair_.RegionAddress(kRegion - 4), key, &word),
+            0);
+  error = {};
+  EXPECT_FALSE(a().Wait(std::chrono::seconds(10), &error).ok());
+  EXPECT_NE(error.err, 0);
+}
+
+TEST_P(DataTransferTest, AtomicsOnTheTargetsMemory) {
+  OPEN_OR_SKIP(FI_ATOMIC, 64);
+  uint64_t key = b().mr.Key();
+  size_t count = 0;
+  if (fi_atomicvalid(a().ep, FI_UINT64, FI_SUM, &count) != 0 || count == 0) {
+    GTEST_SKIP() << "no FI_SUM on FI_UINT64";
+  }
+  uint64_t start = 40;
+  memcpy(b().region.data(), &start, 8);
+  uint64_t add = 2;
+  ASSERT_EQ(fi_atomic(a().ep, &add, 1, nullptr, a().peer,
+                      pair_.RegionAddress(0), key, FI_UINT64, FI_SUM, &add),
+            0);
+  WaitSends(1);
+  uint64_t old = 0;
+  ASSERT_EQ(fi_fetch_atomic(a().ep, &add, 1, nullptr, &old, nullptr, a().peer,
+                            pair_.RegionAddress(0), key, FI_UINT64, FI_SUM,
+                            &old),
+            0);
+  WaitSends(1);
+  EXPECT_EQ(old, 42u);
+  uint64_t compare = 44, swap = 7, before = 0;
+  if (fi_compare_atomicvalid(a().ep, FI_UINT64, FI_CSWAP, &count) == 0) {
+    ASSERT_EQ(fi_compare_atomic(a().ep, &swap, 1, nullptr, &compare, nullptr,
+                                &before, nullptr, a().peer,
+                                pair_.RegionAddress(0), key, FI_UINT64,
+                                FI_CSWAP, &before),
+              0);
+    WaitSends(1);
+    EXPECT_EQ(before, 44u);
+  }
+  uint64_t now;
+  memcpy(&now, b().region.data(), 8);
+  EXPECT_EQ(now, 7u);
+}
+
+TEST_P(DataTransferTest, CancelReportsTheReceiveOnce) {
+  OPEN_OR_SKIP(FI_MSG, 0, false);
+  char buf[16];
+  ASSERT_EQ(fi_recv(b().ep, buf, sizeof(buf), nullptr, FI_ADDR_UNSPEC, buf),
+            0);
+  EXPECT_EQ(fi_cancel(&b().ep->fid, buf), 0);
+  fi_cq_err_entry error = {};
+  EXPECT_FALSE(b().Wait(std::chrono::seconds(5), &error).ok());
+  EXPECT_EQ(error.err, FI_ECANCELED);
+  EXPECT_EQ(error.op_context, buf);
+  EXPECT_EQ(fi_cancel(&b().ep->fid, buf), -FI_ENOENT);
+  absl::StatusOr<std::optional<Completion>> none = b().Poll();
+  ASSERT_TRUE(none.ok()) << none.status();
+  EXPECT_FALSE(none->has_value());
+}
+
+TEST_P(DataTransferTest, BadInputIsRefusedWithAnError) {
+  OPEN_OR_SKIP(FI_MSG, 0, false);
+  char buf[8] = {};
+  iovec iov = {buf, sizeof(buf)};
+  fi_msg msg = {};
+  msg.msg_iov = &iov;
+  msg.iov_count = 1;
+  msg.addr = a().peer;
+  // Unknown flags.
+  EXPECT_EQ(fi_sendmsg(a().ep, &msg, 1ULL << 62), -FI_EBADFLAGS);
+  EXPECT_EQ(fi_recvmsg(b().ep, &msg, FI_INJECT | (1ULL << 62)), -FI_EBADFLAGS);
+  // FI_PEEK belongs to tagged receives.
+  EXPECT_EQ(fi_recvmsg(b().ep, &msg, FI_PEEK), -FI_EBADFLAGS);
+  // NULL where memory is needed.
+  EXPECT_EQ(fi_sendmsg(a().ep, nullptr, 0), -FI_EINVAL);
+  msg.msg_iov = nullptr;
+  EXPECT_EQ(fi_sendmsg(a().ep, &msg, 0), -FI_EINVAL);
+  EXPECT_EQ(fi_send(a().ep, nullptr, 8, nullptr, a().peer, nullptr),
+            -FI_EINVAL);
+  // An address the AV does not hold.
+  if (pair_.info().ep_attr->type != FI_EP_MSG) {
+    ssize_t rc = fi_send(a().ep, buf, sizeof(buf), nullptr, 12345, nullptr);
+    EXPECT_LT(rc, 0);
+    EXPECT_NE(rc, -FI_EAGAIN);
+  }
+  // Nothing was posted by any of them: no completion anywhere.
+  for (Side* side : {&a(), &b()}) {
+    absl::StatusOr<std::optional<Completion>> none = side->Poll();
+    ASSERT_TRUE(none.ok()) << none.status();
+    EXPECT_FALSE(none->has_value());
+  }
+  // And the pair still works.
+  ASSERT_EQ(fi_recv(b().ep, buf, sizeof(buf), nullptr, FI_ADDR_UNSPEC, buf), 0);
+  ASSERT_EQ(fi_send(a().ep, "hello!!", 8, nullptr, a().peer, nullptr), 0);
+  if (pair_.Reliable()) {
+    Completion got = NextReceive(b());
+    EXPECT_STREQ(buf, "hello!!");
+    EXPECT_EQ(got.entry.len, 8u);
+  }
+}
+
+TEST_P(DataTransferTest, APeerThatGoesAwayFailsTransmitsWithoutHanging) {
+  OPEN_OR_SKIP(FI_MSG);
+  ASSERT_EQ(fi_close(&b().ep->fid), 0);
+  b().ep = nullptr;
+  std::vector<char> out(64 * 1024, 'z');
+  // Transmits fail, at posting or in their completions; none hangs.
+  Clock::time_point deadline = Clock::now() + std::chrono::seconds(20);
+  size_t failed = 0, posted = 0, completed = 0;
+  while (failed == 0 && Clock::now() < deadline) {
+    ssize_t rc = fi_send(a().ep, out.data(), out.size(), nullptr, a().peer,
+                         &out);
+    if (rc == 0) ++posted;
+    if (rc < 0 && rc != -FI_EAGAIN) ++failed;
+    fi_cq_err_entry error = {};
+    absl::StatusOr<std::optional<Completion>> got = a().Poll(&error);
+    if (!got.ok()) {
+      ++failed;
+    } else if (got->has_value()) {
+      ++completed;
+    }
+  }
+  EXPECT_GT(failed, 0u) << posted << " sends to a closed peer, " << completed
+                        << " completed, none failed";
+}
+
+INSTANTIATE_CONFORMANCE_SUITE(DataTransferTest);
+
+}  // namespace
+}  // namespace ofi::conformance
