@@ -122,6 +122,8 @@ class SettingsBuilder {
     }
     if (config.has_logging())
       AddLogging(config.logging(), at.Nested("logging"));
+    if (config.has_mr_cache())
+      AddMrCache(config.mr_cache(), at.Nested("mr_cache"));
     for (int i = 0; i < config.provider_size(); ++i) {
       AddProvider(config.provider(i), at.Nested("provider", i));
     }
@@ -162,6 +164,27 @@ class SettingsBuilder {
       }
       Set(ParamEnvName(kCoreProviderName, kLogIntervalParam),
           absl::StrCat(logging.interval_ms()), at, "interval_ms");
+    }
+  }
+
+  void AddMrCache(const config::MrCache& cache, const Locator& at) {
+    if (cache.has_max_size()) {
+      Set(ParamEnvName(kCoreProviderName, kMrCacheMaxSizeParam),
+          absl::StrCat(cache.max_size()), at, "max_size");
+    }
+    if (cache.has_max_count()) {
+      Set(ParamEnvName(kCoreProviderName, kMrCacheMaxCountParam),
+          absl::StrCat(cache.max_count()), at, "max_count");
+    }
+    if (cache.has_monitor()) {
+      if (cache.monitor() != "userfaultfd" && cache.monitor() != "disabled") {
+        Error(at.Where("monitor"),
+              absl::StrCat("mr_cache.monitor: unknown monitor '",
+                           cache.monitor(),
+                           "' (expected userfaultfd or disabled)"));
+      }
+      Set(ParamEnvName(kCoreProviderName, kMrCacheMonitorParam),
+          cache.monitor(), at, "monitor");
     }
   }
 

@@ -171,6 +171,25 @@ TEST(ParseConfigTextTest, BadEnumStringsAreErrors) {
                          "warn, trace, info or debug)"));
 }
 
+TEST(ParseConfigTextTest, MrCacheSettingsAreTheCoresOwn) {
+  ConfigFile file = ParseConfigText(
+      "mr_cache {\n"
+      "  max_size: 1048576 max_count: 8\n"
+      "  monitor: \"disabled\"\n"
+      "}\n",
+      kPath);
+  ASSERT_THAT(file.errors, IsEmpty());
+  auto at = [](int line) { return absl::StrCat(kPath, ":", line); };
+  EXPECT_THAT(file.settings,
+              UnorderedElementsAre(
+                  Pair("FI_MR_CACHE_MAX_SIZE", FileSetting{"1048576", at(2)}),
+                  Pair("FI_MR_CACHE_MAX_COUNT", FileSetting{"8", at(2)}),
+                  Pair("FI_MR_CACHE_MONITOR", FileSetting{"disabled", at(3)})));
+  EXPECT_THAT(OnlyError("mr_cache { monitor: \"memhooks\" }"),
+              HasSubstr(":1:12: mr_cache.monitor: unknown monitor 'memhooks' "
+                        "(expected userfaultfd or disabled)"));
+}
+
 TEST(ParseConfigTextTest, BadLoggingValuesAreErrors) {
   EXPECT_THAT(OnlyError("logging { subsystems: \"core,disk\" }"),
               HasSubstr(":1:11: logging.subsystems: unknown subsystem 'disk'"));

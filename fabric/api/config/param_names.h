@@ -41,6 +41,9 @@ inline constexpr char kLogProvParam[] = "log_prov";
 inline constexpr char kLogSubsysParam[] = "log_subsys";
 inline constexpr char kProviderParam[] = "provider";
 inline constexpr char kConfigParam[] = "config";
+inline constexpr char kMrCacheMaxSizeParam[] = "mr_cache_max_size";
+inline constexpr char kMrCacheMaxCountParam[] = "mr_cache_max_count";
+inline constexpr char kMrCacheMonitorParam[] = "mr_cache_monitor";
 
 // The parameters the configuration layer defines for every provider, beside
 // the provider's own (Provider.priority and Provider.attrs in config.proto).

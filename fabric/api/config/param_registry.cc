@@ -32,6 +32,20 @@ constexpr CoreParam kCoreParams[] = {
     {kConfigParam, FI_PARAM_STRING,
      "Configuration file, a fabric.config.Config in protobuf text format; "
      "empty for none (default: /etc/fabric/fabric.conf if it exists)"},
+    {kMrCacheMaxSizeParam, FI_PARAM_SIZE_T,
+     "Defines the total number of bytes for all memory regions that may be "
+     "tracked by the MR cache. Setting this will reduce the amount of "
+     "memory not actively in use that may be registered. (default: total "
+     "memory / number of cpu cores / 2)"},
+    {kMrCacheMaxCountParam, FI_PARAM_SIZE_T,
+     "Defines the total number of memory regions that may be stored in the "
+     "cache. Setting this will reduce the number of registered regions, "
+     "regardless of their size, stored in the cache. Setting this to zero "
+     "will disable MR caching. (default: 1024)"},
+    {kMrCacheMonitorParam, FI_PARAM_STRING,
+     "Define a default memory registration monitor. The monitor checks for "
+     "virtual to physical memory address changes. Options are: userfaultfd "
+     "and disabled. (default: userfaultfd)"},
 };
 
 class Registry {

@@ -11,6 +11,7 @@
 #include "fabric/api/core/hints.h"
 #include "fabric/api/core/registry.h"
 #include "fabric/api/core/status.h"
+#include "fabric/providers/util/memory_monitor.h"
 
 extern "C" {
 
@@ -68,7 +69,10 @@ FABRIC_EXPORT int fi_open(uint32_t version, const char* name, void* attr,
     }
     return fabric::OpenLogging(version, flags, fid, context);
   }
-  // libfabric also opens a shared "mr_cache" here; we have no MR cache yet.
+  if (strcasecmp(name, "mr_cache") == 0) {
+    // Its fi_import_fid takes the application's memory monitor.
+    return fabric::OpenMrCacheFid(fid, context);
+  }
   FI_WARN(core, FI_LOG_CORE, "fi_open: no object named '%s'\n", name);
   return -FI_ENOSYS;
 }

@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "fabric/api/core/status.h"
+#include "fabric/api/config/mr_cache_settings.h"
 #include "fabric/providers/util/mr.h"
 
 namespace fabric {
@@ -40,10 +41,30 @@ absl::StatusOr<std::unique_ptr<VerbsDomain>> VerbsDomain::Open(
     return FiError(FI_ENOMEM, absl::StrCat(device, ": ibv_alloc_pd: ",
                                            strerror(errno)));
   }
+  MrCacheSettings settings = CurrentMrCacheSettings();
+  VerbsDomain* raw = domain.get();
+  domain->registrations_ = std::make_unique<RegistrationCache>(
+      settings.max_count, settings.max_size,
+      [raw](uintptr_t addr, size_t len,
+            uint64_t access) -> absl::StatusOr<void*> {
+        ibv_mr* mr = raw->api_->reg_mr(raw->pd_, reinterpret_cast<void*>(addr),
+                                       len, AccessOf(access, raw->atomics()));
+        if (mr == nullptr) {
+          int err = errno;
+          return FiError(err == ENOMEM ? FI_ENOMEM : FI_EINVAL,
+                         absl::StrCat("ibv_reg_mr of ", len, " bytes: ",
+                                      strerror(err)));
+        }
+        return mr;
+      },
+      [raw](void* handle) {
+        raw->api_->dereg_mr(static_cast<ibv_mr*>(handle));
+      });
   return domain;
 }
 
 VerbsDomain::~VerbsDomain() {
+  registrations_.reset();  // every registration goes before the PD
   if (pd_ != nullptr) api_->dealloc_pd(pd_);
   api_->free_devices(contexts_);
 }
@@ -56,24 +77,25 @@ absl::StatusOr<uint64_t> VerbsDomain::RegisterRegion(UtilMr* mr) {
     return FiError(FI_EOPNOTSUPP, "fi_mr_reg: verbs registers host memory "
                                   "only in this version");
   }
+  // A region peers may access is never cached: closing it must revoke its
+  // key. Local ones (send and receive buffers, bounce buffers) are.
+  bool remote = (mr->access & (FI_REMOTE_READ | FI_REMOTE_WRITE)) != 0;
+  absl::StatusOr<RegistrationCache::Entry*> registration =
+      registrations_->Acquire(base, len, mr->access, !remote);
+  if (!registration.ok()) return registration.status();
   auto region = std::make_unique<Region>();
-  region->mr = api_->reg_mr(pd_, base, len, AccessOf(mr->access, atomics()));
-  if (region->mr == nullptr) {
-    int err = errno;
-    return FiError(err == ENOMEM ? FI_ENOMEM : FI_EINVAL,
-                   absl::StrCat("ibv_reg_mr of ", len, " bytes: ",
-                                strerror(err)));
-  }
-  region->desc.lkey = region->mr->lkey;
+  region->registration = *registration;
+  const ibv_mr* device_mr = static_cast<ibv_mr*>((*registration)->handle);
+  region->desc.lkey = device_mr->lkey;
   mr->mr_fid.mem_desc = &region->desc;
-  const uint64_t key = region->mr->rkey;
+  const uint64_t key = device_mr->rkey;
   mr->device_region = region.release();
   return key;
 }
 
 void VerbsDomain::DeregisterRegion(UtilMr* mr) {
   auto* region = static_cast<Region*>(mr->device_region);
-  api_->dereg_mr(region->mr);
+  registrations_->Release(region->registration);
   delete region;
   mr->device_region = nullptr;
 }

@@ -4,8 +4,12 @@
 // librdmacm opened it (rdma_get_devices; connection ids resolved to the
 // device carry that same context, so queue pairs and regions meet), a
 // protection domain on it, and the device's attributes. Memory regions are
-// registered with ibv_reg_mr: fi_mr_key is the region's rkey, fi_mr_desc a
-// RegionDesc with its lkey.
+// registered with ibv_reg_mr through the domain's registration cache
+// (util/registration_cache.h: a region over memory a live registration
+// covers takes that one; FI_MR_CACHE_* settings) when peers cannot access
+// it (no FI_REMOTE_READ/WRITE: closing a remote one must revoke its key,
+// so those are registered and deregistered each time): fi_mr_key is the
+// registration's rkey, fi_mr_desc a RegionDesc with its lkey.
 #ifndef FABRIC_PROVIDERS_VERBS_VERBS_DOMAIN_H_
 #define FABRIC_PROVIDERS_VERBS_VERBS_DOMAIN_H_
 
@@ -17,6 +21,7 @@
 #include "absl/status/statusor.h"
 #include "fabric/providers/domain_resources.h"
 #include "fabric/providers/util/domain.h"
+#include "fabric/providers/util/registration_cache.h"
 #include "fabric/providers/verbs/verbs_api.h"
 #include "fabric/providers/verbs/verbs_requests.h"
 
@@ -26,7 +31,7 @@ namespace verbs {
 // A registered region: fi_mr_desc points at `desc`.
 struct Region {
   RegionDesc desc;  // first
-  ibv_mr* mr = nullptr;
+  RegistrationCache::Entry* registration = nullptr;  // handle: its ibv_mr
 };
 
 class VerbsDomain : public DomainResources {
@@ -56,6 +61,8 @@ class VerbsDomain : public DomainResources {
   ibv_context* context_;
   ibv_pd* pd_ = nullptr;
   ibv_device_attr device_attr_ = {};
+  // Made once the protection domain exists; gone before it.
+  std::unique_ptr<RegistrationCache> registrations_;
 };
 
 // The VerbsDomain of one of the verbs provider's domains.

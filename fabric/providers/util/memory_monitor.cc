@@ -1,0 +1,352 @@
+#include "fabric/providers/util/memory_monitor.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/userfaultfd.h>
+#include <poll.h>
+#include <rdma/fi_errno.h>
+#include <rdma/providers/fi_log.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/ioctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <memory>
+#include <string>
+#include <thread>
+#include <utility>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
+#include "fabric/api/core/status.h"
+#include "fabric/providers/util/fid_ops.h"
+#include "fabric/api/config/mr_cache_settings.h"
+
+namespace fabric {
+namespace {
+
+const fi_provider* Log() { return nullptr; }  // the core's log
+
+uintptr_t PageDown(uintptr_t addr) {
+  static const uintptr_t page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
+  return addr & ~(page - 1);
+}
+uintptr_t PageUp(uintptr_t addr) {
+  static const uintptr_t page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
+  return (addr + page - 1) & ~(page - 1);
+}
+
+// The built-in monitor: a userfaultfd and a thread that reads its events.
+class UserfaultfdMonitor : public MemoryMonitor {
+ public:
+  // The monitor, or why there is none.
+  static absl::StatusOr<std::unique_ptr<UserfaultfdMonitor>> Open(
+      MonitorHub* hub) {
+    // User-mode-only faults need no privilege (Linux 5.11); older kernels
+    // take the plain call.
+    int fd = static_cast<int>(syscall(SYS_userfaultfd,
+                                      O_CLOEXEC | O_NONBLOCK |
+                                          UFFD_USER_MODE_ONLY));
+    if (fd < 0) {
+      fd = static_cast<int>(syscall(SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK));
+    }
+    if (fd < 0) {
+      return FiError(FI_ENOSYS,
+                     absl::StrCat("userfaultfd: ", strerror(errno)));
+    }
+    uffdio_api api = {};
+    api.api = UFFD_API;
+    api.features = UFFD_FEATURE_EVENT_UNMAP | UFFD_FEATURE_EVENT_REMOVE |
+                   UFFD_FEATURE_EVENT_REMAP;
+    if (ioctl(fd, UFFDIO_API, &api) != 0) {
+      int err = errno;
+      close(fd);
+      return FiError(FI_ENOSYS,
+                     absl::StrCat("userfaultfd UFFDIO_API: ", strerror(err)));
+    }
+    int stop = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    if (stop < 0) {
+      int err = errno;
+      close(fd);
+      return FiError(err, absl::StrCat("eventfd: ", strerror(err)));
+    }
+    std::unique_ptr<UserfaultfdMonitor> monitor(
+        new UserfaultfdMonitor(hub, fd, stop));
+    monitor->thread_ = std::thread([raw = monitor.get()] { raw->Run(); });
+    return monitor;
+  }
+
+  ~UserfaultfdMonitor() override {
+    uint64_t one = 1;
+    if (write(stop_, &one, sizeof(one)) != sizeof(one)) {
+      FI_WARN(Log(), FI_LOG_MR, "userfaultfd monitor: cannot stop\n");
+    }
+    if (thread_.joinable()) thread_.join();
+    close(fd_);
+    close(stop_);
+  }
+
+  absl::Status Subscribe(uintptr_t addr, size_t len) override {
+    uffdio_register reg = {};
+    reg.range.start = PageDown(addr);
+    reg.range.len = PageUp(addr + len) - reg.range.start;
+    reg.mode = UFFDIO_REGISTER_MODE_MISSING;
+    if (ioctl(fd_, UFFDIO_REGISTER, &reg) != 0) {
+      return FiError(FI_EINVAL, absl::StrCat("UFFDIO_REGISTER: ",
+                                             strerror(errno)));
+    }
+    return absl::OkStatus();
+  }
+
+  void Unsubscribe(uintptr_t addr, size_t len) override {
+    uffdio_range range = {};
+    range.start = PageDown(addr);
+    range.len = PageUp(addr + len) - range.start;
+    // Fails harmlessly for ranges already unmapped.
+    (void)ioctl(fd_, UFFDIO_UNREGISTER, &range);
+  }
+
+  bool Valid(uintptr_t, size_t) override { return true; }
+
+  void Drain() override {
+    uffd_msg messages[16];
+    while (true) {
+      ssize_t n = read(fd_, messages, sizeof(messages));
+      if (n <= 0) return;  // EAGAIN: nothing queued
+      for (size_t i = 0; i < static_cast<size_t>(n) / sizeof(uffd_msg); ++i) {
+        Handle(messages[i]);
+      }
+    }
+  }
+
+  const char* name() const override { return "userfaultfd"; }
+
+ private:
+  UserfaultfdMonitor(MonitorHub* hub, int fd, int stop)
+      : hub_(hub), fd_(fd), stop_(stop) {}
+
+  void Handle(const uffd_msg& message) {
+    switch (message.event) {
+      case UFFD_EVENT_UNMAP:
+      case UFFD_EVENT_REMOVE: {
+        uintptr_t start = message.arg.remove.start;
+        uintptr_t end = message.arg.remove.end;
+        hub_->Notify(start, end - start, /*locked=*/true);
+        return;
+      }
+      case UFFD_EVENT_REMAP: {
+        // The pages moved away from `from`: what was cached there is gone.
+        uintptr_t from = message.arg.remap.from;
+        hub_->Notify(from, message.arg.remap.len, /*locked=*/true);
+        return;
+      }
+      case UFFD_EVENT_PAGEFAULT: {
+        // A page of a subscribed range, freed and touched again: what the
+        // kernel would have given it.
+        uffdio_zeropage zero = {};
+        zero.range.start = PageDown(message.arg.pagefault.address);
+        zero.range.len = PageUp(zero.range.start + 1) - zero.range.start;
+        if (ioctl(fd_, UFFDIO_ZEROPAGE, &zero) != 0 && errno == EEXIST) {
+          uffdio_range wake = zero.range;
+          (void)ioctl(fd_, UFFDIO_WAKE, &wake);
+        }
+        return;
+      }
+      default:
+        return;
+    }
+  }
+
+  void Run() {
+    pollfd fds[2] = {{fd_, POLLIN, 0}, {stop_, POLLIN, 0}};
+    while (true) {
+      if (poll(fds, 2, -1) < 0 && errno != EINTR) return;
+      if (fds[1].revents != 0) return;
+      if (fds[0].revents != 0) hub_->Sync();
+    }
+  }
+
+  MonitorHub* const hub_;
+  const int fd_;
+  const int stop_;
+  std::thread thread_;
+};
+
+// An application's fid_mem_monitor.
+class ImportedMonitor : public MemoryMonitor {
+ public:
+  explicit ImportedMonitor(fid_mem_monitor* monitor) : monitor_(monitor) {}
+  ~ImportedMonitor() override { monitor_->export_ops->stop(monitor_); }
+
+  absl::Status Subscribe(uintptr_t addr, size_t len) override {
+    int rc = monitor_->export_ops->subscribe(
+        monitor_, reinterpret_cast<const void*>(addr), len);
+    if (rc != 0) {
+      return FiError(rc < 0 ? -rc : FI_EINVAL,
+                     "the imported monitor refused a subscription");
+    }
+    return absl::OkStatus();
+  }
+  void Unsubscribe(uintptr_t addr, size_t len) override {
+    monitor_->export_ops->unsubscribe(monitor_,
+                                      reinterpret_cast<const void*>(addr), len);
+  }
+  bool Valid(uintptr_t addr, size_t len) override {
+    return monitor_->export_ops->valid(monitor_,
+                                       reinterpret_cast<const void*>(addr),
+                                       len);
+  }
+  const char* name() const override { return "imported"; }
+
+ private:
+  fid_mem_monitor* const monitor_;
+};
+
+void NotifyFromApplication(fid_mem_monitor*, const void* addr, size_t len) {
+  MonitorHub::Get().Notify(reinterpret_cast<uintptr_t>(addr), len,
+                           /*locked=*/false);
+}
+
+fi_ops_mem_notify kNotifyOps = {sizeof(fi_ops_mem_notify),
+                                NotifyFromApplication};
+
+// The fid fi_open("mr_cache") returns.
+struct MrCacheFid {
+  fid fid_;
+};
+
+int CloseMrCacheFid(fid* object) {
+  delete reinterpret_cast<MrCacheFid*>(object);
+  return 0;
+}
+
+int ImportMonitor(fid*, fid* exported, uint64_t flags) {
+  auto* monitor = reinterpret_cast<fid_mem_monitor*>(exported);
+  const fi_ops_mem_monitor* ops =
+      monitor != nullptr ? monitor->export_ops : nullptr;
+  if (flags != 0 || monitor == nullptr ||
+      monitor->fid.fclass != FI_CLASS_MEM_MONITOR || ops == nullptr ||
+      ops->size < sizeof(fi_ops_mem_monitor) || ops->start == nullptr ||
+      ops->stop == nullptr || ops->subscribe == nullptr ||
+      ops->unsubscribe == nullptr || ops->valid == nullptr) {
+    FI_WARN(Log(), FI_LOG_MR,
+            "fi_import_fid(mr_cache): not a struct fid_mem_monitor with "
+            "start, stop, subscribe, unsubscribe and valid (flags 0)\n");
+    return -FI_EINVAL;
+  }
+  return MonitorHub::Get().Import(monitor);
+}
+
+fi_ops kMrCacheFidOps = MakeFidOps({.close = CloseMrCacheFid,
+                                    .bind = ImportMonitor});
+
+}  // namespace
+
+MonitorHub& MonitorHub::Get() {
+  static MonitorHub* hub = new MonitorHub;  // lives as long as the process
+  return *hub;
+}
+
+void MonitorHub::EnsureMonitorLocked() {
+  if (chosen_) return;
+  chosen_ = true;
+  if (CurrentMrCacheSettings().monitor == "disabled") {
+    FI_INFO(Log(), FI_LOG_MR, "registration cache disabled (%s)\n",
+            "FI_MR_CACHE_MONITOR=disabled");
+    return;
+  }
+  absl::StatusOr<std::unique_ptr<UserfaultfdMonitor>> uffd =
+      UserfaultfdMonitor::Open(this);
+  if (!uffd.ok()) {
+    FI_INFO(Log(), FI_LOG_MR,
+            "registration cache disabled: no memory monitor (%s)\n",
+            std::string(uffd.status().message()).c_str());
+    return;
+  }
+  monitor_ = *std::move(uffd);
+}
+
+bool MonitorHub::AddWatcher(MemoryWatcher* watcher) {
+  std::lock_guard<std::recursive_mutex> lock(mutex_);
+  EnsureMonitorLocked();
+  watchers_.push_back(watcher);
+  return monitor_ != nullptr;
+}
+
+void MonitorHub::RemoveWatcher(MemoryWatcher* watcher) {
+  std::lock_guard<std::recursive_mutex> lock(mutex_);
+  watchers_.erase(std::remove(watchers_.begin(), watchers_.end(), watcher),
+                  watchers_.end());
+}
+
+absl::Status MonitorHub::Subscribe(uintptr_t addr, size_t len) {
+  std::lock_guard<std::recursive_mutex> lock(mutex_);
+  EnsureMonitorLocked();
+  if (monitor_ == nullptr) {
+    return FiError(FI_ENOSYS, "no memory monitor");
+  }
+  return monitor_->Subscribe(addr, len);
+}
+
+void MonitorHub::Unsubscribe(uintptr_t addr, size_t len) {
+  std::lock_guard<std::recursive_mutex> lock(mutex_);
+  if (monitor_ != nullptr) monitor_->Unsubscribe(addr, len);
+}
+
+bool MonitorHub::Valid(uintptr_t addr, size_t len) {
+  std::lock_guard<std::recursive_mutex> lock(mutex_);
+  return monitor_ != nullptr && monitor_->Valid(addr, len);
+}
+
+void MonitorHub::Sync() {
+  std::lock_guard<std::recursive_mutex> lock(mutex_);
+  if (monitor_ != nullptr) monitor_->Drain();
+}
+
+void MonitorHub::Notify(uintptr_t addr, size_t len, bool locked) {
+  std::unique_lock<std::recursive_mutex> lock(mutex_, std::defer_lock);
+  if (!locked) lock.lock();
+  for (MemoryWatcher* watcher : watchers_) watcher->Invalidate(addr, len);
+}
+
+int MonitorHub::Import(fid_mem_monitor* monitor) {
+  // The old monitor ends outside the lock: its thread may be waiting for it.
+  std::unique_ptr<MemoryMonitor> old;
+  std::lock_guard<std::recursive_mutex> lock(mutex_);
+  chosen_ = true;
+  // Every cached registration was subscribed with the old monitor.
+  for (MemoryWatcher* watcher : watchers_) {
+    watcher->Invalidate(0, UINTPTR_MAX);
+  }
+  old = std::move(monitor_);
+  monitor->import_ops = &kNotifyOps;
+  int rc = monitor->export_ops->start(monitor);
+  if (rc != 0) {
+    FI_WARN(Log(), FI_LOG_MR, "the imported memory monitor did not start: "
+            "%d\n", rc);
+    return rc < 0 ? rc : -FI_EINVAL;
+  }
+  monitor_ = std::make_unique<ImportedMonitor>(monitor);
+  FI_INFO(Log(), FI_LOG_MR, "registration caches use the imported memory "
+          "monitor\n");
+  return 0;
+}
+
+const char* MonitorHub::MonitorName() {
+  std::lock_guard<std::recursive_mutex> lock(mutex_);
+  EnsureMonitorLocked();
+  return monitor_ != nullptr ? monitor_->name() : "none";
+}
+
+int OpenMrCacheFid(fid** out, void* context) {
+  if (out == nullptr) return -FI_EINVAL;
+  auto* cache = new MrCacheFid;
+  cache->fid_ = {};
+  InitFid(&cache->fid_, FI_CLASS_MR_CACHE, context, &kMrCacheFidOps);
+  *out = &cache->fid_;
+  return 0;
+}
+
+}  // namespace fabric

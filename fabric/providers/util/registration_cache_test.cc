@@ -1,0 +1,216 @@
+// The registration cache with the built-in userfaultfd monitor, real
+// mappings and a registrar that, like pinning, keeps the pages it was
+// given: its "registration" is a copy of the bytes at registration time,
+// so a stale registration would show old contents. Freed and reused
+// memory must get a new registration that sees the new contents.
+#include "fabric/providers/util/registration_cache.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <string>
+#include <vector>
+
+#include "fabric/api/config/mr_cache_settings.h"
+#include "gtest/gtest.h"
+
+namespace fabric {
+namespace {
+
+// What a registration saw: the bytes of its range when it was made.
+struct Pinned {
+  std::string bytes;
+};
+
+class RegistrationCacheTest : public ::testing::Test {
+ protected:
+  RegistrationCache MakeCache(size_t max_count = 16,
+                              size_t max_size = size_t{1} << 30) {
+    return RegistrationCache(
+        max_count, max_size,
+        [this](uintptr_t addr, size_t len,
+               uint64_t) -> absl::StatusOr<void*> {
+          ++live_;
+          return new Pinned{
+              std::string(reinterpret_cast<const char*>(addr), len)};
+        },
+        [this](void* handle) {
+          --live_;
+          delete static_cast<Pinned*>(handle);
+        });
+  }
+
+  // `pages` anonymous pages filled with `fill`, at `where` when given.
+  char* Map(size_t pages, char fill, void* where = nullptr) {
+    size_t len = pages * page_;
+    void* map = mmap(where, len, PROT_READ | PROT_WRITE,
+                     MAP_PRIVATE | MAP_ANONYMOUS |
+                         (where != nullptr ? MAP_FIXED_NOREPLACE : 0),
+                     -1, 0);
+    EXPECT_NE(map, MAP_FAILED);
+    if (map == MAP_FAILED) return nullptr;
+    memset(map, fill, len);
+    return static_cast<char*>(map);
+  }
+
+  static std::string Seen(RegistrationCache::Entry* entry) {
+    return static_cast<Pinned*>(entry->handle)->bytes;
+  }
+
+  const size_t page_ = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  int live_ = 0;
+};
+
+TEST_F(RegistrationCacheTest, FreedAndReusedMemoryIsRegisteredAgain) {
+  RegistrationCache cache = MakeCache();
+  ASSERT_TRUE(cache.enabled()) << "userfaultfd monitor: "
+                               << MonitorHub::Get().MonitorName();
+  EXPECT_STREQ(MonitorHub::Get().MonitorName(), "userfaultfd");
+  size_t len = 2 * page_;
+  char* buf = Map(2, 'A');
+  absl::StatusOr<RegistrationCache::Entry*> first =
+      cache.Acquire(buf, len, FI_REMOTE_READ);
+  ASSERT_TRUE(first.ok()) << first.status();
+  EXPECT_EQ(Seen(*first), std::string(len, 'A'));
+  cache.Release(*first);
+
+  // Still mapped: the cached registration comes back, also for a part of
+  // it with less access.
+  absl::StatusOr<RegistrationCache::Entry*> again =
+      cache.Acquire(buf + 100, 1000, FI_REMOTE_READ);
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(*again, *first);
+  cache.Release(*again);
+  EXPECT_EQ(cache.stats().hits, 1u);
+  EXPECT_EQ(cache.stats().registrations, 1u);
+
+  // Freed and mapped again at the same address with new contents.
+  ASSERT_EQ(munmap(buf, len), 0);
+  char* reused = Map(2, 'B', buf);
+  ASSERT_EQ(reused, buf);
+  absl::StatusOr<RegistrationCache::Entry*> fresh =
+      cache.Acquire(reused, len, FI_REMOTE_READ);
+  ASSERT_TRUE(fresh.ok());
+  EXPECT_EQ(Seen(*fresh), std::string(len, 'B')) << "a stale registration";
+  EXPECT_EQ(cache.stats().registrations, 2u);
+  EXPECT_EQ(cache.stats().invalidated, 1u);
+  EXPECT_EQ(live_, 1) << "the stale registration was not released";
+  cache.Release(*fresh);
+  ASSERT_EQ(munmap(reused, len), 0);
+}
+
+TEST_F(RegistrationCacheTest, PagesGivenBackAreRegisteredAgain) {
+  RegistrationCache cache = MakeCache();
+  ASSERT_TRUE(cache.enabled());
+  char* buf = Map(4, 'C');
+  absl::StatusOr<RegistrationCache::Entry*> entry =
+      cache.Acquire(buf, 4 * page_, 0);
+  ASSERT_TRUE(entry.ok());
+  // In use while its memory goes: it leaves the cache, and is released
+  // when its user is done.
+  ASSERT_EQ(madvise(buf + page_, page_, MADV_DONTNEED), 0);
+  // The page reads as zeros again (the monitor answers the fault).
+  EXPECT_EQ(buf[page_], 0);
+  buf[page_] = 'D';
+  absl::StatusOr<RegistrationCache::Entry*> fresh =
+      cache.Acquire(buf, 4 * page_, 0);
+  ASSERT_TRUE(fresh.ok());
+  EXPECT_NE(*fresh, *entry);
+  EXPECT_EQ(Seen(*fresh)[page_], 'D');
+  EXPECT_EQ(live_, 2);
+  cache.Release(*entry);
+  EXPECT_EQ(live_, 1);
+  cache.Release(*fresh);
+  EXPECT_EQ(live_, 1);  // cached
+  ASSERT_EQ(munmap(buf, 4 * page_), 0);
+  MonitorHub::Get().Sync();
+  EXPECT_EQ(cache.stats().invalidated, 2u);
+}
+
+TEST_F(RegistrationCacheTest, UnusedRegistrationsAreBoundedByCountAndSize) {
+  RegistrationCache cache = MakeCache(/*max_count=*/2,
+                                      /*max_size=*/3 * page_);
+  ASSERT_TRUE(cache.enabled());
+  char* buf = Map(8, 'E');
+  std::vector<RegistrationCache::Entry*> entries;
+  for (int i = 0; i < 3; ++i) {
+    absl::StatusOr<RegistrationCache::Entry*> entry =
+        cache.Acquire(buf + i * page_, page_, 0);
+    ASSERT_TRUE(entry.ok());
+    entries.push_back(*entry);
+  }
+  EXPECT_EQ(live_, 3);  // in use: never evicted
+  for (RegistrationCache::Entry* entry : entries) cache.Release(entry);
+  EXPECT_EQ(live_, 2);  // the least recently used went
+  // A large one exceeds max_size alone once unused.
+  absl::StatusOr<RegistrationCache::Entry*> big =
+      cache.Acquire(buf + 4 * page_, 4 * page_, 0);
+  ASSERT_TRUE(big.ok());
+  cache.Release(*big);
+  EXPECT_LE(live_, 2);
+  EXPECT_EQ(cache.stats().registrations, 4u);
+  ASSERT_EQ(munmap(buf, 8 * page_), 0);
+}
+
+// What must not outlive its region (remote access: closing it revokes the
+// key) is registered anew each time and released at once.
+TEST_F(RegistrationCacheTest, UncacheableRegistrationsAreNeverKept) {
+  RegistrationCache cache = MakeCache();
+  char* buf = Map(1, 'G');
+  for (int i = 0; i < 2; ++i) {
+    absl::StatusOr<RegistrationCache::Entry*> entry =
+        cache.Acquire(buf, page_, FI_REMOTE_WRITE, /*cacheable=*/false);
+    ASSERT_TRUE(entry.ok());
+    EXPECT_EQ(live_, 1);
+    cache.Release(*entry);
+    EXPECT_EQ(live_, 0);
+  }
+  EXPECT_EQ(cache.stats().registrations, 2u);
+  EXPECT_EQ(cache.stats().hits, 0u);
+  ASSERT_EQ(munmap(buf, page_), 0);
+}
+
+TEST_F(RegistrationCacheTest, NoCountMeansNoCaching) {
+  RegistrationCache cache = MakeCache(/*max_count=*/0);
+  EXPECT_FALSE(cache.enabled());
+  char* buf = Map(1, 'F');
+  for (int i = 0; i < 2; ++i) {
+    absl::StatusOr<RegistrationCache::Entry*> entry =
+        cache.Acquire(buf, page_, 0);
+    ASSERT_TRUE(entry.ok());
+    cache.Release(*entry);
+    EXPECT_EQ(live_, 0);
+  }
+  EXPECT_EQ(cache.stats().registrations, 2u);
+  ASSERT_EQ(munmap(buf, page_), 0);
+}
+
+TEST(MrCacheSettingsTest, EnvironmentOverridesDefaultsAndBadValuesAreIgnored) {
+  unsetenv("FI_MR_CACHE_MAX_SIZE");
+  unsetenv("FI_MR_CACHE_MAX_COUNT");
+  unsetenv("FI_MR_CACHE_MONITOR");
+  MrCacheSettings defaults = CurrentMrCacheSettings();
+  EXPECT_EQ(defaults.max_count, 1024u);
+  EXPECT_GT(defaults.max_size, 0u);
+  EXPECT_EQ(defaults.monitor, "userfaultfd");
+  setenv("FI_MR_CACHE_MAX_SIZE", "4096", 1);
+  setenv("FI_MR_CACHE_MAX_COUNT", "7", 1);
+  setenv("FI_MR_CACHE_MONITOR", "disabled", 1);
+  MrCacheSettings set = CurrentMrCacheSettings();
+  EXPECT_EQ(set.max_size, 4096u);
+  EXPECT_EQ(set.max_count, 7u);
+  EXPECT_EQ(set.monitor, "disabled");
+  setenv("FI_MR_CACHE_MAX_COUNT", "many", 1);
+  setenv("FI_MR_CACHE_MONITOR", "memhooks", 1);
+  MrCacheSettings bad = CurrentMrCacheSettings();
+  EXPECT_EQ(bad.max_count, 1024u);
+  EXPECT_EQ(bad.monitor, "userfaultfd");
+  unsetenv("FI_MR_CACHE_MAX_SIZE");
+  unsetenv("FI_MR_CACHE_MAX_COUNT");
+  unsetenv("FI_MR_CACHE_MONITOR");
+}
+
+}  // namespace
+}  // namespace fabric
