@@ -223,11 +223,12 @@ int CloseMrCacheFid(fid* object) {
 }
 
 int ImportMonitor(fid*, fid* exported, uint64_t flags) {
+  // The class first: only a monitor may be read as one.
+  bool is_monitor =
+      exported != nullptr && exported->fclass == FI_CLASS_MEM_MONITOR;
   auto* monitor = reinterpret_cast<fid_mem_monitor*>(exported);
-  const fi_ops_mem_monitor* ops =
-      monitor != nullptr ? monitor->export_ops : nullptr;
-  if (flags != 0 || monitor == nullptr ||
-      monitor->fid.fclass != FI_CLASS_MEM_MONITOR || ops == nullptr ||
+  const fi_ops_mem_monitor* ops = is_monitor ? monitor->export_ops : nullptr;
+  if (flags != 0 || !is_monitor || ops == nullptr ||
       ops->size < sizeof(fi_ops_mem_monitor) || ops->start == nullptr ||
       ops->stop == nullptr || ops->subscribe == nullptr ||
       ops->unsubscribe == nullptr || ops->valid == nullptr) {

@@ -10,6 +10,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <string>
 #include <vector>
 
@@ -60,7 +61,8 @@ class RegistrationCacheTest : public ::testing::Test {
   }
 
   const size_t page_ = static_cast<size_t>(sysconf(_SC_PAGESIZE));
-  int live_ = 0;
+  // Changed by the monitor's thread too (a registration it invalidates).
+  std::atomic<int> live_{0};
 };
 
 TEST_F(RegistrationCacheTest, FreedAndReusedMemoryIsRegisteredAgain) {

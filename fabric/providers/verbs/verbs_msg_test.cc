@@ -11,6 +11,7 @@
 // netdev eth0`); elsewhere, as on machines without RDMA, each test is
 // skipped and says why.
 #include <netinet/in.h>
+#include <sys/mman.h>
 #include <rdma/fabric.h>
 #include <rdma/fi_atomic.h>
 #include <rdma/fi_cm.h>
@@ -327,6 +328,56 @@ TEST_F(VerbsMsgTest, MessagesRmaAndRemoteCqDataBetweenProcesses) {
             0);
   ASSERT_EQ(client.WaitCompletion(&entry), 0);
   EXPECT_EQ(entry.flags, static_cast<uint64_t>(FI_RMA | FI_WRITE));
+
+  // The registration cache: a local region over memory freed and mapped
+  // again at the same address gets a new registration, so the device
+  // reads the new pages ('B'), never the old ones a stale registration
+  // would still pin ('A'). Written past what the server checks; a whole
+  // page, larger than inline data (copied by the CPU, not the device).
+  size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  char* local = static_cast<char*>(mmap(nullptr, page, PROT_READ | PROT_WRITE,
+                                        MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+  ASSERT_NE(local, MAP_FAILED);
+  memset(local, 'A', page);
+  uint32_t first_lkey = 0;
+  for (int round = 0; round < 2; ++round) {
+    fid_mr* mr = nullptr;
+    ASSERT_EQ(fi_mr_reg(client.domain, local, page, FI_WRITE, 0, 0, 0, &mr,
+                        nullptr),
+              0);
+    uint32_t lkey = static_cast<const uint32_t*>(fi_mr_desc(mr))[0];
+    if (round == 0) first_lkey = lkey;
+    // Still mapped: the cached registration serves the second region.
+    if (round == 1) EXPECT_EQ(lkey, first_lkey);
+    ASSERT_EQ(fi_write(client.ep, local, page, fi_mr_desc(mr), 0,
+                       server.addr + 32768, server.key, nullptr),
+              0);
+    ASSERT_EQ(client.WaitCompletion(&entry), 0);
+    EXPECT_EQ(fi_close(&mr->fid), 0);
+  }
+  ASSERT_EQ(munmap(local, page), 0);
+  char* again = static_cast<char*>(mmap(local, page, PROT_READ | PROT_WRITE,
+                                        MAP_PRIVATE | MAP_ANONYMOUS |
+                                            MAP_FIXED_NOREPLACE,
+                                        -1, 0));
+  ASSERT_EQ(again, local);
+  memset(again, 'B', page);
+  fid_mr* fresh = nullptr;
+  ASSERT_EQ(fi_mr_reg(client.domain, again, page, FI_WRITE, 0, 0, 0, &fresh,
+                      nullptr),
+            0);
+  ASSERT_EQ(fi_write(client.ep, again, page, fi_mr_desc(fresh), 0,
+                     server.addr + 32768, server.key, nullptr),
+            0);
+  ASSERT_EQ(client.WaitCompletion(&entry), 0);
+  ASSERT_EQ(fi_read(client.ep, base + 24576, page, client.desc(), 0,
+                    server.addr + 32768, server.key, nullptr),
+            0);
+  ASSERT_EQ(client.WaitCompletion(&entry), 0);
+  EXPECT_EQ(std::string(base + 24576, page), std::string(page, 'B'))
+      << "the device read pages a stale registration pinned";
+  EXPECT_EQ(fi_close(&fresh->fid), 0);
+  ASSERT_EQ(munmap(again, page), 0);
 
   // A key the server never gave: the device refuses, an error entry.
   ASSERT_EQ(fi_read(client.ep, base, 8, client.desc(), 0, server.addr,
