@@ -148,7 +148,10 @@ class UserfaultfdMonitor : public MemoryMonitor {
         uffdio_zeropage zero = {};
         zero.range.start = PageDown(message.arg.pagefault.address);
         zero.range.len = PageUp(zero.range.start + 1) - zero.range.start;
-        if (ioctl(fd_, UFFDIO_ZEROPAGE, &zero) != 0 && errno == EEXIST) {
+        if (ioctl(fd_, UFFDIO_ZEROPAGE, &zero) != 0) {
+          // Filled meanwhile (EEXIST), the mapping changing (EAGAIN),
+          // unsubscribed (ENOENT): the faulting thread retries, and
+          // faults here again if it must.
           uffdio_range wake = zero.range;
           (void)ioctl(fd_, UFFDIO_WAKE, &wake);
         }
