@@ -174,7 +174,8 @@ class PairTest : public ::testing::TestWithParam<ProviderCase> {
     ASSERT_TRUE(opened_.ok()) << opened_;                             \
   } while (0)
 
-// Runs the test suite `suite` (a PairTest) once per case.
+// Runs the test suite `suite` (a PairTest, or any test taking a
+// ProviderCase parameter) once per case.
 #define INSTANTIATE_CONFORMANCE_SUITE(suite)                          \
   INSTANTIATE_TEST_SUITE_P(                                           \
       AllProviders, suite,                                            \

@@ -214,11 +214,7 @@ TEST_P(PassiveEpTest, WithoutSrcAddrItListensOnTheWildcardAddress) {
   EXPECT_TRUE(received.empty());
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    AllProviders, PassiveEpTest, ::testing::ValuesIn(AllCases()),
-    [](const ::testing::TestParamInfo<ProviderCase>& info) {
-      return std::string(info.param.name);
-    });
+INSTANTIATE_CONFORMANCE_SUITE(PassiveEpTest);
 
 }  // namespace
 }  // namespace ofi::conformance

@@ -292,9 +292,23 @@ void InstallDataPathOps(TcpEp* ep, const fi_info& info, fi_ops_cm* cm);
 // its shared transmit context's: TakeTxSlot takes one (false when full),
 // CountTxSlot takes one whatever the limit (a transmit already written in
 // part), GiveTxSlot gives one back (tcp_shared_context.cc).
-bool TakeTxSlot(TcpEp* ep);
-void CountTxSlot(TcpEp* ep);
-void GiveTxSlot(TcpEp* ep);
+// (Out of line only with a shared context: the common case stays inline.)
+bool TakeSharedTxSlot(TcpEp* ep);
+void CountSharedTxSlot(TcpEp* ep, int delta);
+inline bool TakeTxSlot(TcpEp* ep) {
+  if (ep->shared_tx != nullptr) return TakeSharedTxSlot(ep);
+  if (ep->tx_outstanding >= ep->util.info->tx_attr->size) return false;
+  ++ep->tx_outstanding;
+  return true;
+}
+inline void CountTxSlot(TcpEp* ep) {
+  if (ep->shared_tx != nullptr) CountSharedTxSlot(ep, 1);
+  ++ep->tx_outstanding;
+}
+inline void GiveTxSlot(TcpEp* ep) {
+  if (ep->shared_tx != nullptr) CountSharedTxSlot(ep, -1);
+  --ep->tx_outstanding;
+}
 
 // Keeps a finished entry in ep->spare_tx unless it holds a large copy.
 void RecycleTxEntry(TcpEp* ep, std::unique_ptr<TxEntry> entry);
@@ -317,11 +331,18 @@ ssize_t SendNow(TcpEp* ep, fi_addr_t dest, Header header,
 void MoveQueuedTx(TcpLink* from, TcpLink* to);
 // Whether a message that adds an unreserved entry to the receive CQ must
 // wait for room: true (and the endpoint remembers it) while the CQ is full.
-bool WaitForRxCqRoom(TcpEp* ep);
+inline bool WaitForRxCqRoom(TcpEp* ep) {
+  if (ep->util.rx_cq == nullptr || !CqFull(ep->util.rx_cq)) return false;
+  ep->awaiting_cq_room = true;
+  return true;
+}
 // Called at the start of every progress pass of an endpoint on this data
 // path, under its lock: lets the messages held by WaitForRxCqRoom go once
-// the application has made room.
-void ResumeAfterCqRoom(TcpEp* ep);
+// the application has made room (ResumeHeldForCqRoom, tcp_link.cc).
+void ResumeHeldForCqRoom(TcpEp* ep);
+inline void ResumeAfterCqRoom(TcpEp* ep) {
+  if (ep->awaiting_cq_room) ResumeHeldForCqRoom(ep);
+}
 // Logs `what` as the reason a call fails; -fi_errno.
 ssize_t FailOp(const TcpEp& ep, int fi_errno, const char* what);
 // A transmit call's flags and the endpoint's state: 0 or -fi_errno.

@@ -253,14 +253,8 @@ void RemoteAccessDone(TcpLink* link, const Header& header, uint64_t kind,
   }
 }
 
-bool WaitForRxCqRoom(TcpEp* ep) {
-  if (ep->util.rx_cq == nullptr || !CqFull(ep->util.rx_cq)) return false;
-  ep->awaiting_cq_room = true;
-  return true;
-}
-
-void ResumeAfterCqRoom(TcpEp* ep) {
-  if (!ep->awaiting_cq_room || CqFull(ep->util.rx_cq)) return;
+void ResumeHeldForCqRoom(TcpEp* ep) {
+  if (CqFull(ep->util.rx_cq)) return;
   ep->awaiting_cq_room = false;
   ep->owner->ReceivePosted();
 }

@@ -196,33 +196,20 @@ int BindSharedTx(TcpEp* ep, SharedTx* stx, uint64_t flags) {
   return 0;
 }
 
-bool TakeTxSlot(TcpEp* ep) {
+bool TakeSharedTxSlot(TcpEp* ep) {
   SharedTx* stx = ep->shared_tx;
-  if (stx == nullptr) {
-    if (ep->tx_outstanding >= ep->util.info->tx_attr->size) return false;
-  } else {
-    size_t taken = stx->outstanding.load(std::memory_order_relaxed);
-    do {
-      if (taken >= stx->capacity) return false;
-    } while (!stx->outstanding.compare_exchange_weak(
-        taken, taken + 1, std::memory_order_relaxed));
-  }
+  size_t taken = stx->outstanding.load(std::memory_order_relaxed);
+  do {
+    if (taken >= stx->capacity) return false;
+  } while (!stx->outstanding.compare_exchange_weak(
+      taken, taken + 1, std::memory_order_relaxed));
   ++ep->tx_outstanding;
   return true;
 }
 
-void CountTxSlot(TcpEp* ep) {
-  if (ep->shared_tx != nullptr) {
-    ep->shared_tx->outstanding.fetch_add(1, std::memory_order_relaxed);
-  }
-  ++ep->tx_outstanding;
-}
-
-void GiveTxSlot(TcpEp* ep) {
-  if (ep->shared_tx != nullptr) {
-    ep->shared_tx->outstanding.fetch_sub(1, std::memory_order_relaxed);
-  }
-  --ep->tx_outstanding;
+void CountSharedTxSlot(TcpEp* ep, int delta) {
+  ep->shared_tx->outstanding.fetch_add(static_cast<size_t>(delta),
+                                       std::memory_order_relaxed);
 }
 
 void ReleaseSharedContexts(TcpEp* ep) {

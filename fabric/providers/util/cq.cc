@@ -274,6 +274,7 @@ int OpenUtilCq(fid_domain* domain_fid, fi_cq_attr* attr, fid_cq** cq_out,
   cq->cq_fid = {};
   InitFid(&cq->cq_fid.fid, FI_CLASS_CQ, context, &kCqFidOps);
   cq->peer = *peer;
+  cq->peer_owner = cq->peer != nullptr ? OwnerUtilCq(cq->peer) : nullptr;
   cq->cq_fid.ops = cq->peer != nullptr ? &kPeerCqOps : &kCqOps;
   InitOwnerFid(cq);
   cq->domain = domain;
@@ -295,14 +296,6 @@ int CqReserve(UtilCq* cq) {
   // promise): a full owner of ours still refuses the post.
   if (cq->peer != nullptr) return CqFull(cq) ? -FI_EAGAIN : 0;
   return TakeRoom(*cq) ? 0 : -FI_EAGAIN;
-}
-
-bool CqFull(const UtilCq* cq) {
-  if (cq->peer != nullptr) {
-    const UtilCq* owner = OwnerUtilCq(cq->peer);
-    return owner != nullptr && CqFull(owner);
-  }
-  return cq->size.load(std::memory_order_acquire) >= cq->capacity;
 }
 
 void CqUnreserve(UtilCq* cq) {

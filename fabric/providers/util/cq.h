@@ -68,6 +68,8 @@ struct UtilCq {
   std::atomic<int> open_children{0};
   // FI_PEER: the owner's CQ, which takes every completion of this one.
   fid_peer_cq* peer = nullptr;
+  // The UtilCq behind `peer` when the owner is one of ours (CqFull).
+  const UtilCq* peer_owner = nullptr;
   // What a peer provider imports to write into this CQ (peer_cq.h).
   fid_peer_cq owner_fid;
 };
@@ -91,7 +93,13 @@ void CqUnreserve(UtilCq* cq);
 // work that would add an entry nobody reserved should wait until it reads.
 // Promises (CqReserve) do not count: waiting on them could wait forever
 // for the very completions they stand for.
-bool CqFull(const UtilCq* cq);
+inline bool CqFull(const UtilCq* cq) {
+  if (cq->peer != nullptr) {
+    cq = cq->peer_owner;
+    if (cq == nullptr) return false;  // another library's owner
+  }
+  return cq->size.load(std::memory_order_acquire) >= cq->capacity;
+}
 
 // Queues a completion; `source` is what fi_cq_readfrom reports. With
 // `reserved`, it uses a promise from CqReserve; otherwise it is queued

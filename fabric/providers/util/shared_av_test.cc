@@ -89,11 +89,9 @@ class SharedAvTest : public fabric::LoopbackDomainTest {
     }                                                               \
   } while (0)
 
-// The other process: its own fabric and domain, and AV `name` read-only.
-// It reports through `to_parent` once open, and looks up what the parent
-// inserted meanwhile when `from_parent` says so. 0 when all is as expected.
-int ReaderProcess(const std::string& name, const sockaddr_in* peers,
-                  int to_parent, int from_parent) {
+// What another process opens: tcp RDM on lo with FI_SHARED_AV; null when
+// fi_getinfo fails.
+fi_info* SharedAvInfo() {
   fi_info* hints = fi_allocinfo();
   hints->fabric_attr->prov_name = strdup("tcp");
   hints->domain_attr->name = strdup("lo");
@@ -103,7 +101,16 @@ int ReaderProcess(const std::string& name, const sockaddr_in* peers,
   fi_info* info = nullptr;
   int rc = fi_getinfo(FI_VERSION(1, 18), nullptr, nullptr, 0, hints, &info);
   fi_freeinfo(hints);
-  CHILD_CHECK(rc == 0);
+  return rc == 0 ? info : nullptr;
+}
+
+// The other process: its own fabric and domain, and AV `name` read-only.
+// It reports through `to_parent` once open, and looks up what the parent
+// inserted meanwhile when `from_parent` says so. 0 when all is as expected.
+int ReaderProcess(const std::string& name, const sockaddr_in* peers,
+                  int to_parent, int from_parent) {
+  fi_info* info = SharedAvInfo();
+  CHILD_CHECK(info != nullptr);
   fid_fabric* fabric;
   fid_domain* domain;
   fid_av* av;
@@ -249,13 +256,7 @@ TEST_F(SharedAvTest, ATableLeftByKilledProcessesStartsAfresh) {
   if (child == 0) {
     // Its own fabric, domain and AV of two slots, filled, then it waits to
     // be killed.
-    fi_info* hints = fi_allocinfo();
-    hints->fabric_attr->prov_name = strdup("tcp");
-    hints->domain_attr->name = strdup("lo");
-    hints->ep_attr->type = FI_EP_RDM;
-    hints->addr_format = FI_SOCKADDR_IN;
-    hints->domain_attr->caps = FI_SHARED_AV;
-    fi_info* info = nullptr;
+    fi_info* info = SharedAvInfo();
     fid_fabric* fabric = nullptr;
     fid_domain* domain = nullptr;
     fid_av* av = nullptr;
@@ -263,8 +264,7 @@ TEST_F(SharedAvTest, ATableLeftByKilledProcessesStartsAfresh) {
     attr.name = name.c_str();
     attr.count = 2;
     sockaddr_in peers[2] = {Ipv4("127.0.0.1", 1), Ipv4("127.0.0.2", 2)};
-    bool ok = fi_getinfo(FI_VERSION(1, 18), nullptr, nullptr, 0, hints,
-                         &info) == 0 &&
+    bool ok = info != nullptr &&
               fi_fabric(info->fabric_attr, &fabric, nullptr) == 0 &&
               fi_domain(fabric, info, &domain, nullptr) == 0 &&
               fi_av_open(domain, &attr, &av, nullptr) == 0 &&
