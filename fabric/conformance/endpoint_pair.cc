@@ -152,6 +152,7 @@ absl::Status EndpointPair::Open(const ProviderCase& c,
       *eq = std::move(*opened);
     }
   }
+  counters_ = options.counters;
   if (absl::Status status = OpenSharedContexts(options); !status.ok()) {
     return status;
   }
@@ -230,9 +231,27 @@ absl::Status EndpointPair::OpenSide(Side* side, size_t cq_size) {
     rc = fi_ep_bind(side->ep, &stx_->fid, 0);
     if (rc != 0) return CallFailed("fi_ep_bind(stx)", rc);
   }
+  if (counters_) {
+    if (absl::Status status = BindCounters(side); !status.ok()) return status;
+  }
   if (case_->type != FI_EP_MSG) {
     rc = fi_enable(side->ep);
     if (rc != 0) return CallFailed("fi_enable", rc);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status EndpointPair::BindCounters(Side* side) {
+  constexpr uint64_t kFlags[] = {FI_SEND, FI_RECV, FI_READ, FI_WRITE,
+                                 FI_REMOTE_READ, FI_REMOTE_WRITE};
+  for (uint64_t flag : kFlags) {
+    fi_cntr_attr attr = {};
+    attr.events = FI_CNTR_EVENTS_COMP;
+    absl::StatusOr<Cntr> cntr = OpenCntr(domain_, &attr);
+    if (!cntr.ok()) return cntr.status();
+    int rc = fi_ep_bind(side->ep, &(*cntr)->fid, flag);
+    if (rc != 0) return CallFailed("fi_ep_bind(cntr)", rc);
+    side->counters.push_back(std::move(*cntr));
   }
   return absl::OkStatus();
 }
@@ -315,6 +334,8 @@ absl::Status EndpointPair::Close() {
   for (Side* side : {&a_, &b_}) {
     status.Update(side->mr.Close());
     status.Update(side->cq.Close());
+    for (Cntr& cntr : side->counters) status.Update(cntr.Close());
+    side->counters.clear();
   }
   status.Update(av_.Close());
   status.Update(eq_a_.Close());

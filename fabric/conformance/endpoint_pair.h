@@ -39,6 +39,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "fabric/api/cxx/av.h"
+#include "fabric/api/cxx/cntr.h"
 #include "fabric/api/cxx/cq.h"
 #include "fabric/api/cxx/domain.h"
 #include "fabric/api/cxx/eq.h"
@@ -79,6 +80,8 @@ struct PairOptions {
   // domain (rx_ctx_cnt / tx_ctx_cnt FI_SHARED_CONTEXT), before fi_enable.
   bool shared_rx = false;
   bool shared_tx = false;
+  // Each side's counters (Side::counters), bound before fi_enable.
+  bool counters = false;
   size_t shared_tx_size = 0;  // the STX's attr.size (0: the default)
 };
 
@@ -96,6 +99,10 @@ struct Side {
   fi_addr_t self = FI_ADDR_UNSPEC;  // this side in the shared AV
   std::vector<char> region;
   Mr mr;
+  // With PairOptions::counters: one counter per fi_ep_bind flag, by
+  // CntrKind order (FI_SEND, FI_RECV, FI_READ, FI_WRITE, FI_REMOTE_READ,
+  // FI_REMOTE_WRITE).
+  std::vector<Cntr> counters;
 
   // fi_cq_readfrom of one completion, or the error entry (its err as the
   // status's fi_errno, the entry in *error when given), waiting up to
@@ -135,6 +142,7 @@ class EndpointPair {
 
  private:
   absl::Status OpenSide(Side* side, size_t cq_size);
+  absl::Status BindCounters(Side* side);
   absl::Status OpenSharedContexts(const PairOptions& options);
   absl::Status Connect();
 
@@ -149,6 +157,7 @@ class EndpointPair {
   fid_pep* pep_ = nullptr;
   fid_ep* srx_ = nullptr;
   fid_stx* stx_ = nullptr;
+  bool counters_ = false;
   Side a_;
   Side b_;
 };

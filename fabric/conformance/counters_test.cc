@@ -1,0 +1,84 @@
+// Counters (fi_cntr(3)) on every provider and endpoint type: bound for
+// each fi_ep_bind event, they count what the CQs report: sends and
+// receives, writes and reads on the initiator, remote writes and reads on
+// the target, and errors in their error count.
+#include <rdma/fi_domain.h>
+#include <rdma/fi_errno.h>
+#include <rdma/fi_rma.h>
+
+#include <vector>
+
+#include "fabric/conformance/endpoint_pair.h"
+
+namespace ofi::conformance {
+namespace {
+
+enum Event { kSend, kRecv, kRead, kWrite, kRemoteRead, kRemoteWrite };
+
+class CountersTest : public PairTest {
+ protected:
+  // Waits for `count` completions (or error entries) on `side`.
+  void Drain(Side& side, size_t count) {
+    for (size_t i = 0; i < count; ++i) {
+      fi_cq_err_entry error = {};
+      absl::StatusOr<Completion> c = side.Wait(std::chrono::seconds(10), &error);
+      ASSERT_TRUE(c.ok() || error.err != 0) << c.status();
+    }
+  }
+};
+
+TEST_P(CountersTest, CountEveryEventTheyAreBoundFor) {
+  PairOptions options;
+  options.caps = FI_MSG | FI_RMA;
+  options.counters = true;
+  options.region_size = 4096;
+  OPEN_PAIR_OR_SKIP(options);
+  if (!pair_.Reliable()) GTEST_SKIP() << "datagrams may be lost";
+  char in[3][8];
+  for (auto& buf : in) {
+    ASSERT_EQ(fi_recv(b().ep, buf, sizeof(buf), nullptr, FI_ADDR_UNSPEC,
+                      buf),
+              0);
+  }
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_EQ(fi_send(a().ep, "counted", 8, nullptr, a().peer, nullptr), 0);
+  }
+  ASSERT_NO_FATAL_FAILURE(Drain(a(), 3));
+  ASSERT_NO_FATAL_FAILURE(Drain(b(), 3));
+  uint64_t key = b().mr.Key();
+  uint64_t word = 7;
+  for (int i = 0; i < 2; ++i) {
+    ASSERT_EQ(fi_write(a().ep, &word, 8, nullptr, a().peer,
+                       pair_.RegionAddress(0), key, nullptr),
+              0);
+  }
+  ASSERT_EQ(fi_read(a().ep, &word, 8, nullptr, a().peer,
+                    pair_.RegionAddress(8), key, nullptr),
+            0);
+  ASSERT_NO_FATAL_FAILURE(Drain(a(), 3));
+  // The target's remote counters move with the data, without a CQ entry:
+  // wait for them.
+  EXPECT_TRUE(b().counters[kRemoteWrite].Wait(2, 10000).ok() ||
+              b().counters[kRemoteWrite].Value() == 2);
+  EXPECT_EQ(a().counters[kSend].Value(), 3u);
+  EXPECT_EQ(b().counters[kRecv].Value(), 3u);
+  EXPECT_EQ(a().counters[kWrite].Value(), 2u);
+  EXPECT_EQ(a().counters[kRead].Value(), 1u);
+  EXPECT_EQ(b().counters[kRemoteWrite].Value(), 2u);
+  EXPECT_EQ(b().counters[kRemoteRead].Value(), 1u);
+  EXPECT_EQ(a().counters[kRecv].Value(), 0u);
+  EXPECT_EQ(b().counters[kSend].Value(), 0u);
+  // A write the target refuses counts as a write error, not a write.
+  ASSERT_EQ(fi_write(a().ep, &word, 8, nullptr, a().peer,
+                     pair_.RegionAddress(0), key + 1, nullptr),
+            0);
+  ASSERT_NO_FATAL_FAILURE(Drain(a(), 1));
+  EXPECT_EQ(a().counters[kWrite].Errors(), 1u);
+  EXPECT_EQ(a().counters[kWrite].Value(), 2u);
+  EXPECT_EQ(b().counters[kRemoteWrite].Value(), 2u);
+}
+
+INSTANTIATE_CONFORMANCE_SUITE(CountersTest);
+
+}  // namespace
+}  // namespace ofi::conformance
