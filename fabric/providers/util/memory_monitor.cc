@@ -215,6 +215,16 @@ void NotifyFromApplication(fid_mem_monitor*, const void* addr, size_t len) {
 fi_ops_mem_notify kNotifyOps = {sizeof(fi_ops_mem_notify),
                                 NotifyFromApplication};
 
+// fi_close of an imported monitor's fid (which import set): it is no
+// longer used; the built-in monitor takes over. The memory stays the
+// application's (Open MPI frees it after this close).
+int CloseImportedMonitor(fid* object) {
+  return MonitorHub::Get().Unimport(
+      reinterpret_cast<fid_mem_monitor*>(object));
+}
+
+fi_ops kImportedMonitorFidOps = MakeFidOps({.close = CloseImportedMonitor});
+
 // The fid fi_open("mr_cache") returns.
 struct MrCacheFid {
   fid fid_;
@@ -326,6 +336,7 @@ int MonitorHub::Import(fid_mem_monitor* monitor) {
   }
   old = std::move(monitor_);
   monitor->import_ops = &kNotifyOps;
+  monitor->fid.ops = &kImportedMonitorFidOps;
   int rc = monitor->export_ops->start(monitor);
   if (rc != 0) {
     FI_WARN(Log(), FI_LOG_MR, "the imported memory monitor did not start: "
@@ -333,8 +344,23 @@ int MonitorHub::Import(fid_mem_monitor* monitor) {
     return rc < 0 ? rc : -FI_EINVAL;
   }
   monitor_ = std::make_unique<ImportedMonitor>(monitor);
+  imported_ = monitor;
   FI_INFO(Log(), FI_LOG_MR, "registration caches use the imported memory "
           "monitor\n");
+  return 0;
+}
+
+int MonitorHub::Unimport(fid_mem_monitor* monitor) {
+  std::unique_ptr<MemoryMonitor> old;  // ends outside the lock
+  std::lock_guard<std::recursive_mutex> lock(mutex_);
+  if (imported_ != monitor) return 0;  // replaced already
+  for (MemoryWatcher* watcher : watchers_) {
+    watcher->Invalidate(0, UINTPTR_MAX);
+  }
+  old = std::move(monitor_);
+  imported_ = nullptr;
+  chosen_ = false;  // the next use picks the built-in monitor
+  monitor->import_ops = nullptr;
   return 0;
 }
 

@@ -9,7 +9,8 @@
 //   does. Its export_ops start, subscribe, unsubscribe and valid are
 //   called; it calls import_ops->notify(monitor, addr, len), which we set,
 //   when [addr, addr+len) is unmapped or freed. The last one imported
-//   replaces the previous; its stop is called when it is replaced.
+//   replaces the previous; its stop is called when it is replaced or
+//   when the application closes its fid (fi_close(&monitor->fid)).
 // - Built in (FI_MR_CACHE_MONITOR "userfaultfd", the default): a
 //   userfaultfd(2) whose subscribed ranges report munmap, madvise
 //   (DONTNEED/REMOVE) and mremap of them. The kernel holds the unmapping
@@ -86,8 +87,12 @@ class MonitorHub {
 
   // Makes `monitor` (an application's, through fi_import_fid) the current
   // one; every watcher's cache is emptied first, since the previous
-  // monitor's subscriptions end.
+  // monitor's subscriptions end. Import sets monitor->fid.ops: fi_close of
+  // the monitor's fid (as Open MPI does at MPI_Finalize) calls Unimport,
+  // which empties the caches again, stops it, and lets the built-in
+  // monitor take over at the next use.
   int Import(fid_mem_monitor* monitor);
+  int Unimport(fid_mem_monitor* monitor);
 
   // The current monitor's name ("userfaultfd", "imported", "none").
   const char* MonitorName();
@@ -99,6 +104,7 @@ class MonitorHub {
   std::recursive_mutex mutex_;
   bool chosen_ = false;
   std::unique_ptr<MemoryMonitor> monitor_;
+  fid_mem_monitor* imported_ = nullptr;  // when monitor_ is imported
   std::vector<MemoryWatcher*> watchers_;
 };
 

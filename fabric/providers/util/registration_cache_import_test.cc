@@ -94,6 +94,17 @@ TEST(RegistrationCacheImportTest, AnImportedMonitorSubscribesAndInvalidates) {
   ASSERT_TRUE(again.ok());
   EXPECT_EQ(cache.stats().registrations, 2u);
   cache.Release(*again);
+
+  // Closing the monitor's fid, as Open MPI does at MPI_Finalize (before it
+  // frees the monitor): no longer used, stopped, its subscriptions gone;
+  // the built-in monitor takes over.
+  EXPECT_EQ(live, 1);
+  ASSERT_NE(app.monitor.fid.ops, nullptr);
+  EXPECT_EQ(fi_close(&app.monitor.fid), 0);
+  EXPECT_TRUE(app.stopped);
+  EXPECT_EQ(live, 0);
+  EXPECT_EQ(app.unsubscribed.size(), 2u);
+  EXPECT_STREQ(MonitorHub::Get().MonitorName(), "userfaultfd");
 }
 
 }  // namespace
