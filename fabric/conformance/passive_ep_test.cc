@@ -66,9 +66,13 @@ class PassiveEpTest : public ::testing::TestWithParam<ProviderCase> {
 
   void TearDown() override {
     for (fid_ep* ep : {client_, server_}) {
-      if (ep != nullptr) EXPECT_EQ(fi_close(&ep->fid), 0);
+      if (ep != nullptr) {
+        EXPECT_EQ(fi_close(&ep->fid), 0);
+      }
     }
-    if (pep_ != nullptr) EXPECT_EQ(fi_close(&pep_->fid), 0);
+    if (pep_ != nullptr) {
+      EXPECT_EQ(fi_close(&pep_->fid), 0);
+    }
   }
 
   // A passive endpoint of info_ with src_addr removed.

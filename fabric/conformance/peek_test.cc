@@ -85,7 +85,9 @@ class PeekTest : public PairTest {
     EXPECT_EQ(got.entry.tag, kTagBase + n);
     EXPECT_TRUE(got.entry.flags & FI_REMOTE_CQ_DATA);
     EXPECT_EQ(got.entry.data, kDataBase + n);
-    if (rdm_) EXPECT_EQ(got.source, b().peer) << "fi_cq_readfrom's source";
+    if (rdm_) {
+      EXPECT_EQ(got.source, b().peer) << "fi_cq_readfrom's source";
+    }
   }
 
   // Waits for a's send completions.
