@@ -100,13 +100,12 @@ class UserfaultfdMonitor : public MemoryMonitor {
     return absl::OkStatus();
   }
 
-  void Unsubscribe(uintptr_t addr, size_t len) override {
-    uffdio_range range = {};
-    range.start = PageDown(addr);
-    range.len = PageUp(addr + len) - range.start;
-    // Fails harmlessly for ranges already unmapped.
-    (void)ioctl(fd_, UFFDIO_UNREGISTER, &range);
-  }
+  // Nothing: userfaultfd registrations are per page, not per subscriber,
+  // so unregistering one range would stop watching every other cached
+  // registration on those pages (another cache's, or a neighbour sharing
+  // a page). A range stays watched until it is unmapped; events for
+  // ranges no cache holds find nothing to invalidate.
+  void Unsubscribe(uintptr_t, size_t) override {}
 
   bool Valid(uintptr_t, size_t) override { return true; }
 
@@ -329,20 +328,22 @@ int MonitorHub::Import(fid_mem_monitor* monitor) {
   // The old monitor ends outside the lock: its thread may be waiting for it.
   std::unique_ptr<MemoryMonitor> old;
   std::lock_guard<std::recursive_mutex> lock(mutex_);
+  monitor->import_ops = &kNotifyOps;
+  int rc = monitor->export_ops->start(monitor);
+  if (rc != 0) {
+    // The monitor in place stays.
+    monitor->import_ops = nullptr;
+    FI_WARN(Log(), FI_LOG_MR, "the imported memory monitor did not start: "
+            "%d\n", rc);
+    return rc < 0 ? rc : -FI_EINVAL;
+  }
+  monitor->fid.ops = &kImportedMonitorFidOps;
   chosen_ = true;
   // Every cached registration was subscribed with the old monitor.
   for (MemoryWatcher* watcher : watchers_) {
     watcher->Invalidate(0, UINTPTR_MAX);
   }
   old = std::move(monitor_);
-  monitor->import_ops = &kNotifyOps;
-  monitor->fid.ops = &kImportedMonitorFidOps;
-  int rc = monitor->export_ops->start(monitor);
-  if (rc != 0) {
-    FI_WARN(Log(), FI_LOG_MR, "the imported memory monitor did not start: "
-            "%d\n", rc);
-    return rc < 0 ? rc : -FI_EINVAL;
-  }
   monitor_ = std::make_unique<ImportedMonitor>(monitor);
   imported_ = monitor;
   FI_INFO(Log(), FI_LOG_MR, "registration caches use the imported memory "

@@ -47,8 +47,13 @@ absl::StatusOr<RegistrationCache::Entry*> RegistrationCache::Acquire(
   uintptr_t addr = reinterpret_cast<uintptr_t>(addr_ptr);
   cacheable = cacheable && enabled_;
   if (cacheable) {
-    // Every unmap that returned before this call reaches Invalidate first.
+    // Every unmap that returned before this call reaches Invalidate first;
+    // a monitor that says the range changed (an imported one's valid())
+    // invalidates what covers it.
     MonitorHub::Get().Sync();
+    if (!MonitorHub::Get().Valid(addr, len)) {
+      MonitorHub::Get().Notify(addr, len, /*locked=*/false);
+    }
     std::lock_guard<std::mutex> lock(mutex_);
     for (auto& owned : entries_) {
       Entry* entry = owned.get();

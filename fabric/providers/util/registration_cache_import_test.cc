@@ -60,6 +60,16 @@ TEST(RegistrationCacheImportTest, AnImportedMonitorSubscribesAndInvalidates) {
   EXPECT_EQ(fi_import_fid(cache_fid, &empty.fid, 0), -FI_EINVAL);
   EXPECT_EQ(fi_import_fid(cache_fid, cache_fid, 0), -FI_EINVAL);
   EXPECT_EQ(fi_import_fid(cache_fid, &app.monitor.fid, 1), -FI_EINVAL);
+  // One that does not start is not used: the monitor in place stays.
+  EXPECT_STREQ(MonitorHub::Get().MonitorName(), "userfaultfd");
+  static AppMonitor refusing;
+  refusing.monitor = app.monitor;
+  refusing.ops = app.ops;
+  refusing.ops.start = [](fid_mem_monitor*) { return -FI_EBUSY; };
+  refusing.monitor.export_ops = &refusing.ops;
+  refusing.monitor.fid.context = &refusing;
+  EXPECT_EQ(fi_import_fid(cache_fid, &refusing.monitor.fid, 0), -FI_EBUSY);
+  EXPECT_STREQ(MonitorHub::Get().MonitorName(), "userfaultfd");
   ASSERT_EQ(fi_import_fid(cache_fid, &app.monitor.fid, 0), 0);
   EXPECT_EQ(fi_close(cache_fid), 0);
   EXPECT_TRUE(app.started);

@@ -158,6 +158,37 @@ TEST_F(RegistrationCacheTest, UnusedRegistrationsAreBoundedByCountAndSize) {
   ASSERT_EQ(munmap(buf, 8 * page_), 0);
 }
 
+// Two caches (two domains) hold the same memory: one dropping its
+// registration must not stop the monitor watching the other's.
+TEST_F(RegistrationCacheTest, OneCacheLettingGoLeavesTheOtherWatched) {
+  RegistrationCache evicting = MakeCache(/*max_count=*/1);
+  RegistrationCache keeping = MakeCache();
+  ASSERT_TRUE(evicting.enabled());
+  char* shared = Map(1, 'H');
+  char* other = Map(1, 'I');
+  for (RegistrationCache* cache : {&evicting, &keeping}) {
+    absl::StatusOr<RegistrationCache::Entry*> entry =
+        cache->Acquire(shared, page_, 0);
+    ASSERT_TRUE(entry.ok());
+    cache->Release(*entry);
+  }
+  // `evicting` keeps one: `other` pushes `shared` out of it.
+  absl::StatusOr<RegistrationCache::Entry*> push =
+      evicting.Acquire(other, page_, 0);
+  ASSERT_TRUE(push.ok());
+  evicting.Release(*push);
+  EXPECT_EQ(evicting.stats().deregistrations, 1u);
+  // New pages where `shared` was: `keeping` must see it.
+  ASSERT_EQ(Map(1, 'J', shared), shared);
+  absl::StatusOr<RegistrationCache::Entry*> fresh =
+      keeping.Acquire(shared, page_, 0);
+  ASSERT_TRUE(fresh.ok());
+  EXPECT_EQ(Seen(*fresh), std::string(page_, 'J')) << "a stale registration";
+  keeping.Release(*fresh);
+  ASSERT_EQ(munmap(shared, page_), 0);
+  ASSERT_EQ(munmap(other, page_), 0);
+}
+
 // What must not outlive its region (remote access: closing it revokes the
 // key) is registered anew each time and released at once.
 TEST_F(RegistrationCacheTest, UncacheableRegistrationsAreNeverKept) {
