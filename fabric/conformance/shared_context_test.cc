@@ -132,6 +132,9 @@ TEST_P(SharedContextTest, OneTransmitContextBoundsBothEndpoints) {
   OPEN_PAIR_OR_SKIP(options);
   if (!pair_.Reliable()) GTEST_SKIP() << "datagrams may be lost";
   EXPECT_EQ(fi_close(&pair_.stx()->fid), -FI_EBUSY);
+  // Bad binds: unknown flags, a second context.
+  EXPECT_EQ(fi_ep_bind(a().ep, &pair_.stx()->fid, 1), -FI_EBADFLAGS);
+  EXPECT_EQ(fi_ep_bind(a().ep, &pair_.stx()->fid, 0), -FI_EINVAL);
   // Large enough to stay in flight until the peer takes them.
   std::vector<char> payload(256 * 1024, 'x');
   std::vector<char> inbox[2] = {std::vector<char>(payload.size()),

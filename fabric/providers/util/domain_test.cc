@@ -153,6 +153,12 @@ TEST_F(DomainTest, EndpointsAndSharedContextsHoldTheDomain) {
   fid_stx* stx = nullptr;
   ASSERT_EQ(fi_stx_context(domain, info_->tx_attr, &stx, nullptr), 0);
   EXPECT_EQ(stx->fid.fclass, FI_CLASS_STX_CTX);
+  fi_tx_attr too_large = *info_->tx_attr;
+  ++too_large.size;
+  fid_stx* refused = nullptr;
+  EXPECT_EQ(fi_stx_context(domain, &too_large, &refused, nullptr),
+            -FI_EINVAL);
+  EXPECT_EQ(refused, nullptr);
   EXPECT_EQ(fi_close(&domain->fid), -FI_EBUSY);
   EXPECT_EQ(fi_close(&srx->fid), 0);
   EXPECT_EQ(fi_close(&stx->fid), 0);

@@ -308,14 +308,16 @@ void MonitorHub::Unsubscribe(uintptr_t addr, size_t len) {
   if (monitor_ != nullptr) monitor_->Unsubscribe(addr, len);
 }
 
-bool MonitorHub::Valid(uintptr_t addr, size_t len) {
-  std::lock_guard<std::recursive_mutex> lock(mutex_);
-  return monitor_ != nullptr && monitor_->Valid(addr, len);
-}
-
 void MonitorHub::Sync() {
   std::lock_guard<std::recursive_mutex> lock(mutex_);
   if (monitor_ != nullptr) monitor_->Drain();
+}
+
+void MonitorHub::SyncRange(uintptr_t addr, size_t len) {
+  std::lock_guard<std::recursive_mutex> lock(mutex_);
+  if (monitor_ == nullptr) return;
+  monitor_->Drain();
+  if (!monitor_->Valid(addr, len)) Notify(addr, len, /*locked=*/true);
 }
 
 void MonitorHub::Notify(uintptr_t addr, size_t len, bool locked) {

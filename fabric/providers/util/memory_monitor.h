@@ -72,14 +72,17 @@ class MonitorHub {
   bool AddWatcher(MemoryWatcher* watcher);
   void RemoveWatcher(MemoryWatcher* watcher);
 
-  // Subscribe/Unsubscribe/Valid of the current monitor, under the hub's
-  // lock; Subscribe fails when there is none.
+  // Subscribe/Unsubscribe of the current monitor, under the hub's lock;
+  // Subscribe fails when there is none.
   absl::Status Subscribe(uintptr_t addr, size_t len);
   void Unsubscribe(uintptr_t addr, size_t len);
-  bool Valid(uintptr_t addr, size_t len);
   // Handles every queued event, so that invalidations of memory unmapped
   // before this call have reached the watchers.
   void Sync();
+  // Sync, then, in the same hold of the lock, invalidates [addr, addr +
+  // len) in every watcher when the monitor says it no longer maps what it
+  // did (an imported monitor's valid()): what a cache does before a lookup.
+  void SyncRange(uintptr_t addr, size_t len);
 
   // Invalidates [addr, addr + len) in every watcher: what monitors call.
   // `locked`: the caller holds the hub's lock already.

@@ -50,10 +50,7 @@ absl::StatusOr<RegistrationCache::Entry*> RegistrationCache::Acquire(
     // Every unmap that returned before this call reaches Invalidate first;
     // a monitor that says the range changed (an imported one's valid())
     // invalidates what covers it.
-    MonitorHub::Get().Sync();
-    if (!MonitorHub::Get().Valid(addr, len)) {
-      MonitorHub::Get().Notify(addr, len, /*locked=*/false);
-    }
+    MonitorHub::Get().SyncRange(addr, len);
     std::lock_guard<std::mutex> lock(mutex_);
     for (auto& owned : entries_) {
       Entry* entry = owned.get();
