@@ -164,6 +164,10 @@ absl::Status EndpointPair::Open(const ProviderCase& c,
     if (!mr.ok()) return mr.status();
     b_.mr = std::move(*mr);
   }
+  if (absl::Status status = OpenIdleEndpoints(options.idle_endpoints);
+      !status.ok()) {
+    return status;
+  }
   if (c.type == FI_EP_MSG) {
     absl::Status connected = Connect();
     // fi_cq_open after fi_getinfo as for the other types, inside Connect.
@@ -201,6 +205,40 @@ absl::Status EndpointPair::OpenSharedContexts(const PairOptions& options) {
     attr.size = options.shared_tx_size;
     int rc = fi_stx_context(domain_.get(), &attr, &stx_, nullptr);
     if (rc != 0) return CallFailed("fi_stx_context", rc);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status EndpointPair::OpenIdleEndpoints(size_t count) {
+  if (count == 0) return absl::OkStatus();
+  if (case_->type == FI_EP_MSG) {
+    for (size_t i = 0; i < count; ++i) {
+      fid_pep* pep = nullptr;
+      int rc = fi_passive_ep(fabric_.get(), info_.get(), &pep, nullptr);
+      if (rc != 0) return CallFailed("fi_passive_ep(idle)", rc);
+      idle_.push_back(&pep->fid);
+      rc = fi_pep_bind(pep, &eq_a_->fid, 0);
+      if (rc == 0) rc = fi_listen(pep);
+      if (rc != 0) return CallFailed("fi_listen(idle)", rc);
+    }
+    return absl::OkStatus();
+  }
+  fi_cq_attr cq_attr = {};
+  cq_attr.format = FI_CQ_FORMAT_TAGGED;
+  absl::StatusOr<Cq> cq = OpenCq(domain_, cq_attr);
+  if (!cq.ok()) return cq.status();
+  idle_cq_ = std::move(*cq);
+  for (size_t i = 0; i < count; ++i) {
+    fid_ep* ep = nullptr;
+    int rc = case_->rxm ? fabric::rxm::OpenRxmEp(domain_.get(), info_.get(),
+                                                 *msg_info_, &ep, nullptr)
+                        : fi_endpoint(domain_.get(), info_.get(), &ep, nullptr);
+    if (rc != 0) return CallFailed("fi_endpoint(idle)", rc);
+    idle_.push_back(&ep->fid);
+    rc = fi_ep_bind(ep, &av_->fid, 0);
+    if (rc == 0) rc = fi_ep_bind(ep, &idle_cq_->fid, FI_TRANSMIT | FI_RECV);
+    if (rc == 0) rc = fi_enable(ep);
+    if (rc != 0) return CallFailed("fi_enable(idle)", rc);
   }
   return absl::OkStatus();
 }
@@ -318,6 +356,12 @@ absl::Status EndpointPair::Close() {
       side->ep = nullptr;
     }
   }
+  for (fid* idle : idle_) {
+    int rc = fi_close(idle);
+    if (rc != 0) status.Update(CallFailed("fi_close(idle endpoint)", rc));
+  }
+  idle_.clear();
+  status.Update(idle_cq_.Close());
   if (pep_ != nullptr) {
     int rc = fi_close(&pep_->fid);
     if (rc != 0) status.Update(CallFailed("fi_close(pep)", rc));

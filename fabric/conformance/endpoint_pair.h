@@ -83,6 +83,11 @@ struct PairOptions {
   // Each side's counters (Side::counters), bound before fi_enable.
   bool counters = false;
   size_t shared_tx_size = 0;  // the STX's attr.size (0: the default)
+  // This many more endpoints of the case's type opened and enabled in the
+  // domain and left idle (passive endpoints listening, for MSG): with more
+  // than a handful, the engine's passes find ready sources through epoll
+  // (progress.h) instead of polling each one.
+  size_t idle_endpoints = 0;
 };
 
 // A completion as fi_cq_readfrom reported it.
@@ -145,6 +150,7 @@ class EndpointPair {
   absl::Status BindCounters(Side* side);
   absl::Status OpenSharedContexts(const PairOptions& options);
   absl::Status Connect();
+  absl::Status OpenIdleEndpoints(size_t count);
 
   const ProviderCase* case_ = nullptr;
   Info info_;
@@ -157,6 +163,8 @@ class EndpointPair {
   fid_pep* pep_ = nullptr;
   fid_ep* srx_ = nullptr;
   fid_stx* stx_ = nullptr;
+  Cq idle_cq_;
+  std::vector<fid*> idle_;  // PairOptions::idle_endpoints
   bool counters_ = false;
   Side a_;
   Side b_;

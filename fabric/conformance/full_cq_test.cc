@@ -28,7 +28,8 @@ class FullCqTest : public PairTest {
   // a sends kOps messages and kOps writes with remote CQ data, alternating,
   // to b, whose CQ holds `cq_size` entries and which reads it only once a
   // has posted all it could.
-  void SendsAndWritesToAFullCq(size_t cq_size, fi_resource_mgmt rm);
+  void SendsAndWritesToAFullCq(size_t cq_size, fi_resource_mgmt rm,
+                               size_t idle_endpoints = 0);
   // a, whose CQ holds `cq_size` entries, sends `count` messages.
   void SendsFromASmallCq(size_t cq_size, fi_resource_mgmt rm);
 };
@@ -36,9 +37,10 @@ class FullCqTest : public PairTest {
 // The byte `i` of message `n`.
 char Pattern(size_t n, size_t i) { return static_cast<char>(n * 7 + i); }
 
-void FullCqTest::SendsAndWritesToAFullCq(size_t cq_size,
-                                         fi_resource_mgmt rm) {
+void FullCqTest::SendsAndWritesToAFullCq(size_t cq_size, fi_resource_mgmt rm,
+                                         size_t idle_endpoints) {
   PairOptions options;
+  options.idle_endpoints = idle_endpoints;
   options.caps = FI_MSG | FI_RMA | FI_MULTI_RECV;
   options.resource_mgmt = rm;
   options.cq_size_b = cq_size;
@@ -207,6 +209,11 @@ TEST_P(FullCqTest, TargetCqOfOneWithoutResourceManagement) {
 }
 TEST_P(FullCqTest, TargetCqOfFourWithoutResourceManagement) {
   SendsAndWritesToAFullCq(4, FI_RM_DISABLED);
+}
+// With more sources than a pass polls one by one, a held message is let go
+// although its socket or ring has nothing new to read once the CQ drains.
+TEST_P(FullCqTest, TargetCqOfOneAmongManyEndpoints) {
+  SendsAndWritesToAFullCq(1, FI_RM_ENABLED, 12);
 }
 TEST_P(FullCqTest, InitiatorCqOfOneWithResourceManagement) {
   SendsFromASmallCq(1, FI_RM_ENABLED);

@@ -41,6 +41,7 @@
 #include "fabric/providers/util/app_buffer.h"
 #include "fabric/providers/util/endpoint.h"
 #include "fabric/providers/util/peer_srx.h"
+#include "fabric/providers/util/progress.h"
 #include "fabric/providers/util/ring_queue.h"
 
 namespace fabric {
@@ -199,6 +200,10 @@ struct TcpEp {
   size_t stalled_links = 0;
   // A link stalled because the receive CQ was full (WaitForRxCqRoom).
   bool awaiting_cq_room = false;
+  // The progress source whose passes advance its links: asked back by the
+  // engine (RunAgain) while a message waits for CQ room, which no input
+  // announces. Null for endpoints whose sources run on every pass.
+  ProgressSource* data_source = nullptr;
   uint64_t next_id = 1;
   // Finished transmit entries and receives, for the next ones.
   SparePool<TxEntry> spare_tx;
@@ -333,6 +338,9 @@ void MoveQueuedTx(TcpLink* from, TcpLink* to);
 // wait for room: true (and the endpoint remembers it) while the CQ is full.
 inline bool WaitForRxCqRoom(TcpEp* ep) {
   if (ep->util.rx_cq == nullptr || !CqFull(ep->util.rx_cq)) return false;
+  if (!ep->awaiting_cq_room && ep->data_source != nullptr) {
+    ep->util.domain->progress->RunAgain(ep->data_source);
+  }
   ep->awaiting_cq_room = true;
   return true;
 }

@@ -57,6 +57,7 @@ void StartConnection(TcpMsgEp* ep) {
       &ep->base, std::make_unique<SocketStream>(ep->fd), FI_ADDR_NOTAVAIL);
   if (ep->setup_registered) ep->setup_engine()->Disarm(&ep->setup);
   ep->events_registered = true;
+  ep->base.data_source = &ep->events;
   ep->engine()->Add(&ep->events);
   ep->state = MsgEpState::kConnected;
 }

@@ -331,6 +331,7 @@ int Enable(TcpRdmEp* ep) {
   ep->listen_address = *name;
   ep->base.util.enabled.store(true);
   ep->registered = true;
+  ep->base.data_source = &ep->events;
   ep->engine()->Add(&ep->events);
   return 0;
 }

@@ -93,6 +93,8 @@ void ProgressEngine::Remove(ProgressSource* source) {
                                    return entry.source == source;
                                  }),
                   polled_.end());
+    again_.erase(std::remove(again_.begin(), again_.end(), source),
+                 again_.end());
     registry_version_.fetch_add(1);
   }
   source_count_.fetch_sub(1);
@@ -157,6 +159,15 @@ void ProgressEngine::WantWrite(ProgressSource* source, bool want) {
                 static_cast<short>(POLLIN | (want ? POLLOUT : 0)));
 }
 
+void ProgressEngine::RunAgain(ProgressSource* source) {
+  if (source->always_run()) return;
+  std::lock_guard<std::mutex> lock(registry_mutex_);
+  if (std::find(again_.begin(), again_.end(), source) == again_.end()) {
+    again_.push_back(source);
+  }
+  again_requested_.store(true, std::memory_order_release);
+}
+
 void ProgressEngine::Disarm(ProgressSource* source) {
   SetEpollEvents(source, 0);
   SetPollEvents(source, -1, 0);  // poll(2) reports hangups unasked
@@ -193,6 +204,30 @@ void ProgressEngine::RunPolled() {
   }
 }
 
+void ProgressEngine::RunAgainRequested(bool auto_only) {
+  {
+    std::lock_guard<std::mutex> lock(registry_mutex_);
+    again_snapshot_.clear();
+    for (ProgressSource* source : again_) {
+      if (!auto_only || source->auto_progress()) {
+        again_snapshot_.push_back(source);
+      }
+    }
+    if (auto_only) {
+      again_.erase(std::remove_if(again_.begin(), again_.end(),
+                                  [](ProgressSource* source) {
+                                    return source->auto_progress();
+                                  }),
+                   again_.end());
+    } else {
+      again_.clear();
+    }
+    again_requested_.store(!again_.empty(), std::memory_order_relaxed);
+  }
+  // Each asks again (RunAgain) while it still waits.
+  for (ProgressSource* source : again_snapshot_) source->Progress();
+}
+
 void ProgressEngine::Run() {
   if (source_count_.load(std::memory_order_relaxed) == 0) return;
   if (auto_started_.load(std::memory_order_relaxed)) {
@@ -215,6 +250,9 @@ void ProgressEngine::Run() {
   if (arm_pending_.load(std::memory_order_relaxed) &&
       arm_pending_.exchange(false)) {
     for (ProgressSource* source : direct_snapshot_) source->ArmFds();
+  }
+  if (again_requested_.load(std::memory_order_acquire)) {
+    RunAgainRequested(/*auto_only=*/false);
   }
   // Many sources: one epoll_wait finds the ready ones, whatever their kind.
   if (direct_snapshot_.size() + poll_snapshot_.size() > kPollLimit) {
@@ -314,7 +352,14 @@ void ProgressEngine::AutoLoop() {
     // never comes back from epoll_wait.
     pollfd ready = {auto_epoll_fd_, POLLIN, 0};
     bool input_waiting = !PrepareToSleep(/*auto_only=*/true);
-    if (!input_waiting && poll(&ready, 1, kAutoWaitMillis) <= 0) continue;
+    if (!input_waiting && poll(&ready, 1, kAutoWaitMillis) <= 0) {
+      if (again_requested_.load(std::memory_order_acquire)) {
+        std::lock_guard<FutexMutex> lock(run_mutex_);
+        AutoHoldsRun holding(this);
+        RunAgainRequested(/*auto_only=*/true);
+      }
+      continue;
+    }
     std::lock_guard<FutexMutex> lock(run_mutex_);
     AutoHoldsRun holding(this);
     RunReady(auto_epoll_fd_);

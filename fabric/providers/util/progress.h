@@ -30,6 +30,13 @@
 // application that polls without waiting. The auto-progress thread's set
 // holds them only while that thread waits on it.
 //
+// A source that holds work back for something other than input (a message
+// waiting for room in a CQ the application reads) asks for the next pass
+// with RunAgain: that pass advances it whatever its fd says, and it asks
+// again while it still waits. The auto thread advances such sources when
+// its wait times out (every kAutoWaitMillis), so held work resumes without
+// an application call, without the thread spinning meanwhile.
+//
 // Sources are advanced one thread at a time; Run() returns at once when
 // another application thread is already running them, and waits for the
 // auto thread (which may have lost its CPU in the middle of a pass). Lock order: the engine's run
@@ -101,6 +108,9 @@ class ProgressEngine {
   void Remove(ProgressSource* source);
   // Also wake for writability of `source`'s fd (a send backlog waits).
   void WantWrite(ProgressSource* source, bool want);
+  // Has the next pass advance `source` whatever its fd says (see above).
+  // Safe from inside Progress(); nothing for sources that always run.
+  void RunAgain(ProgressSource* source);
   // Stop waking for `source`'s fd at all (its socket is shut down); it
   // stays registered until Remove. Safe from inside Progress().
   void Disarm(ProgressSource* source);
@@ -159,6 +169,10 @@ class ProgressEngine {
   void RunReady(int epoll_fd);
   // Advances the sources poll(2) reports ready; run_mutex_ is held.
   void RunPolled();
+  // Advances the sources that asked RunAgain (only the auto-progress ones
+  // when `auto_only`: the others wait for the application's passes);
+  // run_mutex_ is held.
+  void RunAgainRequested(bool auto_only);
   void AutoLoop();
 
   // Marks, for its scope, that the auto thread holds run_mutex_ (taken
@@ -180,6 +194,8 @@ class ProgressEngine {
   std::vector<ProgressSource*> direct_;
   std::vector<ProgressSource*> always_;  // also in direct_ or polled_
   std::vector<Entry> polled_;
+  std::vector<ProgressSource*> again_;  // RunAgain, for the next pass
+  std::atomic<bool> again_requested_{false};  // again_ is not empty
   std::atomic<uint64_t> registry_version_{0};  // bumped when they change
   // Under registry_mutex_ too: each source's epoll events (EPOLLIN, and
   // EPOLLOUT while WantWrite; 0 once disarmed), whether the sets hold the
@@ -200,6 +216,7 @@ class ProgressEngine {
   std::vector<ProgressSource*> always_snapshot_;
   std::vector<pollfd> poll_snapshot_;
   std::vector<ProgressSource*> polled_snapshot_;  // parallel to poll_snapshot_
+  std::vector<ProgressSource*> again_snapshot_;
   std::atomic<bool> auto_started_{false};  // only then are passes counted
   std::atomic<bool> auto_holds_run_{false};  // the auto thread has run_mutex_
   std::atomic<uint64_t> app_runs_{0};  // passes the application ran
