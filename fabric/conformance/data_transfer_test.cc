@@ -2,7 +2,7 @@
 // on each that claims the capability: messages of 0 B to 16 MiB, vectored
 // sends and receives, inject, tagged matching with ignore bits, messages
 // that arrive before their receive, directed receives, RMA read, write and
-// write with data, atomics, cancel, a peer that goes away, and bad input
+// write with data, atomics (with remote CQ data), cancel, a peer that goes away, and bad input
 // on the calls (a clear negative fi_errno, nothing lost, no crash).
 #include <rdma/fi_atomic.h>
 #include <rdma/fi_errno.h>
@@ -317,6 +317,42 @@ TEST_P(DataTransferTest, AtomicsOnTheTargetsMemory) {
   uint64_t now;
   memcpy(&now, b().region.data(), 8);
   EXPECT_EQ(now, 7u);
+}
+
+TEST_P(DataTransferTest, AnAtomicWithRemoteCqDataReportsIt) {
+  OPEN_OR_SKIP(FI_ATOMIC, 64);
+  if (pair_.info().domain_attr->cq_data_size == 0) {
+    GTEST_SKIP() << "no remote CQ data";
+  }
+  size_t count = 0;
+  if (fi_atomicvalid(a().ep, FI_UINT64, FI_SUM, &count) != 0 || count == 0) {
+    GTEST_SKIP() << "no FI_SUM on FI_UINT64";
+  }
+  uint64_t start = 5, add = 3;
+  memcpy(b().region.data() + 8, &start, 8);
+  fi_ioc ioc = {&add, 1};
+  fi_rma_ioc target = {pair_.RegionAddress(8), 1, b().mr.Key()};
+  fi_msg_atomic msg = {};
+  msg.msg_iov = &ioc;
+  msg.iov_count = 1;
+  msg.addr = a().peer;
+  msg.rma_iov = &target;
+  msg.rma_iov_count = 1;
+  msg.datatype = FI_UINT64;
+  msg.op = FI_SUM;
+  msg.context = &add;
+  msg.data = 0xa70a;
+  ASSERT_EQ(fi_atomicmsg(a().ep, &msg, FI_REMOTE_CQ_DATA | FI_COMPLETION),
+            0);
+  Completion data = NextReceive(b());
+  EXPECT_TRUE(data.entry.flags & FI_REMOTE_CQ_DATA);
+  EXPECT_EQ(data.entry.data, 0xa70au);
+  absl::StatusOr<Completion> done = a().Wait();
+  ASSERT_TRUE(done.ok()) << done.status();
+  EXPECT_EQ(done->entry.op_context, &add);
+  uint64_t now;
+  memcpy(&now, b().region.data() + 8, 8);
+  EXPECT_EQ(now, 8u);
 }
 
 TEST_P(DataTransferTest, CancelReportsTheReceiveOnce) {

@@ -158,11 +158,22 @@ TEST(GetInfoTest, SecondaryCapsMustBeSupported) {
   EXPECT_EQ(GetInfo(&list, hints.get()), -FI_ENODATA);
 }
 
-TEST(GetInfoTest, MalformedCapsAreEbadflags) {
+// As libfabric 1.17 answers: nobody offers them.
+TEST(GetInfoTest, BitsThatAreNoCapabilityAreEnodata) {
   Info hints = Hints();
-  hints->caps = 1ULL << 62;
   Info list;
-  EXPECT_EQ(GetInfo(&list, hints.get()), -FI_EBADFLAGS);
+  for (uint64_t caps : {1ULL << 62, FI_MSG | FI_REMOTE_CQ_DATA}) {
+    hints->caps = caps;
+    EXPECT_EQ(GetInfo(&list, hints.get()), -FI_ENODATA) << caps;
+  }
+  hints->caps = FI_MSG;
+  hints->domain_attr->caps = FI_MSG;  // not a domain capability
+  EXPECT_EQ(GetInfo(&list, hints.get()), -FI_ENODATA);
+}
+
+TEST(GetInfoTest, MalformedOpFlagsAreEbadflags) {
+  Info hints = Hints();
+  Info list;
   hints->caps = FI_MSG;
   hints->tx_attr->op_flags = FI_MULTI_RECV;
   EXPECT_EQ(GetInfo(&list, hints.get()), -FI_EBADFLAGS);
