@@ -102,6 +102,16 @@ absl::StatusOr<Completion> Side::Wait(std::chrono::milliseconds timeout,
   }
 }
 
+ssize_t Side::PostMultiRecv(void* buf, size_t size, void* context) {
+  iovec iov = {buf, size};
+  fi_msg msg = {};
+  msg.msg_iov = &iov;
+  msg.iov_count = 1;
+  msg.addr = FI_ADDR_UNSPEC;
+  msg.context = context;
+  return fi_recvmsg(ep, &msg, FI_MULTI_RECV);
+}
+
 absl::StatusOr<std::optional<Completion>> Side::Poll(fi_cq_err_entry* error) {
   Completion completion;
   ssize_t rc = fi_cq_readfrom(cq.get(), &completion.entry, 1,

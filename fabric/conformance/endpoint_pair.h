@@ -115,6 +115,8 @@ struct Side {
   absl::StatusOr<Completion> Wait(
       std::chrono::milliseconds timeout = std::chrono::seconds(10),
       fi_cq_err_entry* error = nullptr);
+  // fi_recvmsg of `size` bytes at `buf` with FI_MULTI_RECV: its return.
+  ssize_t PostMultiRecv(void* buf, size_t size, void* context);
   // One read without waiting: nullopt when nothing is there.
   absl::StatusOr<std::optional<Completion>> Poll(
       fi_cq_err_entry* error = nullptr);

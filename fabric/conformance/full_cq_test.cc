@@ -51,13 +51,7 @@ void FullCqTest::SendsAndWritesToAFullCq(size_t cq_size, fi_resource_mgmt rm,
   // b: one multi-receive buffer for every message (its completions take no
   // reserved room: the CQ overflows unless the provider holds them back).
   std::vector<char> inbox(kOps * kMsgSize + kMsgSize / 4);
-  iovec iov = {inbox.data(), inbox.size()};
-  fi_msg msg = {};
-  msg.msg_iov = &iov;
-  msg.iov_count = 1;
-  msg.addr = FI_ADDR_UNSPEC;
-  msg.context = &inbox;
-  ASSERT_EQ(fi_recvmsg(b().ep, &msg, FI_MULTI_RECV), 0);
+  ASSERT_EQ(b().PostMultiRecv(inbox.data(), inbox.size(), &inbox), 0);
 
   std::vector<std::vector<char>> payloads(kOps, std::vector<char>(kMsgSize));
   std::vector<uint64_t> values(kOps);

@@ -45,13 +45,7 @@ TEST_P(MultiRecvTest, BuffersFillInOrderAndAreReleasedBelowTheMinimum) {
 
   std::vector<std::vector<char>> buffers(3, std::vector<char>(kBufferSize));
   for (std::vector<char>& buffer : buffers) {
-    iovec iov = {buffer.data(), buffer.size()};
-    fi_msg msg = {};
-    msg.msg_iov = &iov;
-    msg.iov_count = 1;
-    msg.addr = FI_ADDR_UNSPEC;
-    msg.context = &buffer;
-    ASSERT_EQ(fi_recvmsg(b().ep, &msg, FI_MULTI_RECV), 0);
+    ASSERT_EQ(b().PostMultiRecv(buffer.data(), buffer.size(), &buffer), 0);
   }
   std::vector<std::vector<char>> out(kMessages, std::vector<char>(kMsgSize));
   for (size_t n = 0; n < kMessages; ++n) {
