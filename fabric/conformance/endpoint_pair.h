@@ -143,6 +143,12 @@ class EndpointPair {
   uint64_t RegionAddress(size_t offset) const;
   // Whether the type delivers every message (not FI_EP_DGRAM).
   bool Reliable() const { return case_->type != FI_EP_DGRAM; }
+  // The AV both RDM and DGRAM sides use (empty on MSG), and each MSG
+  // side's EQ (empty on other types).
+  Av& av() { return av_; }
+  Eq& eq_a() { return eq_a_; }
+  Eq& eq_b() { return eq_b_; }
+  const ProviderCase& provider_case() const { return *case_; }
   // The shared contexts of PairOptions::shared_rx / shared_tx, or null.
   fid_ep* srx() const { return srx_; }
   fid_stx* stx() const { return stx_; }

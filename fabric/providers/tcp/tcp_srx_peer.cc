@@ -71,6 +71,9 @@ int BindPeerSrx(TcpEp* ep, PeerSrx* srx, uint64_t flags) {
 
 RxTarget PeerSrxHeader(TcpLink* link, const Header& header) {
   TcpEp* ep = link->ep;
+  // Messages the owner matched before this one complete before it does:
+  // a receive posted after theirs may be the one this message gets.
+  FinishStartedPeerMsgs(ep);
   // The owner's receive reserved no room in this endpoint's CQ.
   if (WaitForRxCqRoom(ep)) return RxTarget{RxTarget::kStall};
   fid_peer_srx* srx = OwnerOf(ep);

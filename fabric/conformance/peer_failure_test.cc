@@ -1,0 +1,301 @@
+// Peers that go away (fi_cm(3), fi_endpoint(3)), on every provider and
+// endpoint type where it applies:
+//  - a connected peer that calls fi_shutdown: the other side's EQ reports
+//    FI_SHUTDOWN for its endpoint, and its transmits fail from then on;
+//  - a peer process killed with SIGKILL while it streams messages (RDM): a
+//    real process, re-executed from this test binary, that never closes
+//    anything. The messages it sent arrive whole and in order, transmits
+//    to it fail (at posting or in an error completion) instead of hanging,
+//    and the endpoint goes on working with its other peers.
+#include <fcntl.h>
+#include <poll.h>
+#include <rdma/fi_cm.h>
+#include <rdma/fi_eq.h>
+#include <rdma/fi_errno.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "absl/strings/escaping.h"
+#include "absl/strings/str_cat.h"
+#include "fabric/conformance/endpoint_pair.h"
+
+extern char** environ;
+
+namespace ofi::conformance {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+constexpr size_t kMsgSize = 4096;
+// Set in the re-executed peer: the hex address to stream to, and the fd to
+// write its own hex address on.
+constexpr char kStreamToEnv[] = "CONFORMANCE_STREAM_TO";
+constexpr char kNameFdEnv[] = "CONFORMANCE_NAME_FD";
+
+// Message `seq` of the streaming peer: its number, then bytes that depend
+// on it.
+void FillMessage(uint64_t seq, std::vector<char>* out) {
+  memcpy(out->data(), &seq, sizeof(seq));
+  for (size_t i = sizeof(seq); i < out->size(); ++i) {
+    (*out)[i] = static_cast<char>(seq * 31 + i);
+  }
+}
+
+bool MessageIntact(const std::vector<char>& in, uint64_t* seq) {
+  memcpy(seq, in.data(), sizeof(*seq));
+  std::vector<char> expected(in.size());
+  FillMessage(*seq, &expected);
+  return expected == in;
+}
+
+std::string NameOf(fid_ep* ep) {
+  char name[256];
+  size_t len = sizeof(name);
+  if (fi_getname(&ep->fid, name, &len) != 0) return "";
+  return absl::BytesToHexString(absl::string_view(name, len));
+}
+
+class PeerFailureTest : public PairTest {
+ protected:
+  void TearDown() override {
+    if (child_ > 0) {
+      kill(child_, SIGKILL);
+      waitpid(child_, nullptr, 0);
+    }
+    PairTest::TearDown();
+  }
+  // The body of the re-executed peer: streams messages to the address in
+  // kStreamToEnv until it is killed (or 60 s pass).
+  void StreamToParent(const char* hex_target);
+  // Starts this test's binary as the streaming peer of b; its address.
+  std::string StartStreamingPeer();
+
+  pid_t child_ = -1;
+};
+
+void PeerFailureTest::StreamToParent(const char* hex_target) {
+  PairOptions options;
+  ASSERT_TRUE(OpenPair(options).ok());
+  std::string target = absl::HexStringToBytes(hex_target);
+  absl::StatusOr<std::vector<fi_addr_t>> parent =
+      pair_.av().Insert(target.data(), 1);
+  ASSERT_TRUE(parent.ok()) << parent.status();
+  std::string line = NameOf(a().ep) + "\n";
+  int fd = atoi(getenv(kNameFdEnv));
+  ASSERT_EQ(write(fd, line.data(), line.size()),
+            static_cast<ssize_t>(line.size()));
+  close(fd);
+  std::vector<char> out(kMsgSize);
+  uint64_t seq = 0;
+  Clock::time_point end = Clock::now() + std::chrono::seconds(60);
+  bool posted = false;
+  while (Clock::now() < end) {
+    if (!posted) {
+      FillMessage(seq, &out);
+      ssize_t rc = fi_send(a().ep, out.data(), out.size(), nullptr,
+                           (*parent)[0], nullptr);
+      if (rc == 0) {
+        posted = true;
+      } else {
+        ASSERT_EQ(rc, -FI_EAGAIN);
+      }
+    }
+    absl::StatusOr<std::optional<Completion>> done = a().Poll();
+    ASSERT_TRUE(done.ok()) << done.status();
+    // One message in flight at a time: `out` is reused.
+    if (posted && done->has_value()) {
+      posted = false;
+      ++seq;
+    }
+  }
+}
+
+std::string PeerFailureTest::StartStreamingPeer() {
+  int fds[2];
+  if (pipe2(fds, O_CLOEXEC) != 0) return "";
+  const ::testing::TestInfo* test =
+      ::testing::UnitTest::GetInstance()->current_test_info();
+  std::string filter = absl::StrCat("--gtest_filter=", test->test_suite_name(),
+                                    ".", test->name());
+  std::vector<std::string> env_strings;
+  for (char** e = environ; *e != nullptr; ++e) env_strings.push_back(*e);
+  env_strings.push_back(absl::StrCat(kStreamToEnv, "=", NameOf(b().ep)));
+  env_strings.push_back(absl::StrCat(kNameFdEnv, "=", fds[1]));
+  std::vector<char*> env;
+  for (std::string& s : env_strings) env.push_back(s.data());
+  env.push_back(nullptr);
+  std::string exe = "/proc/self/exe";
+  char* argv[] = {exe.data(), filter.data(), nullptr};
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  // The name pipe's write end stays open in the child (it is CLOEXEC here);
+  // the child's gtest output goes nowhere.
+  posix_spawn_file_actions_adddup2(&actions, fds[1], fds[1]);
+  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, "/dev/null",
+                                   O_WRONLY, 0);
+  int rc = posix_spawn(&child_, exe.c_str(), &actions, nullptr, argv,
+                       env.data());
+  posix_spawn_file_actions_destroy(&actions);
+  close(fds[1]);
+  if (rc != 0) {
+    close(fds[0]);
+    child_ = -1;
+    return "";
+  }
+  std::string line;
+  Clock::time_point deadline = Clock::now() + std::chrono::seconds(20);
+  while (line.find('\n') == std::string::npos && Clock::now() < deadline) {
+    pollfd ready = {fds[0], POLLIN, 0};
+    if (poll(&ready, 1, 100) != 1) continue;
+    char chunk[256];
+    ssize_t n = read(fds[0], chunk, sizeof(chunk));
+    if (n <= 0) break;
+    line.append(chunk, n);
+  }
+  close(fds[0]);
+  size_t end = line.find('\n');
+  return end == std::string::npos ? "" : line.substr(0, end);
+}
+
+TEST_P(PeerFailureTest, AProcessKilledMidStream) {
+  if (const char* target = getenv(kStreamToEnv)) {
+    StreamToParent(target);
+    return;
+  }
+  PairOptions options;
+  OPEN_PAIR_OR_SKIP(options);
+  if (pair_.info().ep_attr->type != FI_EP_RDM) {
+    GTEST_SKIP() << "the streaming peer joins through the AV (RDM)";
+  }
+  std::string hex_name = StartStreamingPeer();
+  ASSERT_FALSE(hex_name.empty()) << "the peer process did not start";
+  std::string name = absl::HexStringToBytes(hex_name);
+  absl::StatusOr<std::vector<fi_addr_t>> inserted =
+      pair_.av().Insert(name.data(), 1);
+  ASSERT_TRUE(inserted.ok()) << inserted.status();
+  fi_addr_t child_addr = (*inserted)[0];
+
+  // b takes the stream, in order, then the peer is killed mid-stream.
+  constexpr size_t kPosted = 4;
+  std::vector<std::vector<char>> in(kPosted, std::vector<char>(kMsgSize));
+  for (std::vector<char>& buf : in) {
+    ASSERT_EQ(fi_recv(b().ep, buf.data(), buf.size(), nullptr, FI_ADDR_UNSPEC,
+                      &buf),
+              0);
+  }
+  uint64_t next_seq = 0;
+  // Checks a receive completion (the stream's: intact and in order) and
+  // posts its buffer again; true when it came from a.
+  auto check = [&](const Completion& got) -> bool {
+    auto* buf = static_cast<std::vector<char>*>(got.entry.op_context);
+    EXPECT_EQ(got.entry.len, kMsgSize);
+    bool from_a = got.source == a().self;
+    if (!from_a) {
+      uint64_t seq;
+      EXPECT_TRUE(MessageIntact(*buf, &seq)) << "message " << next_seq;
+      EXPECT_EQ(seq, next_seq) << "the stream out of order";
+      next_seq = seq + 1;
+    }
+    EXPECT_EQ(fi_recv(b().ep, buf->data(), buf->size(), nullptr,
+                      FI_ADDR_UNSPEC, buf),
+              0);
+    return from_a;
+  };
+  // Waits up to `timeout` for a message; true when it came from a.
+  auto take_one = [&](std::chrono::milliseconds timeout) -> bool {
+    absl::StatusOr<Completion> got = b().Wait(timeout);
+    return got.ok() && check(*got);
+  };
+  while (next_seq < 50 && !HasFailure()) {
+    if (take_one(std::chrono::seconds(10))) ADD_FAILURE() << "from a?";
+  }
+  ASSERT_GE(next_seq, 50u) << "the stream did not arrive";
+  ASSERT_EQ(kill(child_, SIGKILL), 0);
+  int status = 0;
+  ASSERT_EQ(waitpid(child_, &status, 0), child_);
+  child_ = -1;
+  EXPECT_TRUE(WIFSIGNALED(status));
+  // What it sent before dying arrives, still in order, or not at all.
+  while (take_one(std::chrono::milliseconds(200))) {
+  }
+
+  // Transmits to the dead peer fail; none hangs.
+  std::vector<char> out(64 * 1024, 'd');
+  size_t failed = 0, posted = 0;
+  Clock::time_point deadline = Clock::now() + std::chrono::seconds(30);
+  while (failed == 0 && Clock::now() < deadline) {
+    ssize_t rc =
+        fi_send(b().ep, out.data(), out.size(), nullptr, child_addr, &out);
+    if (rc == 0) ++posted;
+    if (rc < 0 && rc != -FI_EAGAIN) ++failed;
+    absl::StatusOr<std::optional<Completion>> got = b().Poll();
+    if (!got.ok()) {
+      ++failed;
+    } else if (got->has_value() && !((*got)->entry.flags & FI_SEND)) {
+      check(**got);  // a late message of the stream
+    }
+  }
+  EXPECT_GT(failed, 0u) << posted << " sends to a killed peer, none failed";
+
+  // The endpoint still works with its other peer.
+  uint64_t hello = 0x600d;
+  std::vector<char> from_a(kMsgSize, 0);
+  memcpy(from_a.data(), &hello, sizeof(hello));
+  ASSERT_EQ(fi_send(a().ep, from_a.data(), from_a.size(), nullptr, a().peer,
+                    &from_a),
+            0);
+  bool arrived = false;
+  Clock::time_point until = Clock::now() + std::chrono::seconds(10);
+  while (!arrived && Clock::now() < until) {
+    arrived = take_one(std::chrono::milliseconds(100));
+  }
+  EXPECT_TRUE(arrived) << "a's message after the peer died";
+}
+
+TEST_P(PeerFailureTest, ShutdownReachesTheConnectedPeer) {
+  PairOptions options;
+  OPEN_PAIR_OR_SKIP(options);
+  if (pair_.info().ep_attr->type != FI_EP_MSG || pair_.provider_case().rxm) {
+    GTEST_SKIP() << "connected endpoints only";
+  }
+  ASSERT_EQ(fi_shutdown(b().ep, 0), 0);
+  Clock::time_point deadline = Clock::now() + std::chrono::seconds(10);
+  std::optional<EqEvent> event;
+  while (!event.has_value() && Clock::now() < deadline) {
+    absl::StatusOr<std::optional<EqEvent>> read = pair_.eq_a().Read();
+    ASSERT_TRUE(read.ok()) << read.status();
+    event = *read;
+    (void)a().Poll();
+  }
+  ASSERT_TRUE(event.has_value()) << "no FI_SHUTDOWN in 10 s";
+  EXPECT_EQ(event->event, FI_SHUTDOWN);
+  fi_eq_cm_entry entry = {};
+  memcpy(&entry, event->data.data(),
+         std::min(sizeof(entry), event->data.size()));
+  EXPECT_EQ(entry.fid, &a().ep->fid);
+  // Transmits of either side fail from now on.
+  char byte = 1;
+  for (Side* side : {&a(), &b()}) {
+    ssize_t rc = fi_send(side->ep, &byte, 1, nullptr, FI_ADDR_UNSPEC, &byte);
+    if (rc == 0) {
+      fi_cq_err_entry error = {};
+      EXPECT_FALSE(side->Wait(std::chrono::seconds(10), &error).ok());
+      EXPECT_NE(error.err, 0);
+    } else {
+      EXPECT_NE(rc, -FI_EAGAIN);
+    }
+  }
+}
+
+INSTANTIATE_CONFORMANCE_SUITE(PeerFailureTest);
+
+}  // namespace
+}  // namespace ofi::conformance
