@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <linux/userfaultfd.h>
 #include <poll.h>
+#include <pthread.h>
 #include <rdma/fi_errno.h>
 #include <rdma/providers/fi_log.h>
 #include <string.h>
@@ -97,6 +98,15 @@ class UserfaultfdMonitor : public MemoryMonitor {
       return FiError(FI_EINVAL, absl::StrCat("UFFDIO_REGISTER: ",
                                              strerror(errno)));
     }
+    if ((reg.ioctls & (uint64_t{1} << _UFFDIO_ZEROPAGE)) == 0) {
+      // Faults there could not be answered (hugetlbfs): not watched. What
+      // was cached on those pages is not watched either from now on.
+      uffdio_range range = reg.range;
+      (void)ioctl(fd_, UFFDIO_UNREGISTER, &range);
+      hub_->Notify(range.start, range.len);
+      return FiError(FI_EINVAL, "userfaultfd cannot answer faults in this "
+                                "range (hugetlbfs?): not cached");
+    }
     return absl::OkStatus();
   }
 
@@ -110,6 +120,7 @@ class UserfaultfdMonitor : public MemoryMonitor {
   bool Valid(uintptr_t, size_t) override { return true; }
 
   void Drain() override {
+    std::lock_guard<std::mutex> lock(drain_mutex_);
     uffd_msg messages[16];
     while (true) {
       ssize_t n = read(fd_, messages, sizeof(messages));
@@ -118,6 +129,11 @@ class UserfaultfdMonitor : public MemoryMonitor {
         Handle(messages[i]);
       }
     }
+  }
+
+  void LeaveInForkedChild() override {
+    close(fd_);
+    close(stop_);
   }
 
   const char* name() const override { return "userfaultfd"; }
@@ -132,13 +148,13 @@ class UserfaultfdMonitor : public MemoryMonitor {
       case UFFD_EVENT_REMOVE: {
         uintptr_t start = message.arg.remove.start;
         uintptr_t end = message.arg.remove.end;
-        hub_->Notify(start, end - start, /*locked=*/true);
+        hub_->Notify(start, end - start);
         return;
       }
       case UFFD_EVENT_REMAP: {
         // The pages moved away from `from`: what was cached there is gone.
         uintptr_t from = message.arg.remap.from;
-        hub_->Notify(from, message.arg.remap.len, /*locked=*/true);
+        hub_->Notify(from, message.arg.remap.len);
         return;
       }
       case UFFD_EVENT_PAGEFAULT: {
@@ -166,13 +182,16 @@ class UserfaultfdMonitor : public MemoryMonitor {
     while (true) {
       if (poll(fds, 2, -1) < 0 && errno != EINTR) return;
       if (fds[1].revents != 0) return;
-      if (fds[0].revents != 0) hub_->Sync();
+      if (fds[0].revents != 0) Drain();
     }
   }
 
   MonitorHub* const hub_;
   const int fd_;
   const int stop_;
+  // Held while events are read and queued: a Sync that takes it has every
+  // event read before it queued.
+  std::mutex drain_mutex_;
   std::thread thread_;
 };
 
@@ -207,8 +226,7 @@ class ImportedMonitor : public MemoryMonitor {
 };
 
 void NotifyFromApplication(fid_mem_monitor*, const void* addr, size_t len) {
-  MonitorHub::Get().Notify(reinterpret_cast<uintptr_t>(addr), len,
-                           /*locked=*/false);
+  MonitorHub::Get().Notify(reinterpret_cast<uintptr_t>(addr), len);
 }
 
 fi_ops_mem_notify kNotifyOps = {sizeof(fi_ops_mem_notify),
@@ -262,7 +280,24 @@ MonitorHub& MonitorHub::Get() {
   return *hub;
 }
 
+MonitorHub::MonitorHub() {
+  pthread_atfork(nullptr, nullptr, [] {
+    Get().forked_child_.store(true, std::memory_order_relaxed);
+  });
+}
+
 void MonitorHub::EnsureMonitorLocked() {
+  if (InForkedChild() && !left_parent_monitor_) {
+    left_parent_monitor_ = true;
+    chosen_ = true;  // and no monitor of its own: the child caches nothing
+    if (imported_ == nullptr && monitor_ != nullptr) {
+      monitor_->LeaveInForkedChild();
+      (void)monitor_.release();  // its thread is the parent's
+    }
+    monitor_.reset();
+    imported_ = nullptr;
+    return;
+  }
   if (chosen_) return;
   chosen_ = true;
   if (CurrentMrCacheSettings().monitor == "disabled") {
@@ -305,24 +340,59 @@ absl::Status MonitorHub::Subscribe(uintptr_t addr, size_t len) {
 
 void MonitorHub::Unsubscribe(uintptr_t addr, size_t len) {
   std::lock_guard<std::recursive_mutex> lock(mutex_);
+  EnsureMonitorLocked();
   if (monitor_ != nullptr) monitor_->Unsubscribe(addr, len);
 }
 
 void MonitorHub::Sync() {
   std::lock_guard<std::recursive_mutex> lock(mutex_);
+  EnsureMonitorLocked();
   if (monitor_ != nullptr) monitor_->Drain();
+  DeliverQueuedLocked();
 }
 
 void MonitorHub::SyncRange(uintptr_t addr, size_t len) {
   std::lock_guard<std::recursive_mutex> lock(mutex_);
+  EnsureMonitorLocked();
   if (monitor_ == nullptr) return;
   monitor_->Drain();
-  if (!monitor_->Valid(addr, len)) Notify(addr, len, /*locked=*/true);
+  DeliverQueuedLocked();
+  if (!monitor_->Valid(addr, len)) InvalidateAllLocked(addr, len);
 }
 
-void MonitorHub::Notify(uintptr_t addr, size_t len, bool locked) {
-  std::unique_lock<std::recursive_mutex> lock(mutex_, std::defer_lock);
-  if (!locked) lock.lock();
+void MonitorHub::Notify(uintptr_t addr, size_t len) {
+  std::lock_guard<std::mutex> lock(queue_mutex_);
+  if (queued_count_ == kQueuedRanges) {
+    queue_overflowed_ = true;
+    return;
+  }
+  queued_[queued_count_++] = Range{addr, len};
+}
+
+void MonitorHub::DeliverQueuedLocked() {
+  Range ranges[kQueuedRanges];
+  size_t count;
+  bool overflowed;
+  {
+    std::lock_guard<std::mutex> lock(queue_mutex_);
+    count = queued_count_;
+    overflowed = queue_overflowed_;
+    std::copy(queued_, queued_ + count, ranges);
+    queued_count_ = 0;
+    queue_overflowed_ = false;
+  }
+  if (overflowed) {
+    FI_INFO(Log(), FI_LOG_MR, "memory monitor: more than %zu invalidations "
+            "queued; every cache emptied\n", kQueuedRanges);
+    InvalidateAllLocked(0, UINTPTR_MAX);
+    return;
+  }
+  for (size_t i = 0; i < count; ++i) {
+    InvalidateAllLocked(ranges[i].addr, ranges[i].len);
+  }
+}
+
+void MonitorHub::InvalidateAllLocked(uintptr_t addr, size_t len) {
   for (MemoryWatcher* watcher : watchers_) watcher->Invalidate(addr, len);
 }
 
@@ -330,6 +400,7 @@ int MonitorHub::Import(fid_mem_monitor* monitor) {
   // The old monitor ends outside the lock: its thread may be waiting for it.
   std::unique_ptr<MemoryMonitor> old;
   std::lock_guard<std::recursive_mutex> lock(mutex_);
+  EnsureMonitorLocked();
   monitor->import_ops = &kNotifyOps;
   int rc = monitor->export_ops->start(monitor);
   if (rc != 0) {
@@ -342,9 +413,8 @@ int MonitorHub::Import(fid_mem_monitor* monitor) {
   monitor->fid.ops = &kImportedMonitorFidOps;
   chosen_ = true;
   // Every cached registration was subscribed with the old monitor.
-  for (MemoryWatcher* watcher : watchers_) {
-    watcher->Invalidate(0, UINTPTR_MAX);
-  }
+  DeliverQueuedLocked();
+  InvalidateAllLocked(0, UINTPTR_MAX);
   old = std::move(monitor_);
   monitor_ = std::make_unique<ImportedMonitor>(monitor);
   imported_ = monitor;
@@ -357,9 +427,8 @@ int MonitorHub::Unimport(fid_mem_monitor* monitor) {
   std::unique_ptr<MemoryMonitor> old;  // ends outside the lock
   std::lock_guard<std::recursive_mutex> lock(mutex_);
   if (imported_ != monitor) return 0;  // replaced already
-  for (MemoryWatcher* watcher : watchers_) {
-    watcher->Invalidate(0, UINTPTR_MAX);
-  }
+  DeliverQueuedLocked();
+  InvalidateAllLocked(0, UINTPTR_MAX);
   old = std::move(monitor_);
   imported_ = nullptr;
   chosen_ = false;  // the next use picks the built-in monitor

@@ -14,20 +14,37 @@
 // - Built in (FI_MR_CACHE_MONITOR "userfaultfd", the default): a
 //   userfaultfd(2) whose subscribed ranges report munmap, madvise
 //   (DONTNEED/REMOVE) and mremap of them. The kernel holds the unmapping
-//   thread until the event is read, and events are read and handled under
-//   the monitor's lock, which MonitorHub::Sync also takes: so a cache that
-//   syncs before a lookup has seen every unmap that returned. A page fault
-//   in a subscribed range (a page freed by madvise and touched again) is
-//   answered with a zero page, as the kernel would without the monitor.
+//   thread until the event is read, and events are read and queued under
+//   the monitor's own lock, which MonitorHub::Sync also takes: so a cache
+//   that syncs before a lookup has seen every unmap that returned. A page
+//   fault in a subscribed range (a page freed by madvise and touched
+//   again) is answered with a zero page, as the kernel would without the
+//   monitor; a range whose faults cannot be answered so (hugetlbfs) is not
+//   subscribed.
 // - None (FI_MR_CACHE_MONITOR "disabled", or userfaultfd unavailable: the
 //   log says why): caches keep nothing, every registration is made and
 //   released as if uncached.
+//
+// Notifications are queued, not handled where they arrive: a monitor may
+// notify from inside the application's free() or munmap() (Open MPI's
+// memory hooks do), or the kernel may hold a thread in munmap() until the
+// event is read, while that thread holds a cache's lock. So a notify takes
+// only the queue's lock, which is never held around anything else, and
+// the queue reaches the caches (MemoryWatcher::Invalidate) when a cache
+// syncs: before every lookup and release. A queue that overflows empties
+// every cache instead (nothing stale is ever handed out).
+//
+// A forked child does not share its parent's monitor (the userfaultfd and
+// its thread are the parent's; reading it would take the parent's events):
+// in the child the hub has no monitor, and caches neither hand out nor
+// keep registrations.
 #ifndef FABRIC_PROVIDERS_UTIL_MEMORY_MONITOR_H_
 #define FABRIC_PROVIDERS_UTIL_MEMORY_MONITOR_H_
 
 #include <rdma/fabric.h>
 #include <rdma/fi_ext.h>
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -42,7 +59,7 @@ class MemoryWatcher {
  public:
   virtual ~MemoryWatcher() = default;
   // [addr, addr + len) no longer maps what it did. Called with the hub's
-  // lock held: the watcher must not call back into the hub.
+  // lock held (it is recursive: the watcher may unsubscribe).
   virtual void Invalidate(uintptr_t addr, size_t len) = 0;
 };
 
@@ -57,8 +74,12 @@ class MemoryMonitor {
   // Whether a cached range still maps what it did (imported monitors may
   // say no; the built-in one reports every change as it happens).
   virtual bool Valid(uintptr_t addr, size_t len) = 0;
-  // Handles the events already queued (under the hub's lock).
+  // Reads the events already queued and notifies the hub of them.
   virtual void Drain() {}
+  // In a forked child: lets go of what belongs to the parent (its fds'
+  // copies are closed; its thread does not exist here) without stopping
+  // it. The object is then leaked, never destroyed.
+  virtual void LeaveInForkedChild() {}
   virtual const char* name() const = 0;
 };
 
@@ -76,17 +97,22 @@ class MonitorHub {
   // Subscribe fails when there is none.
   absl::Status Subscribe(uintptr_t addr, size_t len);
   void Unsubscribe(uintptr_t addr, size_t len);
-  // Handles every queued event, so that invalidations of memory unmapped
-  // before this call have reached the watchers.
+  // Handles every queued event and notification, so that invalidations of
+  // memory unmapped before this call have reached the watchers.
   void Sync();
   // Sync, then, in the same hold of the lock, invalidates [addr, addr +
   // len) in every watcher when the monitor says it no longer maps what it
   // did (an imported monitor's valid()): what a cache does before a lookup.
   void SyncRange(uintptr_t addr, size_t len);
 
-  // Invalidates [addr, addr + len) in every watcher: what monitors call.
-  // `locked`: the caller holds the hub's lock already.
-  void Notify(uintptr_t addr, size_t len, bool locked);
+  // Queues the invalidation of [addr, addr + len) for every watcher (the
+  // next Sync delivers it): what monitors call, from any thread and
+  // context; takes no lock but the queue's.
+  void Notify(uintptr_t addr, size_t len);
+  // Whether this process is a fork of the one that started the monitor.
+  bool InForkedChild() const {
+    return forked_child_.load(std::memory_order_relaxed);
+  }
 
   // Makes `monitor` (an application's, through fi_import_fid) the current
   // one; every watcher's cache is emptied first, since the previous
@@ -101,10 +127,28 @@ class MonitorHub {
   const char* MonitorName();
 
  private:
-  MonitorHub() = default;
+  // Notifications not yet delivered: a fixed ring (a notify must not
+  // allocate), and whether one was lost to a full ring.
+  struct Range {
+    uintptr_t addr;
+    size_t len;
+  };
+  static constexpr size_t kQueuedRanges = 256;
+
+  MonitorHub();
   void EnsureMonitorLocked();
+  // Delivers the queued notifications to the watchers; mutex_ is held.
+  void DeliverQueuedLocked();
+  // Invalidates [addr, addr + len) in every watcher; mutex_ is held.
+  void InvalidateAllLocked(uintptr_t addr, size_t len);
 
   std::recursive_mutex mutex_;
+  std::mutex queue_mutex_;  // guards the ring; held around nothing else
+  Range queued_[kQueuedRanges];
+  size_t queued_count_ = 0;
+  bool queue_overflowed_ = false;
+  std::atomic<bool> forked_child_{false};  // set by the atfork handler
+  bool left_parent_monitor_ = false;       // the child let it go
   bool chosen_ = false;
   std::unique_ptr<MemoryMonitor> monitor_;
   fid_mem_monitor* imported_ = nullptr;  // when monitor_ is imported

@@ -6,10 +6,9 @@
 namespace fabric {
 namespace {
 
-bool Overlaps(const RegistrationCache::Entry& entry, uintptr_t addr,
-              size_t len) {
+bool Overlaps(uintptr_t start, size_t length, uintptr_t addr, size_t len) {
   uintptr_t end = len > UINTPTR_MAX - addr ? UINTPTR_MAX : addr + len;
-  return entry.addr < end && addr < entry.addr + entry.len;
+  return start < end && addr < start + length;
 }
 
 }  // namespace
@@ -45,7 +44,7 @@ RegistrationCache::~RegistrationCache() {
 absl::StatusOr<RegistrationCache::Entry*> RegistrationCache::Acquire(
     const void* addr_ptr, size_t len, uint64_t access, bool cacheable) {
   uintptr_t addr = reinterpret_cast<uintptr_t>(addr_ptr);
-  cacheable = cacheable && enabled_;
+  cacheable = cacheable && enabled_ && !MonitorHub::Get().InForkedChild();
   if (cacheable) {
     // Every unmap that returned before this call reaches Invalidate first;
     // a monitor that says the range changed (an imported one's valid())
@@ -67,8 +66,29 @@ absl::StatusOr<RegistrationCache::Entry*> RegistrationCache::Acquire(
       return entry;
     }
   }
+  // Watched from before it is registered: an unmap in between reaches
+  // Invalidate, which marks the pending range.
+  std::list<Pending>::iterator pending;
+  bool subscribed = false;
+  if (cacheable) {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      pending = pending_.insert(pending_.end(), Pending{addr, len, false});
+    }
+    subscribed = MonitorHub::Get().Subscribe(addr, len).ok();
+  }
   absl::StatusOr<void*> handle = register_(addr, len, access);
-  if (!handle.ok()) return handle.status();
+  bool cached = subscribed;
+  if (cacheable) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    cached = cached && !pending->invalidated;
+    pending_.erase(pending);
+  }
+  if (subscribed && !cached) MonitorHub::Get().Unsubscribe(addr, len);
+  if (!handle.ok()) {
+    if (cached) MonitorHub::Get().Unsubscribe(addr, len);
+    return handle.status();
+  }
   auto owned = std::make_unique<Entry>();
   Entry* entry = owned.get();
   entry->addr = addr;
@@ -76,9 +96,10 @@ absl::StatusOr<RegistrationCache::Entry*> RegistrationCache::Acquire(
   entry->access = access;
   entry->handle = *handle;
   entry->users = 1;
-  // Uncached when the monitor cannot watch the range: still a valid
-  // registration, released when its region closes.
-  entry->cached = cacheable && MonitorHub::Get().Subscribe(addr, len).ok();
+  // Uncached when the monitor cannot watch the range (or it changed while
+  // being registered): still a valid registration, released when its
+  // region closes.
+  entry->cached = cached;
   std::lock_guard<std::mutex> lock(mutex_);
   ++stats_.registrations;
   entries_.push_back(std::move(owned));
@@ -86,6 +107,9 @@ absl::StatusOr<RegistrationCache::Entry*> RegistrationCache::Acquire(
 }
 
 void RegistrationCache::Release(Entry* entry) {
+  // Invalidations queued since the last lookup: a freed range's entry is
+  // released now rather than kept.
+  if (entry->cached) MonitorHub::Get().Sync();
   std::vector<std::unique_ptr<Entry>> victims;
   {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -126,9 +150,12 @@ void RegistrationCache::Invalidate(uintptr_t addr, size_t len) {
   std::vector<std::pair<uintptr_t, size_t>> unsubscribe;
   {
     std::lock_guard<std::mutex> lock(mutex_);
+    for (Pending& range : pending_) {
+      if (Overlaps(range.addr, range.len, addr, len)) range.invalidated = true;
+    }
     for (auto it = entries_.begin(); it != entries_.end();) {
       Entry* entry = it->get();
-      if (!entry->cached || !Overlaps(*entry, addr, len)) {
+      if (!entry->cached || !Overlaps(entry->addr, entry->len, addr, len)) {
         ++it;
         continue;
       }

@@ -8,13 +8,15 @@
 // unused bytes (least recently used go first).
 //
 // Nothing stale is ever handed out: each cached range is subscribed with
-// the process's memory monitor (memory_monitor.h), and when it reports
-// that the range was unmapped or freed, the registration leaves the cache
-// (released at once if unused, else when its last region closes). Every
-// lookup first syncs the monitor, so an unmap that returned before the
-// fi_mr_reg is seen. With no monitor (FI_MR_CACHE_MONITOR=disabled, or
-// none available) or FI_MR_CACHE_MAX_COUNT=0, nothing is kept: every
-// region gets its own registration, released when it closes.
+// the process's memory monitor (memory_monitor.h) before it is registered,
+// and when the monitor reports that the range was unmapped or freed, the
+// registration leaves the cache (released at once if unused, else when its
+// last region closes); one reported while it was being registered is never
+// cached. Every lookup and release first syncs the monitor, so an unmap
+// that returned before the fi_mr_reg is seen. With no monitor
+// (FI_MR_CACHE_MONITOR=disabled, none available, or in a forked child) or
+// FI_MR_CACHE_MAX_COUNT=0, nothing is kept: every region gets its own
+// registration, released when it closes.
 //
 // Lookups walk the live registrations (at most max_count unused ones
 // plus those in use); thread-safe.
@@ -89,6 +91,14 @@ class RegistrationCache : public MemoryWatcher {
   std::mutex mutex_;
   std::list<std::unique_ptr<Entry>> entries_;  // cached ones
   std::list<Entry*> unused_;                   // cached, users == 0; LRU last
+  // Ranges being subscribed and registered (not yet in entries_), and
+  // whether an invalidation reached them meanwhile.
+  struct Pending {
+    uintptr_t addr;
+    size_t len;
+    bool invalidated;
+  };
+  std::list<Pending> pending_;
   size_t unused_bytes_ = 0;
   Stats stats_;
 };

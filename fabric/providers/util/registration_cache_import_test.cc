@@ -5,6 +5,7 @@
 #include <rdma/fi_errno.h>
 #include <rdma/fi_ext.h>
 
+#include <functional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -77,10 +78,14 @@ TEST(RegistrationCacheImportTest, AnImportedMonitorSubscribesAndInvalidates) {
   EXPECT_STREQ(MonitorHub::Get().MonitorName(), "imported");
 
   int live = 0;
+  // What the registrar does while it registers (Open MPI's hooks notify
+  // from inside the allocator, on any thread).
+  std::function<void()> while_registering;
   RegistrationCache cache(
       16, size_t{1} << 20,
-      [&live](uintptr_t, size_t, uint64_t) -> absl::StatusOr<void*> {
+      [&](uintptr_t, size_t, uint64_t) -> absl::StatusOr<void*> {
         ++live;
+        if (while_registering) while_registering();
         return &live;
       },
       [&live](void*) { --live; });
@@ -94,8 +99,11 @@ TEST(RegistrationCacheImportTest, AnImportedMonitorSubscribesAndInvalidates) {
   EXPECT_EQ(app.subscribed[0].second, sizeof(buf));
   cache.Release(*entry);
   EXPECT_EQ(live, 1);  // cached
-  // The application saw the memory freed: the registration goes.
+  // The application saw the memory freed: queued by the notify (which
+  // takes no lock a cache holds), the registration goes at the next sync.
   app.monitor.import_ops->notify(&app.monitor, buf + 100, 10);
+  EXPECT_EQ(live, 1);
+  MonitorHub::Get().Sync();
   EXPECT_EQ(live, 0);
   EXPECT_EQ(app.unsubscribed.size(), 1u);
   EXPECT_EQ(cache.stats().invalidated, 1u);
@@ -105,6 +113,41 @@ TEST(RegistrationCacheImportTest, AnImportedMonitorSubscribesAndInvalidates) {
   EXPECT_EQ(cache.stats().registrations, 2u);
   cache.Release(*again);
 
+  // Freed while being registered, and the news delivered (by another
+  // thread's lookup) before the registration is in the cache: never
+  // cached, the next lookup registers again.
+  static char other[4096];
+  while_registering = [&app] {
+    app.monitor.import_ops->notify(&app.monitor, other, sizeof(other));
+    MonitorHub::Get().Sync();
+  };
+  absl::StatusOr<RegistrationCache::Entry*> racing =
+      cache.Acquire(other, sizeof(other), 0);
+  ASSERT_TRUE(racing.ok());
+  while_registering = nullptr;
+  cache.Release(*racing);
+  size_t hits = cache.stats().hits;
+  absl::StatusOr<RegistrationCache::Entry*> after =
+      cache.Acquire(other, sizeof(other), 0);
+  ASSERT_TRUE(after.ok());
+  EXPECT_EQ(cache.stats().hits, hits)
+      << "a registration of freed memory was cached";
+  EXPECT_EQ(cache.stats().registrations, 4u);
+  cache.Release(*after);
+
+  // More notifications than the queue holds: every cache is emptied.
+  EXPECT_EQ(live, 2);  // buf's and other's, cached
+  static char elsewhere[1 << 16];
+  for (size_t i = 0; i < 1000; ++i) {
+    app.monitor.import_ops->notify(&app.monitor, elsewhere + i, 1);
+  }
+  MonitorHub::Get().Sync();
+  EXPECT_EQ(live, 0);
+  absl::StatusOr<RegistrationCache::Entry*> refilled =
+      cache.Acquire(buf, sizeof(buf), 0);
+  ASSERT_TRUE(refilled.ok());
+  cache.Release(*refilled);
+
   // Closing the monitor's fid, as Open MPI does at MPI_Finalize (before it
   // frees the monitor): no longer used, stopped, its subscriptions gone;
   // the built-in monitor takes over.
@@ -113,7 +156,7 @@ TEST(RegistrationCacheImportTest, AnImportedMonitorSubscribesAndInvalidates) {
   EXPECT_EQ(fi_close(&app.monitor.fid), 0);
   EXPECT_TRUE(app.stopped);
   EXPECT_EQ(live, 0);
-  EXPECT_EQ(app.unsubscribed.size(), 2u);
+  EXPECT_EQ(app.unsubscribed.size(), app.subscribed.size());
   EXPECT_STREQ(MonitorHub::Get().MonitorName(), "userfaultfd");
 }
 

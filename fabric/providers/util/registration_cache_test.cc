@@ -5,9 +5,11 @@
 // memory must get a new registration that sees the new contents.
 #include "fabric/providers/util/registration_cache.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -187,6 +189,73 @@ TEST_F(RegistrationCacheTest, OneCacheLettingGoLeavesTheOtherWatched) {
   keeping.Release(*fresh);
   ASSERT_EQ(munmap(shared, page_), 0);
   ASSERT_EQ(munmap(other, page_), 0);
+}
+
+// A forked child's memory is not watched by the parent's monitor (and
+// reading the parent's userfaultfd would take its events): the child
+// caches nothing, and the parent's monitor goes on hearing its own unmaps.
+TEST_F(RegistrationCacheTest, AForkedChildCachesNothingAndLeavesTheParentsMonitor) {
+  RegistrationCache cache = MakeCache();
+  ASSERT_TRUE(cache.enabled());
+  char* buf = Map(1, 'K');
+  absl::StatusOr<RegistrationCache::Entry*> entry =
+      cache.Acquire(buf, page_, 0);
+  ASSERT_TRUE(entry.ok());
+  cache.Release(*entry);
+  pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    // New pages in the child, where the cached registration is.
+    if (Map(1, 'L', buf) != buf) _exit(2);
+    absl::StatusOr<RegistrationCache::Entry*> fresh =
+        cache.Acquire(buf, page_, 0);
+    if (!fresh.ok()) _exit(3);
+    bool stale = Seen(*fresh) != std::string(page_, 'L');
+    cache.Release(*fresh);
+    if (cache.stats().hits != 0) _exit(4);
+    _exit(stale ? 5 : 0);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0)
+      << "2: no mapping, 3: no registration, 4: a cache hit, 5: stale";
+  ASSERT_EQ(Map(1, 'M', buf), buf);
+  absl::StatusOr<RegistrationCache::Entry*> fresh =
+      cache.Acquire(buf, page_, 0);
+  ASSERT_TRUE(fresh.ok());
+  EXPECT_EQ(Seen(*fresh), std::string(page_, 'M')) << "a stale registration";
+  cache.Release(*fresh);
+  ASSERT_EQ(munmap(buf, page_), 0);
+}
+
+// userfaultfd cannot answer a fault on hugetlbfs with a zero page: such a
+// range must not be watched, or a thread touching a page given back there
+// would fault forever. Needs huge pages (vm.nr_hugepages > 0).
+TEST_F(RegistrationCacheTest, HugePagesAreRegisteredButNotWatched) {
+  constexpr size_t kHuge = size_t{2} << 20;
+  void* map = mmap(nullptr, kHuge, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_HUGETLB, -1, 0);
+  if (map == MAP_FAILED) {
+    GTEST_SKIP() << "no 2 MiB huge pages here (vm.nr_hugepages): "
+                 << strerror(errno);
+  }
+  char* buf = static_cast<char*>(map);
+  RegistrationCache cache = MakeCache();
+  ASSERT_TRUE(cache.enabled());
+  for (int i = 0; i < 2; ++i) {
+    absl::StatusOr<RegistrationCache::Entry*> entry =
+        cache.Acquire(buf, kHuge, 0);
+    ASSERT_TRUE(entry.ok()) << entry.status();
+    cache.Release(*entry);
+  }
+  EXPECT_EQ(cache.stats().hits, 0u) << "cached without a monitor watching";
+  EXPECT_EQ(live_, 0);
+  // Given back and touched again: the kernel's fault, not ours.
+  buf[0] = 'N';
+  ASSERT_EQ(madvise(buf, kHuge, MADV_DONTNEED), 0);
+  EXPECT_EQ(buf[0], 0);
+  ASSERT_EQ(munmap(buf, kHuge), 0);
 }
 
 // What must not outlive its region (remote access: closing it revokes the
