@@ -45,17 +45,20 @@ class UserfaultfdMonitor : public MemoryMonitor {
   // The monitor, or why there is none.
   static absl::StatusOr<std::unique_ptr<UserfaultfdMonitor>> Open(
       MonitorHub* hub) {
-    // User-mode-only faults need no privilege (Linux 5.11); older kernels
-    // take the plain call.
-    int fd = static_cast<int>(syscall(SYS_userfaultfd,
-                                      O_CLOEXEC | O_NONBLOCK |
-                                          UFFD_USER_MODE_ONLY));
-    if (fd < 0) {
-      fd = static_cast<int>(syscall(SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK));
-    }
+    // Faults from kernel mode too: a registration pins pages from the
+    // kernel (ibv_reg_mr), and a page given back in a watched range faults
+    // there. A userfaultfd limited to user-mode faults (UFFD_USER_MODE_ONLY,
+    // what an unprivileged process gets where vm.unprivileged_userfaultfd
+    // is 0) would fail that pinning with EFAULT, so it is not used.
+    int fd = static_cast<int>(syscall(SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK));
     if (fd < 0) {
       return FiError(FI_ENOSYS,
-                     absl::StrCat("userfaultfd: ", strerror(errno)));
+                     absl::StrCat("userfaultfd: ", strerror(errno),
+                                  errno == EPERM
+                                      ? " (kernel-mode faults need "
+                                        "vm.unprivileged_userfaultfd=1 or "
+                                        "CAP_SYS_PTRACE)"
+                                      : ""));
     }
     uffdio_api api = {};
     api.api = UFFD_API;

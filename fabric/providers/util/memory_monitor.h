@@ -21,6 +21,9 @@
 //   again) is answered with a zero page, as the kernel would without the
 //   monitor; a range whose faults cannot be answered so (hugetlbfs) is not
 //   subscribed.
+//   The userfaultfd must see faults from kernel mode too (a registration
+//   pins pages from the kernel): an unprivileged process gets one only
+//   where vm.unprivileged_userfaultfd is 1.
 // - None (FI_MR_CACHE_MONITOR "disabled", or userfaultfd unavailable: the
 //   log says why): caches keep nothing, every registration is made and
 //   released as if uncached.

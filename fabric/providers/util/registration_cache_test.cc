@@ -1,7 +1,8 @@
 // The registration cache with the built-in userfaultfd monitor, real
 // mappings and a registrar that, like pinning, keeps the pages it was
 // given: its "registration" is a copy of the bytes at registration time,
-// so a stale registration would show old contents. Freed and reused
+// made by the kernel (process_vm_readv), so a stale registration would
+// show old contents. Freed and reused
 // memory must get a new registration that sees the new contents.
 #include "fabric/providers/util/registration_cache.h"
 
@@ -9,10 +10,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/uio.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -29,15 +32,34 @@ struct Pinned {
 
 class RegistrationCacheTest : public ::testing::Test {
  protected:
+  void SetUp() override {
+    if (strcmp(MonitorHub::Get().MonitorName(), "none") == 0) {
+      GTEST_SKIP() << "no userfaultfd that sees kernel-mode faults here "
+                      "(unprivileged, or in a user namespace, with "
+                      "vm.unprivileged_userfaultfd=0)";
+    }
+  }
+
   RegistrationCache MakeCache(size_t max_count = 16,
                               size_t max_size = size_t{1} << 30) {
     return RegistrationCache(
         max_count, max_size,
         [this](uintptr_t addr, size_t len,
                uint64_t) -> absl::StatusOr<void*> {
+          // Read by the kernel, through the page tables, as pinning does
+          // (ibv_reg_mr): a page missing in a watched range faults in
+          // kernel mode, which the monitor must answer too.
+          auto pinned = std::make_unique<Pinned>();
+          pinned->bytes.resize(len);
+          iovec local = {pinned->bytes.data(), len};
+          iovec remote = {reinterpret_cast<void*>(addr), len};
+          ssize_t got = process_vm_readv(getpid(), &local, 1, &remote, 1, 0);
+          if (got != static_cast<ssize_t>(len)) {
+            return absl::InternalError(
+                std::string("process_vm_readv: ") + strerror(errno));
+          }
           ++live_;
-          return new Pinned{
-              std::string(reinterpret_cast<const char*>(addr), len)};
+          return pinned.release();
         },
         [this](void* handle) {
           --live_;
@@ -133,6 +155,24 @@ TEST_F(RegistrationCacheTest, PagesGivenBackAreRegisteredAgain) {
   ASSERT_EQ(munmap(buf, 4 * page_), 0);
   MonitorHub::Get().Sync();
   EXPECT_EQ(cache.stats().invalidated, 2u);
+}
+
+// A page given back in a watched range and registered before anything
+// touches it: the registration's own (kernel-mode) fault is answered.
+TEST_F(RegistrationCacheTest, AGivenBackPageIsRegisteredBeforeItIsTouched) {
+  RegistrationCache cache = MakeCache();
+  char* buf = Map(2, 'O');
+  absl::StatusOr<RegistrationCache::Entry*> entry =
+      cache.Acquire(buf, 2 * page_, 0);
+  ASSERT_TRUE(entry.ok()) << entry.status();
+  cache.Release(*entry);
+  ASSERT_EQ(madvise(buf, page_, MADV_DONTNEED), 0);
+  absl::StatusOr<RegistrationCache::Entry*> fresh =
+      cache.Acquire(buf, 2 * page_, 0);
+  ASSERT_TRUE(fresh.ok()) << fresh.status();
+  EXPECT_EQ(Seen(*fresh), std::string(page_, '\0') + std::string(page_, 'O'));
+  cache.Release(*fresh);
+  ASSERT_EQ(munmap(buf, 2 * page_), 0);
 }
 
 TEST_F(RegistrationCacheTest, UnusedRegistrationsAreBoundedByCountAndSize) {
