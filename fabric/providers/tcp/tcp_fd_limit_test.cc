@@ -10,6 +10,7 @@
 #include <rdma/fi_domain.h>
 #include <rdma/fi_endpoint.h>
 #include <rdma/fi_errno.h>
+#include <dlfcn.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -67,6 +68,13 @@ ssize_t Send(ScaleDomain& domain, fid_ep* ep, const char* byte,
 }
 
 TEST(TcpFdLimitTest, RaisesTheSoftLimitThenFailsCleanlyPastIt) {
+  // UBSan's dynamic type check probes memory through a pipe, which fails
+  // with no fd left: it reports a false "invalid vptr" at the first
+  // virtual call the test makes past the limit.
+  if (dlsym(RTLD_DEFAULT, "__ubsan_handle_dynamic_type_cache_miss") !=
+      nullptr) {
+    GTEST_SKIP() << "UBSan's vptr check needs free fds";
+  }
   rlimit limit;
   ASSERT_EQ(getrlimit(RLIMIT_NOFILE, &limit), 0);
   if (limit.rlim_max < 512) GTEST_SKIP() << "hard RLIMIT_NOFILE < 512";

@@ -125,9 +125,15 @@ void FlipBits(Rng& rng, std::string* s) {
 std::string MakeStream(Rng& rng, const std::vector<std::string>& corpus) {
   std::vector<size_t> starts;
   std::string s = ValidStream(rng, &starts);
-  Header* h = reinterpret_cast<Header*>(&s[starts[Below(rng, starts.size())]]);
+  // A copy of one header (the stream's bytes are not aligned for one),
+  // written back when a case edits it.
+  size_t at = starts[Below(rng, starts.size())];
+  Header header;
+  memcpy(&header, &s[at], sizeof(header));
+  Header* h = &header;
+  bool edited = true;
   switch (Below(rng, 9)) {
-    case 0: break;  // valid
+    case 0: edited = false; break;  // valid
     case 1:         // one field of one header
       switch (Below(rng, 5)) {
         case 0: h->op = rng(); break;
@@ -137,7 +143,7 @@ std::string MakeStream(Rng& rng, const std::vector<std::string>& corpus) {
         default: h->size = rng(); break;
       }
       break;
-    case 2: s.resize(Below(rng, s.size())); break;
+    case 2: edited = false; s.resize(Below(rng, s.size())); break;
     case 3: h->size = Below(rng, 2) ? UINT64_MAX : uint64_t{1} << 40; break;
     case 4: {  // the edges of the known range, or anything past it
       const uint8_t ops[] = {0, 7, 8, 255,
@@ -147,15 +153,18 @@ std::string MakeStream(Rng& rng, const std::vector<std::string>& corpus) {
     }
     case 5: h->rma_count = Below(rng, 2) ? 5 + Below(rng, 65531) : 0; break;
     case 6:
+      edited = false;
       s.resize(Below(rng, 512));
       for (char& c : s) c = static_cast<char>(rng());
       break;
-    case 7: FlipBits(rng, &s); break;
+    case 7: edited = false; FlipBits(rng, &s); break;
     default:
+      edited = false;
       if (!corpus.empty()) s = corpus[Below(rng, corpus.size())];
       FlipBits(rng, &s);
       break;
   }
+  if (edited) memcpy(&s[at], &header, sizeof(header));
   return s;
 }
 
