@@ -413,6 +413,23 @@ TEST_P(DataTransferTest, BadInputIsRefusedWithAnError) {
   }
 }
 
+// The pair's domains are opened without FI_MR_LOCAL or FI_MR_HMEM: a
+// descriptor is not needed, so a garbage one is not read (fi_mr(3)).
+TEST_P(DataTransferTest, GarbageDescriptorsAreNotRead) {
+  OPEN_OR_SKIP(FI_MSG);
+  ASSERT_EQ(pair_.info().domain_attr->mr_mode & (FI_MR_LOCAL | FI_MR_HMEM),
+            0);
+  void* garbage = reinterpret_cast<void*>(0xdeadbeef);
+  char in[16] = {};
+  ASSERT_EQ(fi_recv(b().ep, in, sizeof(in), garbage, FI_ADDR_UNSPEC, in), 0);
+  char out[16] = "not read: desc";
+  ASSERT_EQ(fi_send(a().ep, out, sizeof(out), garbage, a().peer, out), 0);
+  Completion got = NextReceive(b());
+  EXPECT_EQ(got.entry.len, sizeof(out));
+  EXPECT_STREQ(in, out);
+  WaitSends(1);
+}
+
 TEST_P(DataTransferTest, APeerThatGoesAwayFailsTransmitsWithoutHanging) {
   OPEN_OR_SKIP(FI_MSG);
   ASSERT_EQ(fi_close(&b().ep->fid), 0);

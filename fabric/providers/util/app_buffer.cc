@@ -20,6 +20,11 @@ ABSL_ATTRIBUTE_NOINLINE absl::Status PieceError(size_t i,
   return FiError(FI_EINVAL, absl::StrCat("iov[", i, "] ", what));
 }
 
+bool DeviceRegions(const UtilDomain* domain) {
+  return domain != nullptr && domain->info != nullptr &&
+         (domain->info->domain_attr->mr_mode & FI_MR_HMEM) != 0;
+}
+
 }  // namespace
 
 absl::StatusOr<size_t> DescribeAppBuffer(const UtilDomain& domain,
@@ -31,6 +36,12 @@ absl::StatusOr<size_t> DescribeAppBuffer(const UtilDomain& domain,
   buffer->resize(count);
   AppBufferPiece* pieces = buffer->data();
   size_t total = 0;
+  // Descriptors say where memory lives only where device regions can
+  // exist (FI_MR_HMEM, in the domain or, for a peer domain, its owner);
+  // elsewhere every region is host memory and a desc is not read at all
+  // (fi_mr(3)).
+  bool device_regions =
+      DeviceRegions(&domain) || DeviceRegions(domain.peer_owner);
   for (size_t i = 0; i < count; ++i) {
     if (iov[i].iov_base == nullptr && iov[i].iov_len > 0) {
       return PieceError(i, "has a NULL base");
@@ -40,15 +51,14 @@ absl::StatusOr<size_t> DescribeAppBuffer(const UtilDomain& domain,
     }
     total += iov[i].iov_len;
     pieces[i].iov = iov[i];
-    const auto* mr =
-        desc != nullptr ? static_cast<const UtilMr*>(desc[i]) : nullptr;
-    if (mr == nullptr) {
+    if (!device_regions || desc == nullptr || desc[i] == nullptr) {
       pieces[i].iface = FI_HMEM_SYSTEM;
       pieces[i].device = 0;
       continue;
     }
-    if (mr->mr_fid.fid.fclass != FI_CLASS_MR ||
-        !ServesDomain(mr->domain, domain)) {
+    // Looked up before it is read: an application's garbage is refused.
+    const UtilMr* mr = LiveRegion(desc[i]);
+    if (mr == nullptr || !ServesDomain(mr->domain, domain)) {
       return PieceError(i, "has a desc that is not a memory region of this "
                            "domain");
     }

@@ -38,9 +38,11 @@ using AppBuffer = absl::InlinedVector<AppBufferPiece, 2>;
 
 // Makes *buffer the `count` pieces at `iov` and returns their total
 // length; `desc` (may be null, as may each entry) holds fi_mr_desc values
-// of `domain`'s regions. FI_EINVAL status for a null `iov` with pieces, a
-// piece with a null base and a length, a desc that is not a region of
-// `domain`, or lengths whose sum overflows. (An out parameter, not a
+// of `domain`'s regions, read only where device regions can exist
+// (FI_MR_HMEM) and looked up first (LiveRegion), never dereferenced
+// blindly. FI_EINVAL status for a null `iov` with pieces, a piece with a
+// null base and a length, a desc read that is not a region of `domain`,
+// or lengths whose sum overflows. (An out parameter, not a
 // returned AppBuffer: every transfer runs this, and moving an AppBuffer
 // through a StatusOr cost a 64 B shm ping-pong 5% of its instructions.)
 absl::StatusOr<size_t> DescribeAppBuffer(const UtilDomain& domain,

@@ -6,6 +6,7 @@
 
 #include <mutex>
 #include <optional>
+#include <unordered_map>
 
 #include "absl/strings/str_cat.h"
 #include "fabric/api/core/enum_value.h"
@@ -83,8 +84,19 @@ uint64_t RegionStart(const UtilMr& mr) {
   return mr.iov.empty() ? 0 : reinterpret_cast<uintptr_t>(mr.iov[0].iov_base);
 }
 
+// Every open region of the process, by its descriptor (LiveRegion).
+std::mutex live_regions_mutex;
+std::unordered_map<const void*, const UtilMr*>& LiveRegions() {
+  static auto* regions = new std::unordered_map<const void*, const UtilMr*>;
+  return *regions;
+}
+
 int CloseMr(fid* object) {
   UtilMr* mr = reinterpret_cast<UtilMr*>(object);
+  {
+    std::lock_guard<std::mutex> lock(live_regions_mutex);
+    LiveRegions().erase(mr->mr_fid.mem_desc);
+  }
   {
     std::lock_guard<std::mutex> lock(mr->domain->mr_mutex);
     mr->domain->mrs.erase(mr->mr_fid.key);
@@ -310,6 +322,10 @@ int Register(fid* owner, Registration reg, fid_mr** mr_out) {
     mr->mr_fid.key = *key;
     domain.mrs[*key] = mr;
   }
+  {
+    std::lock_guard<std::mutex> lock(live_regions_mutex);
+    LiveRegions()[mr->mr_fid.mem_desc] = mr;
+  }
   domain.open_children.fetch_add(1);
   if (domain.eq != nullptr && (domain.eq_flags & FI_REG_MR) != 0) {
     // Asynchronous registration: the completion is an FI_MR_COMPLETE event.
@@ -444,6 +460,12 @@ absl::StatusOr<RemoteRegion> MrResolveRemote(UtilDomain* domain,
   region.device = mr.device;
   region.cntr = mr.cntr;
   return region;
+}
+
+const UtilMr* LiveRegion(const void* desc) {
+  std::lock_guard<std::mutex> lock(live_regions_mutex);
+  auto it = LiveRegions().find(desc);
+  return it != LiveRegions().end() ? it->second : nullptr;
 }
 
 }  // namespace fabric

@@ -51,6 +51,11 @@ struct UtilMr {
 // fi_ops_mr of UtilDomain.
 extern fi_ops_mr kUtilMrOps;
 
+// The open region whose fi_mr_desc is `desc`, or null when `desc` is none
+// (an application's made-up value, a closed region's): what a transfer's
+// descriptor is checked against before it is read.
+const UtilMr* LiveRegion(const void* desc);
+
 // A remote access arriving at endpoint `target` (null: the checks that
 // need an endpoint are skipped).
 struct RemoteAccess {
