@@ -1,11 +1,14 @@
 #include "fabric/api/config/config_file.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <google/protobuf/descriptor.h>
 #include <google/protobuf/io/tokenizer.h>
 #include <google/protobuf/text_format.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <map>
 #include <memory>
@@ -355,30 +358,51 @@ ConfigFile ParseConfigText(absl::string_view text, const std::string& path) {
 }
 
 ConfigFile ReadConfigFile(const std::string& path, bool must_exist) {
-  std::unique_ptr<FILE, int (*)(FILE*)> stream(fopen(path.c_str(), "r"),
-                                               &fclose);
-  if (stream == nullptr) {
-    int error = errno;
+  auto failed = [&path](absl::string_view what) {
     ConfigFile file;
-    if (error == ENOENT && !must_exist) return file;
     file.path = path;
-    file.errors.push_back(
-        absl::StrCat(path, ": cannot open config file: ", strerror(error)));
+    file.errors.push_back(absl::StrCat(path, ": ", what));
     return file;
+  };
+  // Non-blocking: opening a FIFO must not wait for a writer.
+  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) {
+    int error = errno;
+    if (error == ENOENT && !must_exist) return ConfigFile();
+    return failed(absl::StrCat("cannot open config file: ", strerror(error)));
+  }
+  std::unique_ptr<int, void (*)(int*)> closer(&fd, [](int* f) { close(*f); });
+  struct stat info;
+  if (fstat(fd, &info) != 0) {
+    return failed(absl::StrCat("cannot read config file: ", strerror(errno)));
+  }
+  if (S_ISDIR(info.st_mode)) {
+    return failed("cannot read config file: Is a directory");
+  }
+  // A device (/dev/zero), a pipe or a socket may never end.
+  if (!S_ISREG(info.st_mode)) {
+    return failed("not a regular file: a config file is read from a file");
+  }
+  if (static_cast<uint64_t>(info.st_size) > kMaxConfigFileBytes) {
+    return failed(absl::StrCat("config file of ", info.st_size,
+                               " bytes: more than the ", kMaxConfigFileBytes,
+                               " read"));
   }
   std::string text;
   char buffer[4096];
-  size_t n;
-  while ((n = fread(buffer, 1, sizeof(buffer), stream.get())) > 0) {
-    text.append(buffer, n);
-  }
-  if (ferror(stream.get())) {
-    int error = errno;
-    ConfigFile file;
-    file.path = path;
-    file.errors.push_back(
-        absl::StrCat(path, ": cannot read config file: ", strerror(error)));
-    return file;
+  while (true) {
+    ssize_t n = read(fd, buffer, sizeof(buffer));
+    if (n == 0) break;
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return failed(
+          absl::StrCat("cannot read config file: ", strerror(errno)));
+    }
+    text.append(buffer, static_cast<size_t>(n));
+    if (text.size() > kMaxConfigFileBytes) {  // grew while read
+      return failed(absl::StrCat("config file of more than ",
+                                 kMaxConfigFileBytes, " bytes"));
+    }
   }
   return ParseConfigText(text, path);
 }

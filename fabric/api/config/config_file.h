@@ -19,6 +19,7 @@
 #ifndef FABRIC_API_CONFIG_CONFIG_FILE_H_
 #define FABRIC_API_CONFIG_CONFIG_FILE_H_
 
+#include <cstdint>
 #include <map>
 #include <string>
 #include <vector>
@@ -61,8 +62,14 @@ struct ConfigFile {
   std::vector<std::string> errors;
 };
 
+// The most a config file may hold (an annotated one is a few KiB).
+inline constexpr uint64_t kMaxConfigFileBytes = uint64_t{1} << 20;
+
 // Reads the file at `path`. A missing file is an error when `must_exist`,
-// otherwise an empty configuration (with an empty path).
+// otherwise an empty configuration (with an empty path). Only a regular
+// file of at most kMaxConfigFileBytes is read: anything else (a device
+// such as /dev/zero, a pipe, a directory, a larger file) is an error,
+// found without reading it.
 ConfigFile ReadConfigFile(const std::string& path, bool must_exist);
 
 // Parses `text` as the contents of the file `path`.

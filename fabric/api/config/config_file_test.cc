@@ -1,5 +1,8 @@
 #include "fabric/api/config/config_file.h"
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <ostream>
 #include <string>
 
@@ -275,6 +278,31 @@ TEST(ReadConfigFileTest, DirectoryIsAnError) {
   ASSERT_EQ(file.errors.size(), 1u);
   EXPECT_THAT(file.errors[0], HasSubstr(": cannot read config file: Is a "
                                         "directory"));
+}
+
+// Refused without being read: a device that never ends, a pipe without a
+// writer (opening it must not block), a file over the limit.
+TEST(ReadConfigFileTest, OnlyRegularFilesOfBoundedSizeAreRead) {
+  for (const char* device : {"/dev/zero", "/dev/urandom"}) {
+    ConfigFile file = ReadConfigFile(device, true);
+    ASSERT_EQ(file.errors.size(), 1u) << device;
+    EXPECT_THAT(file.errors[0], HasSubstr("not a regular file")) << device;
+  }
+  std::string fifo = WriteTestFile("fifo-probe.conf", "") + ".fifo";
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  ConfigFile from_fifo = ReadConfigFile(fifo, true);
+  ASSERT_EQ(from_fifo.errors.size(), 1u);
+  EXPECT_THAT(from_fifo.errors[0], HasSubstr("not a regular file"));
+  unlink(fifo.c_str());
+  std::string big = WriteTestFile(
+      "big.conf", std::string(kMaxConfigFileBytes + 1, '#'));
+  ConfigFile too_big = ReadConfigFile(big, true);
+  ASSERT_EQ(too_big.errors.size(), 1u);
+  EXPECT_THAT(too_big.errors[0], HasSubstr("more than the 1048576 read"));
+  // At the limit it is read (comments only: nothing set).
+  std::string fits = WriteTestFile(
+      "fits.conf", std::string(kMaxConfigFileBytes - 1, '#') + "\n");
+  EXPECT_THAT(ReadConfigFile(fits, true).errors, IsEmpty());
 }
 
 TEST(ReadConfigFileTest, TheExampleFileIsValid) {

@@ -105,6 +105,19 @@ TEST_F(SettingsTest, MissingNamedFileIsAnError) {
   EXPECT_THAT(status.message(), HasSubstr(path + ": cannot open config file"));
 }
 
+// An FI_CONFIG that names a device is refused at once, with a warning:
+// it used to be read forever (/dev/zero: fi_getinfo never returned while
+// memory grew past 6 GB).
+TEST_F(SettingsTest, ANamedDeviceIsRefusedUnread) {
+  SetEnv("FI_CONFIG", "/dev/zero");
+  SetEnv("FI_LOG_LEVEL", "warn");
+  CapturedStderr err;
+  absl::Status status = EnsureConfigLoaded();
+  EXPECT_EQ(ToFiErrno(status), -FI_EINVAL);
+  EXPECT_THAT(status.message(), HasSubstr("/dev/zero: not a regular file"));
+  EXPECT_THAT(err.Finish(), HasSubstr("<warn> /dev/zero: not a regular file"));
+}
+
 TEST_F(SettingsTest, MalformedFileFailsWithWhereAndIsLoggedOnce) {
   UseConfig("malformed.conf",
             "enabled_providers: \"tcp\"\n"
