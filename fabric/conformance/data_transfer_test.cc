@@ -413,6 +413,44 @@ TEST_P(DataTransferTest, BadInputIsRefusedWithAnError) {
   }
 }
 
+// max_msg_size is a limit (here 4 KiB, asked of fi_endpoint): one byte
+// more is refused, not sent as something else; a receive buffer of any
+// size is taken.
+TEST_P(DataTransferTest, SizesBeyondTheLimitsAreRefusedAndHugeBuffersTaken) {
+  constexpr size_t kLimit = 4096;
+  PairOptions options;
+  options.max_msg_size = kLimit;
+  OPEN_PAIR_OR_SKIP(options);
+  std::vector<char> out(kLimit + 1, 'm');
+  EXPECT_EQ(fi_send(a().ep, out.data(), out.size(), nullptr, a().peer,
+                    nullptr),
+            -FI_EMSGSIZE);
+  iovec two[2] = {{out.data(), kLimit}, {out.data(), 1}};
+  if (pair_.info().tx_attr->iov_limit >= 2) {
+    EXPECT_EQ(fi_sendv(a().ep, two, nullptr, 2, a().peer, nullptr),
+              -FI_EMSGSIZE);
+  }
+  // A receive larger than SSIZE_MAX (a length, not memory to touch: it is
+  // cancelled before anything arrives).
+  char small[8];
+  ASSERT_EQ(fi_recv(b().ep, small, SIZE_MAX, nullptr, FI_ADDR_UNSPEC, small),
+            0);
+  ASSERT_EQ(fi_cancel(&b().ep->fid, small), 0);
+  fi_cq_err_entry error = {};
+  EXPECT_FALSE(b().Wait(std::chrono::seconds(5), &error).ok());
+  EXPECT_EQ(error.err, FI_ECANCELED);
+  // Nothing was sent: the limit itself goes through.
+  std::vector<char> in(kLimit);
+  ASSERT_EQ(fi_recv(b().ep, in.data(), in.size(), nullptr, FI_ADDR_UNSPEC,
+                    &in),
+            0);
+  ASSERT_EQ(fi_send(a().ep, out.data(), kLimit, nullptr, a().peer, &out), 0);
+  if (pair_.Reliable()) {
+    Completion got = NextReceive(b());
+    EXPECT_EQ(got.entry.len, kLimit);
+  }
+}
+
 // The pair's domains are opened without FI_MR_LOCAL or FI_MR_HMEM: a
 // descriptor is not needed, so a garbage one is not read (fi_mr(3)).
 TEST_P(DataTransferTest, GarbageDescriptorsAreNotRead) {

@@ -163,6 +163,7 @@ absl::Status EndpointPair::Open(const ProviderCase& c,
     }
   }
   counters_ = options.counters;
+  max_msg_size_ = options.max_msg_size;
   if (absl::Status status = OpenSharedContexts(options); !status.ok()) {
     return status;
   }
@@ -260,6 +261,7 @@ absl::Status EndpointPair::OpenSide(Side* side, size_t cq_size) {
   absl::StatusOr<Cq> cq = OpenCq(domain_, cq_attr);
   if (!cq.ok()) return cq.status();
   side->cq = std::move(*cq);
+  if (max_msg_size_ != 0) info_->ep_attr->max_msg_size = max_msg_size_;
   int rc = case_->rxm ? fabric::rxm::OpenRxmEp(domain_.get(), info_.get(),
                                                *msg_info_, &side->ep, nullptr)
                       : fi_endpoint(domain_.get(), info_.get(), &side->ep,

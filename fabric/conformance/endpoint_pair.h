@@ -88,6 +88,9 @@ struct PairOptions {
   // than a handful, the engine's passes find ready sources through epoll
   // (progress.h) instead of polling each one.
   size_t idle_endpoints = 0;
+  // The endpoints' ep_attr->max_msg_size, below what fi_getinfo offers
+  // (an application may ask fi_endpoint for less); 0: as offered.
+  size_t max_msg_size = 0;
 };
 
 // A completion as fi_cq_readfrom reported it.
@@ -174,6 +177,7 @@ class EndpointPair {
   Cq idle_cq_;
   std::vector<fid*> idle_;  // PairOptions::idle_endpoints
   bool counters_ = false;
+  size_t max_msg_size_ = 0;
   Side a_;
   Side b_;
 };

@@ -158,6 +158,39 @@ TEST(GetInfoTest, SecondaryCapsMustBeSupported) {
   EXPECT_EQ(GetInfo(&list, hints.get()), -FI_ENODATA);
 }
 
+// FI_<PROV>_ATTR_* (and the config file's provider { attrs {} }) are the
+// provider's attribute defaults: sizes at most what it offers, the
+// threading and progress models as given; a malformed value fails.
+TEST(GetInfoTest, ProviderAttributeSettingsSetTheDefaults) {
+  Info hints = Hints();
+  hints->fabric_attr->prov_name = strdup("tcp");
+  hints->ep_attr->type = FI_EP_MSG;
+  Info plain;
+  ASSERT_EQ(GetInfo(&plain, hints.get()), 0);
+  setenv("FI_TCP_ATTR_TX_SIZE", "77", 1);
+  setenv("FI_TCP_ATTR_MAX_MSG_SIZE", "4096", 1);
+  setenv("FI_TCP_ATTR_RX_SIZE", "999999999", 1);  // more than offered
+  setenv("FI_TCP_ATTR_DATA_PROGRESS", "FI_PROGRESS_AUTO", 1);
+  Info list;
+  int rc = GetInfo(&list, hints.get());
+  setenv("FI_TCP_ATTR_INJECT_SIZE", "lots", 1);
+  Info malformed;
+  int bad = GetInfo(&malformed, hints.get());
+  for (const char* name :
+       {"FI_TCP_ATTR_TX_SIZE", "FI_TCP_ATTR_MAX_MSG_SIZE", "FI_TCP_ATTR_RX_SIZE",
+        "FI_TCP_ATTR_DATA_PROGRESS", "FI_TCP_ATTR_INJECT_SIZE"}) {
+    unsetenv(name);
+  }
+  ASSERT_EQ(rc, 0);
+  for (fi_info* info : Items(list)) {
+    EXPECT_EQ(info->tx_attr->size, 77u);
+    EXPECT_EQ(info->ep_attr->max_msg_size, 4096u);
+    EXPECT_EQ(info->rx_attr->size, plain->rx_attr->size);
+    EXPECT_EQ(info->domain_attr->data_progress, FI_PROGRESS_AUTO);
+  }
+  EXPECT_EQ(bad, -FI_EINVAL);
+}
+
 // As libfabric 1.17 answers: nobody offers them.
 TEST(GetInfoTest, BitsThatAreNoCapabilityAreEnodata) {
   Info hints = Hints();

@@ -48,18 +48,21 @@ struct RxRequest {
 };
 
 // Describes and checks a local buffer list (at most `limit` pieces) into
-// *buffer: its length, or a negative fi_errno (logged).
+// *buffer and its length into *length (any size_t: a receive buffer may
+// be larger than SSIZE_MAX): 0, or a negative fi_errno (logged).
 ssize_t Describe(const TcpEp& ep, const iovec* iov, void** desc, size_t count,
-                 size_t limit, AppBuffer* buffer) {
+                 size_t limit, AppBuffer* buffer, size_t* length) {
   if (count > limit) {
     return FailOp(ep, FI_EINVAL, "more iov entries than iov_limit");
   }
-  absl::StatusOr<size_t> length =
+  absl::StatusOr<size_t> described =
       DescribeAppBuffer(*ep.util.domain, iov, desc, count, buffer);
-  if (!length.ok()) {
-    return FailOp(ep, FI_EINVAL, std::string(length.status().message()).c_str());
+  if (!described.ok()) {
+    return FailOp(ep, FI_EINVAL,
+                  std::string(described.status().message()).c_str());
   }
-  return static_cast<ssize_t>(*length);
+  *length = *described;
+  return 0;
 }
 
 // The message's payload: the application's buffers themselves when the
@@ -112,12 +115,18 @@ ssize_t Transmit(fid_ep* ep_fid, fi_addr_t dest, const TxRequest& request) {
   const fi_info& info = *ep->util.info;
   if (ssize_t rc = CheckTransmit(*ep, request.flags); rc != 0) return rc;
   AppBuffer buffer;
-  ssize_t length = Describe(*ep, request.iov, request.desc, request.count,
-                            info.tx_attr->iov_limit, &buffer);
-  if (length < 0) return length;
-  size_t total = static_cast<size_t>(length);
+  size_t total = 0;
+  if (ssize_t rc = Describe(*ep, request.iov, request.desc, request.count,
+                            info.tx_attr->iov_limit, &buffer, &total);
+      rc != 0) {
+    return rc;
+  }
   if ((request.flags & FI_INJECT) && total > info.tx_attr->inject_size) {
     return FailOp(*ep, FI_EINVAL, "inject of more than inject_size bytes");
+  }
+  if (total > info.ep_attr->max_msg_size) {
+    return FailOp(*ep, FI_EMSGSIZE, "a transfer of more than max_msg_size "
+                                    "bytes");
   }
   // Without resource management a send completes only when the target has
   // taken it, so that a missing receive can fail it with FI_ENORX.
@@ -211,9 +220,12 @@ ssize_t Receive(fid_ep* ep_fid, fi_addr_t source, const RxRequest& request) {
     return FailOp(*ep, FI_EOPBADSTATE, "the endpoint is not enabled");
   }
   AppBuffer buffer;
-  ssize_t length = Describe(*ep, request.iov, request.desc, request.count,
-                            info.rx_attr->iov_limit, &buffer);
-  if (length < 0) return length;
+  size_t length = 0;
+  if (ssize_t rc = Describe(*ep, request.iov, request.desc, request.count,
+                            info.rx_attr->iov_limit, &buffer, &length);
+      rc != 0) {
+    return rc;
+  }
   bool multi = (request.flags & FI_MULTI_RECV) != 0;
   if (multi && (request.tagged || request.count != 1)) {
     return FailOp(*ep, FI_EINVAL, "FI_MULTI_RECV takes one untagged buffer");
@@ -231,7 +243,7 @@ ssize_t Receive(fid_ep* ep_fid, fi_addr_t source, const RxRequest& request) {
   } else {
     recv->desc.assign(request.count, nullptr);
   }
-  recv->capacity = static_cast<size_t>(length);
+  recv->capacity = length;
   if (!buffer.empty()) {
     recv->iface = buffer.front().iface;
     recv->device = buffer.front().device;
