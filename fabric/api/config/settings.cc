@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "absl/strings/match.h"
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "fabric/api/config/config_file.h"
@@ -124,8 +125,14 @@ void CheckProviderUses(const ConfigFile& file,
 void WarnUnknownProviders(const char* param,
                           const std::vector<std::string>& providers,
                           std::vector<std::string>* warnings) {
-  SettingValue setting = LookupSetting(ParamEnvName(kCoreProviderName, param));
+  std::string env_name = ParamEnvName(kCoreProviderName, param);
+  SettingValue setting = LookupSetting(env_name);
   if (!setting.from_environment) return;
+  if (absl::StripAsciiWhitespace(setting.value).empty()) {
+    warnings->push_back(absl::StrCat(env_name, " is set but empty: treated "
+                                               "as unset (every provider)"));
+    return;
+  }
   NameFilter names = NameFilter::Parse(setting.value);
   for (const std::string& name : names.names()) {
     if (!KnownProvider(providers, name).has_value()) {

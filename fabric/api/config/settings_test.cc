@@ -213,6 +213,16 @@ TEST_F(SettingsTest, WithoutACatalogProviderNamesAreNotChecked) {
   EXPECT_TRUE(EnsureConfigLoaded().ok());
 }
 
+TEST_F(SettingsTest, AnEmptyProviderListIsUnsetAndSaysSo) {
+  SetEnv("FI_LOG_LEVEL", "warn");
+  SetEnv("FI_PROVIDER", "");
+  CapturedStderr err;
+  EXPECT_TRUE(EnsureConfigLoaded().ok());
+  EXPECT_TRUE(ProviderEnabled("tcp"));
+  EXPECT_THAT(err.Finish(), HasSubstr("<warn> FI_PROVIDER is set but empty: "
+                                      "treated as unset (every provider)"));
+}
+
 TEST_F(SettingsTest, UnknownNamesInEnvironmentAreOnlyWarnings) {
   SetEnv("FI_LOG_LEVEL", "warn");
   SetEnv("FI_PROVIDER", "tcp,tpc");

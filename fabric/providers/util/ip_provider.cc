@@ -5,6 +5,7 @@
 
 #include <string>
 
+#include "absl/strings/ascii.h"
 #include "fabric/api/core/status.h"
 #include "fabric/providers/util/fabric.h"
 #include "fabric/providers/util/interfaces.h"
@@ -44,9 +45,17 @@ InfoPtr IpProvider::DefaultInfo() const {
 
 absl::StatusOr<InfoList> IpProvider::Discover(
     const GetInfoRequest& request) const {
+  std::string wanted = IfaceParam(*this);
   absl::StatusOr<std::vector<IpInterface>> interfaces =
-      ListIpInterfaces(IfaceParam(*this));
+      ListIpInterfaces(wanted);
   if (!interfaces.ok()) return interfaces.status();
+  if (interfaces->empty() && !wanted.empty()) {
+    // Said, not silent: the provider then offers nothing at all.
+    FI_WARN(c_provider(), FI_LOG_CORE,
+            "FI_%s_IFACE=%s names no interface that is up with an IP "
+            "address: %s offers nothing\n",
+            absl::AsciiStrToUpper(name()).c_str(), wanted.c_str(), name());
+  }
   return DiscoverIp(*this, request, *interfaces, Templates());
 }
 
