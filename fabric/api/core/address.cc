@@ -238,6 +238,64 @@ absl::StatusOr<AddrStr> ParseAddrStr(absl::string_view text) {
   return out;
 }
 
+namespace {
+
+// A decimal port: 1 to 5 digits, at most 65535 (getaddrinfo would take
+// "99999" and keep its low 16 bits).
+bool DecimalPort(absl::string_view service) {
+  if (service.empty() || service.size() > 5) return false;
+  uint32_t port = 0;
+  for (char c : service) {
+    if (c < '0' || c > '9') return false;
+    port = port * 10 + static_cast<uint32_t>(c - '0');
+  }
+  return port <= 65535;
+}
+
+bool AllDigits(absl::string_view text) {
+  return !text.empty() &&
+         text.find_first_not_of("0123456789") == absl::string_view::npos;
+}
+
+}  // namespace
+
+absl::Status CheckIpAddrStr(const AddrStr& uri, absl::string_view text) {
+  auto invalid = [text](absl::string_view what) {
+    return FiError(FI_EINVAL, absl::StrCat("'", text, "': ", what));
+  };
+  uint32_t format = AddrFormatFromPrefix(uri.format);
+  if (uri.node.empty()) return invalid("no host address");
+  in_addr v4;
+  in6_addr v6;
+  bool is_v4 = inet_pton(AF_INET, uri.node.c_str(), &v4) == 1;
+  // An IPv6 host may carry a zone ("fe80::1%eth0").
+  std::string v6_host = uri.node.substr(0, uri.node.find('%'));
+  bool is_v6 = inet_pton(AF_INET6, v6_host.c_str(), &v6) == 1;
+  if (format == FI_SOCKADDR_IN && !is_v4) {
+    return invalid("the host is not a numeric IPv4 address");
+  }
+  if (format == FI_SOCKADDR_IN6 && !is_v6) {
+    return invalid("the host is not a numeric IPv6 address");
+  }
+  if (!is_v4 && !is_v6) return invalid("the host is not a numeric address");
+  size_t host = text.find("://") + 3;
+  if (is_v6 && (host >= text.size() || text[host] != '[')) {
+    return invalid("an IPv6 host is written in brackets");
+  }
+  // What follows the host: ':' and the port, then a query (fi_getinfo(3)'s
+  // example has "?qos=3"; ParseAddrStr checked its key=value form, and no
+  // key means anything for IP); no path fields.
+  size_t after = host + uri.node.size() + (is_v6 ? 2 : 0);
+  absl::string_view rest = after < text.size() ? text.substr(after) : "";
+  rest = rest.substr(0, rest.find('?'));
+  if (!rest.empty() &&
+      (rest.front() != ':' || !DecimalPort(rest.substr(1)))) {
+    return invalid("after the host only ':' and a decimal port of at most "
+                   "65535 (and a ?key=value query)");
+  }
+  return absl::OkStatus();
+}
+
 absl::StatusOr<std::vector<IpAddress>> ResolveIp(const char* node,
                                                  const char* service,
                                                  int family, bool numeric_host,
@@ -256,6 +314,10 @@ absl::StatusOr<std::vector<IpAddress>> ResolveIp(const char* node,
                    (passive ? AI_PASSIVE : 0);
   if (node != nullptr && node[0] == '\0') node = nullptr;
   if (service != nullptr && service[0] == '\0') service = nullptr;
+  if (service != nullptr && AllDigits(service) && !DecimalPort(service)) {
+    return FiError(FI_EINVAL, absl::StrCat("service '", service,
+                                           "' is not a port (0 to 65535)"));
+  }
   if (node == nullptr && service == nullptr) service = "0";
   addrinfo* results = nullptr;
   int rc = getaddrinfo(node, service, &hints, &results);
@@ -312,6 +374,7 @@ absl::StatusOr<IpAddress> IpFromUser(uint32_t addr_format, const void* addr,
         return FiError(FI_EINVAL, absl::StrCat("'", text,
                                                "' is not an IP address"));
       }
+      FABRIC_RETURN_IF_ERROR(CheckIpAddrStr(*uri, text));
       int family = format == FI_SOCKADDR_IN    ? AF_INET
                    : format == FI_SOCKADDR_IN6 ? AF_INET6
                                                : AF_UNSPEC;
@@ -319,7 +382,11 @@ absl::StatusOr<IpAddress> IpFromUser(uint32_t addr_format, const void* addr,
           ResolveIp(uri->node.empty() ? nullptr : uri->node.c_str(),
                     uri->service.empty() ? nullptr : uri->service.c_str(),
                     family, /*numeric_host=*/true, /*passive=*/false);
-      if (!resolved.ok()) return resolved.status();
+      if (!resolved.ok()) {
+        // A numeric host that does not resolve (an unknown IPv6 zone) is
+        // malformed, not absent.
+        return FiError(FI_EINVAL, std::string(resolved.status().message()));
+      }
       return resolved->front();
     }
     default:

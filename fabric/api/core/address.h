@@ -73,6 +73,14 @@ bool LooksLikeAddrStr(absl::string_view node);
 // says what is wrong.
 absl::StatusOr<AddrStr> ParseAddrStr(absl::string_view text);
 
+// Checks `uri`, parsed from `text` and naming an IP format (fi_sockaddr,
+// fi_sockaddr_in, fi_sockaddr_in6), as an IP address: the node a numeric
+// address of the format's family (IPv6 in brackets), the service, when
+// given, a decimal port of at most 65535, no path fields after it (a
+// ?key=value query is allowed, and means nothing for IP). FI_EINVAL status
+// saying what is wrong otherwise.
+absl::Status CheckIpAddrStr(const AddrStr& uri, absl::string_view text);
+
 // The FI_* address format named by an FI_ADDR_STR prefix ("fi_sockaddr_in" ->
 // FI_SOCKADDR_IN), or FI_FORMAT_UNSPEC when unknown.
 uint32_t AddrFormatFromPrefix(absl::string_view prefix);

@@ -191,6 +191,22 @@ TEST(GetInfoTest, ProviderAttributeSettingsSetTheDefaults) {
   EXPECT_EQ(bad, -FI_EINVAL);
 }
 
+// Malformed addresses in node and service are refused, not wrapped or
+// half read (address_test has the parser's cases).
+TEST(GetInfoTest, MalformedAddressesAreEinval) {
+  Info hints = Hints();
+  hints->fabric_attr->prov_name = strdup("tcp");
+  Info list;
+  for (const char* node :
+       {"fi_sockaddr_in://127.0.0.1:99999", "fi_sockaddr_in://127.0.0.1:1/x",
+        "fi_sockaddr_in://", "fi_sockaddr_in6://[::1]:65536"}) {
+    EXPECT_EQ(GetInfo(&list, hints.get(), node, nullptr), -FI_EINVAL) << node;
+  }
+  EXPECT_EQ(GetInfo(&list, hints.get(), "127.0.0.1", "99999"), -FI_EINVAL);
+  EXPECT_EQ(GetInfo(&list, hints.get(), "fi_sockaddr_in://127.0.0.1:7", nullptr),
+            0);
+}
+
 // As libfabric 1.17 answers: nobody offers them.
 TEST(GetInfoTest, BitsThatAreNoCapabilityAreEnodata) {
   Info hints = Hints();

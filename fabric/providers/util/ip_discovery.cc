@@ -73,6 +73,7 @@ absl::StatusOr<AddressPlan> PlanAddresses(const GetInfoRequest& request) {
       return FiError(FI_ENODATA, absl::StrCat("node '", node,
                                               "' is not an IP address"));
     }
+    FABRIC_RETURN_IF_ERROR(CheckIpAddrStr(uri, node));
     if (plan.family == AF_UNSPEC) plan.family = FamilyOf(format);
     node = uri.node.empty() ? nullptr : uri.node.c_str();
     service = uri.service.empty() ? nullptr : uri.service.c_str();
