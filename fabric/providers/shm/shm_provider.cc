@@ -167,8 +167,9 @@ class ShmProvider : public Provider {
   // Segments left by processes that died, once per process.
   void ReclaimOnce() const {
     std::call_once(reclaimed_, [this] {
-      for (const char* prefix : {shm::kEndpointSegmentPrefix,
-                                 shm::kConnectionSegmentPrefix}) {
+      for (const char* prefix :
+           {shm::kEndpointSegmentPrefix, shm::kConnectionSegmentPrefix,
+            shm::kLivenessPrefix}) {
         absl::StatusOr<int> removed = shm::ReclaimStale(prefix);
         if (removed.ok() && *removed > 0) {
           FI_INFO(c_provider(), FI_LOG_CORE,

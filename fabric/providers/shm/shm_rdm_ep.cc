@@ -287,9 +287,14 @@ TcpLink* ShmRdmEpEvents::LinkFor(fi_addr_t dest, int* error) {
   absl::StatusOr<Segment> peer_segment =
       Segment::Open(EndpointSegmentName(*peer, ep->scope));
   if (!peer_segment.ok()) {
-    *error = FailConnect(*ep, FiError(FI_ECONNREFUSED,
-                                      absl::StrCat("no shm endpoint at ",
-                                                   FormatAddrStr(*peer))));
+    // No such endpoint is a refusal; anything else (no fd left: EMFILE)
+    // says what it is.
+    bool absent = ToFiErrno(peer_segment.status()) == -FI_ENOENT;
+    *error = FailConnect(
+        *ep, absent ? FiError(FI_ECONNREFUSED,
+                              absl::StrCat("no shm endpoint at ",
+                                           FormatAddrStr(*peer)))
+                    : peer_segment.status());
     return nullptr;
   }
   absl::StatusOr<std::unique_ptr<RingStream>> stream =

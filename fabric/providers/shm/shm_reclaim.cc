@@ -24,17 +24,6 @@ namespace fabric {
 namespace shm {
 namespace {
 
-// What the header of the segment open at `fd` (`size` bytes) says, or why
-// it says nothing usable. Read with pread: a file cut short meanwhile then
-// reads short instead of faulting, as a mapping would.
-absl::StatusOr<SegmentInfo> ReadHeader(int fd, uint64_t size) {
-  alignas(SegmentHeader) char header[kSegmentPayloadOffset];
-  if (pread(fd, header, sizeof(header), 0) != sizeof(header)) {
-    return FiError(FI_EINVAL, "shorter than its header");
-  }
-  return CheckSegmentHeader(header, size);
-}
-
 // Whether segment `name` is ours and was left by a process that is gone;
 // why, in *why.
 bool IsStale(const std::string& name, absl::string_view prefix,
@@ -47,20 +36,26 @@ bool IsStale(const std::string& name, absl::string_view prefix,
     return false;
   }
   absl::StatusOr<SegmentInfo> creator =
-      ReadHeader(fd, static_cast<uint64_t>(st.st_size));
+      ReadSegmentHeader(fd, static_cast<uint64_t>(st.st_size));
   close(fd);
-  // The creator locks the file before it writes the header.
-  if (IsSegmentInUse(name)) return false;
   if (creator.ok()) {
+    // Its creator's liveness lock says whether it still holds it.
+    if (IsSegmentInUse(name)) return false;
     *why = absl::StrCat("creator pid ", creator->pid, " no longer holds it");
     return true;
   }
-  // Unlocked and unfinished: its creator died making it, or is between
-  // creating the file and locking it. A pid in the name tells which.
+  // A liveness lock (no header) whose process lives.
+  if (IsFlocked(name)) return false;
+  // Unfinished, or a liveness lock nobody holds: its creator died making
+  // it, or is still at it. A pid in the name tells which; without one,
+  // only a file older than any creator takes is left behind.
   std::optional<pid_t> name_pid = PidFromSegmentName(prefix, name);
-  if (name_pid.has_value() && IsPidAlive(*name_pid)) return false;
-  *why = absl::StrCat("unlocked, header unusable (",
-                      creator.status().message(), ")");
+  if (name_pid.has_value() ? IsPidAlive(*name_pid)
+                           : IsSegmentInUse(name)) {
+    return false;
+  }
+  *why = absl::StrCat("header unusable (", creator.status().message(),
+                      ") and its creator gone");
   return true;
 }
 

@@ -15,12 +15,13 @@ namespace fabric {
 namespace shm {
 
 // Unlinks each segment in /dev/shm named "<prefix>-<our uid>-...", owned by
-// our uid, whose creator is gone: it no longer holds the segment's lock
+// our uid, whose creator is gone: it no longer holds its liveness lock
 // (IsSegmentInUse), which holds across pid namespaces (containers sharing
-// /dev/shm). A segment whose header is malformed or not ready, and not
-// locked, is removed unless its name has the form SegmentName gives and
-// the pid in it lives (its creator may be about to lock it). Segments of
-// live processes and of other users are never touched.
+// /dev/shm). A segment whose header is malformed or not ready is removed
+// when the pid in its name (the form SegmentName gives) is gone, or, with
+// no pid in its name, once it is older than any creator takes. With
+// kLivenessPrefix it removes the liveness locks of processes that are gone.
+// Segments of live processes and of other users are never touched.
 // Logs each removal; returns how many were removed.
 absl::StatusOr<int> ReclaimStale(absl::string_view prefix);
 

@@ -10,7 +10,9 @@
 #include <sys/statvfs.h>
 #include <unistd.h>
 
+#include <ctime>
 #include <limits>
+#include <mutex>
 #include <utility>
 #include <vector>
 
@@ -95,7 +97,66 @@ absl::StatusOr<size_t> CheckFile(int fd) {
   return static_cast<size_t>(st.st_size);
 }
 
+// The creator's liveness lock: "<kLivenessPrefix>-<uid>-<pid>-<start>-<pid
+// namespace>" (processes of two pid namespaces may share a pid, and even
+// what /proc says of its start).
+std::string LivenessLockName(uid_t uid, const SegmentInfo& creator) {
+  return absl::StrCat(kLivenessPrefix, "-", uid, "-", creator.pid, "-",
+                      creator.start_time, "-", creator.pid_ns);
+}
+
+// This process's liveness lock, taken once per process (a forked child
+// takes its own): an exclusive flock on its file, held by one fd until the
+// process ends, whatever the number of segments it creates.
+absl::Status HoldLivenessLock(const SegmentInfo& self) {
+  static std::mutex mutex;
+  static pid_t holder = 0;
+  pid_t pid = self.pid;
+  std::lock_guard<std::mutex> lock(mutex);
+  if (holder == pid) return absl::OkStatus();
+  std::string name = LivenessLockName(geteuid(), self);
+  int fd = shm_open(name.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, kSegmentMode);
+  if (fd < 0) return ErrnoError(errno, "shm_open of the liveness lock");
+  if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    int err = errno;
+    close(fd);
+    return ErrnoError(err, "flock of the liveness lock");
+  }
+  holder = pid;  // fd stays open: the lock lasts as long as the process
+  // A process that exits removes it; one killed leaves it to ReclaimStale.
+  static std::string* exit_name = new std::string;
+  *exit_name = name;
+  static pid_t* exit_pid = new pid_t;
+  *exit_pid = pid;
+  static bool registered = false;
+  if (!registered) {
+    registered = true;
+    atexit([] {
+      if (getpid() == *exit_pid) shm_unlink(exit_name->c_str());
+    });
+  }
+  return absl::OkStatus();
+}
+
+// What the header of the segment open at `fd` (`size` bytes) says. Read
+// with pread: a file cut short meanwhile reads short instead of faulting.
+absl::StatusOr<SegmentInfo> ReadHeaderAt(int fd, uint64_t size) {
+  alignas(SegmentHeader) char header[kSegmentPayloadOffset];
+  if (pread(fd, header, sizeof(header), 0) != sizeof(header)) {
+    return FiError(FI_EINVAL, "shorter than its header");
+  }
+  return CheckSegmentHeader(header, size);
+}
+
+// How long a creator may take between creating a segment's file and
+// publishing its header; a file left unfinished longer was abandoned.
+constexpr time_t kUnfinishedGraceSeconds = 10;
+
 }  // namespace
+
+absl::StatusOr<SegmentInfo> ReadSegmentHeader(int fd, uint64_t size) {
+  return ReadHeaderAt(fd, size);
+}
 
 std::string SegmentName(absl::string_view prefix, uint64_t n) {
   return absl::StrCat(prefix, "-", geteuid(), "-", getpid(), "-", n);
@@ -137,24 +198,22 @@ absl::StatusOr<Segment> Segment::Create(const std::string& name, size_t size) {
   absl::StatusOr<uint64_t> pid_ns = OwnPidNamespace();
   if (!pid_ns.ok()) return Fail(name, pid_ns.status());
 
+  // Held from before the file exists until the process ends: what
+  // IsSegmentInUse tests, whatever pid namespace the tester is in.
+  SegmentInfo info{getpid(), *start_time, *pid_ns, size};
+  absl::Status live = HoldLivenessLock(info);
+  if (!live.ok()) return Fail(name, live);
   int fd = shm_open(name.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC,
                     kSegmentMode);
   if (fd < 0) return Fail(name, ErrnoError(errno, "shm_open"));
-  // Held until the creator lets go or dies: what IsSegmentInUse tests,
-  // whatever pid namespace the tester is in.
-  absl::StatusOr<void*> base = flock(fd, LOCK_EX | LOCK_NB) == 0
-                                   ? SizeAndMap(fd, size)
-                                   : ErrnoError(errno, "flock");
+  absl::StatusOr<void*> base = SizeAndMap(fd, size);
+  close(fd);  // the mapping stays: no fd per segment
   if (!base.ok()) {
-    close(fd);
     shm_unlink(name.c_str());
     return Fail(name, base.status());
   }
-  SegmentInfo info{getpid(), *start_time, *pid_ns, size};
   WriteSegmentHeader(*base, info);
-  Segment segment(name, *base, size, info, /*is_creator=*/true);
-  segment.lock_fd_ = fd;
-  return segment;
+  return Segment(name, *base, size, info, /*is_creator=*/true);
 }
 
 absl::StatusOr<Segment> Segment::Open(const std::string& name) {
@@ -191,8 +250,7 @@ Segment::Segment(Segment&& other) noexcept
       base_(std::exchange(other.base_, nullptr)),
       mapped_size_(std::exchange(other.mapped_size_, 0)),
       info_(other.info_),
-      is_creator_(std::exchange(other.is_creator_, false)),
-      lock_fd_(std::exchange(other.lock_fd_, -1)) {}
+      is_creator_(std::exchange(other.is_creator_, false)) {}
 
 Segment& Segment::operator=(Segment&& other) noexcept {
   if (this != &other) {
@@ -202,7 +260,6 @@ Segment& Segment::operator=(Segment&& other) noexcept {
     mapped_size_ = std::exchange(other.mapped_size_, 0);
     info_ = other.info_;
     is_creator_ = std::exchange(other.is_creator_, false);
-    lock_fd_ = std::exchange(other.lock_fd_, -1);
   }
   return *this;
 }
@@ -216,11 +273,28 @@ void Segment::Release() {
   // parent's to remove.
   if (is_creator_ && getpid() == info_.pid) shm_unlink(name_.c_str());
   is_creator_ = false;
-  if (lock_fd_ >= 0) close(lock_fd_);
-  lock_fd_ = -1;
 }
 
 bool IsSegmentInUse(const std::string& name) {
+  int fd = shm_open(name.c_str(), O_RDONLY | O_CLOEXEC, 0);
+  if (fd < 0) return false;
+  struct stat st;
+  if (fstat(fd, &st) != 0) {
+    close(fd);
+    return false;
+  }
+  absl::StatusOr<SegmentInfo> creator =
+      ReadHeaderAt(fd, static_cast<uint64_t>(st.st_size));
+  close(fd);
+  if (!creator.ok()) {
+    // Not published yet: its creator is filling it, unless that began
+    // longer ago than any creator takes.
+    return time(nullptr) - st.st_ctime < kUnfinishedGraceSeconds;
+  }
+  return IsFlocked(LivenessLockName(st.st_uid, *creator));
+}
+
+bool IsFlocked(const std::string& name) {
   int fd = shm_open(name.c_str(), O_RDONLY | O_CLOEXEC, 0);
   if (fd < 0) return false;
   bool held = flock(fd, LOCK_SH | LOCK_NB) != 0 && errno == EWOULDBLOCK;

@@ -31,6 +31,11 @@ namespace fabric {
 namespace shm {
 
 inline constexpr char kDefaultSegmentPrefix[] = "/fabric-shm";
+// A process that creates segments holds one liveness lock for its life:
+// "<kLivenessPrefix>-<uid>-<pid>-<start time>-<pid namespace>", flock'd by
+// one fd (not an fd per segment: a process with many peers would run out
+// of fds).
+inline constexpr char kLivenessPrefix[] = "/fabric-shm-live";
 
 // "<prefix>-<uid>-<pid>-<n>" with this process's effective uid and pid.
 // `prefix` starts with '/' and has no other '/'.
@@ -100,14 +105,24 @@ class Segment {
   size_t mapped_size_ = 0;
   SegmentInfo info_{};
   bool is_creator_ = false;
-  int lock_fd_ = -1;  // the creator's, holding the flock
 };
 
 // True while the creator of segment `name` holds it: it lives (or a child
-// it forked does) and has not destroyed its Segment. The creator's flock
-// on the file says so, which works across pid namespaces, where pids do
-// not. False when there is no such segment.
+// it forked does) and has not destroyed its Segment (which removes the
+// name). The flock on the creator's liveness lock says so, which works
+// across pid namespaces, where pids do not. A segment whose header is not
+// published yet counts as in use for kUnfinishedGraceSeconds (10 s) after
+// its file was made. False when there is no such segment.
 bool IsSegmentInUse(const std::string& name);
+
+// Whether someone holds a flock on the /dev/shm file `name` (a liveness
+// lock's owner).
+bool IsFlocked(const std::string& name);
+
+// What the header of the segment open at `fd` (`size` bytes) says, read
+// with pread (a file cut short reads short instead of faulting).
+absl::StatusOr<SegmentInfo> ReadSegmentHeader(int fd, uint64_t size);
+
 
 }  // namespace shm
 }  // namespace fabric

@@ -1,5 +1,6 @@
 #include "fabric/providers/shm/shm_segment.h"
 
+#include <fcntl.h>
 #include <rdma/fi_errno.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -9,6 +10,7 @@
 
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "fabric/api/core/status.h"
@@ -134,6 +136,34 @@ TEST_F(ShmSegmentTest, TheCreatorsLockSaysWhetherItLives) {
   EXPECT_THAT(ShmNamesWithPrefix(prefix_), testing::Contains(orphan_name));
   EXPECT_FALSE(IsSegmentInUse(orphan_name));
   EXPECT_FALSE(IsSegmentInUse(Name(3)));
+}
+
+// The number of fds this process has open.
+size_t OpenFds() {
+  size_t count = 0;
+  for (int fd = 0; fd < 65536; ++fd) {
+    if (fcntl(fd, F_GETFD) != -1) ++count;
+  }
+  return count;
+}
+
+// One liveness lock per process, not an fd per segment: a process with
+// hundreds of peers (each connection a segment it creates) must not run
+// out of fds (under ulimit -n 64 one shm endpoint reached 54 of 100).
+TEST_F(ShmSegmentTest, SegmentsHoldNoFds) {
+  absl::StatusOr<Segment> first = Segment::Create(Name(10), 4096);
+  ASSERT_TRUE(first.ok()) << first.status();  // takes the liveness lock
+  size_t before = OpenFds();
+  std::vector<Segment> many;
+  for (uint64_t n = 0; n < 100; ++n) {
+    absl::StatusOr<Segment> segment = Segment::Create(Name(200 + n), 4096);
+    ASSERT_TRUE(segment.ok()) << segment.status();
+    many.push_back(*std::move(segment));
+  }
+  EXPECT_EQ(OpenFds(), before) << "fds grew with the segments";
+  for (const Segment& segment : many) {
+    EXPECT_TRUE(IsSegmentInUse(segment.name()));
+  }
 }
 
 TEST_F(ShmSegmentTest, ModeIs0600WhateverTheUmask) {
