@@ -32,17 +32,6 @@ int Fail(const char* what, int rc) {
   return 1;
 }
 
-bool FromHex(const char* text, void* out, size_t len) {
-  if (strlen(text) != 2 * len) return false;
-  auto* bytes = static_cast<unsigned char*>(out);
-  for (size_t i = 0; i < len; ++i) {
-    unsigned value;
-    if (sscanf(text + 2 * i, "%2x", &value) != 1) return false;
-    bytes[i] = static_cast<unsigned char>(value);
-  }
-  return true;
-}
-
 // Reads `cq` until one entry or error; 1 or a negative fi_errno.
 ssize_t WaitOne(fid_cq* cq) {
   fi_cq_msg_entry entry;
@@ -77,7 +66,7 @@ int main(int argc, char** argv) {
   bool no_ptrace = argc == 3 && strcmp(argv[2], "--no-ptrace") == 0;
   bool own_netns = argc == 3 && strcmp(argv[2], "--own-netns") == 0;
   if ((argc != 2 && !no_ptrace && !own_netns) ||
-      !FromHex(argv[1], &parent, sizeof(parent))) {
+      !fabric::tcp::FromHex(argv[1], &parent, sizeof(parent))) {
     fprintf(stderr,
             "usage: shm_echo_peer PARENT_HEX [--no-ptrace | --own-netns]\n");
     return 2;

@@ -36,18 +36,7 @@ namespace {
 class ShmHostilePeerTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    ASSERT_EQ(tcp::OpenLoopbackDomain(
-                  FI_EP_RDM, FI_MSG,
-                  [](fi_info* hints) {
-                    tcp::UseShm(hints, FI_PROGRESS_MANUAL);
-                  },
-                  &loopback_),
-              0);
-    fi_av_attr av_attr = {};
-    ASSERT_EQ(fi_av_open(loopback_.domain, &av_attr, &av_, nullptr), 0);
-    fi_cq_attr cq_attr = {};
-    cq_attr.format = FI_CQ_FORMAT_MSG;
-    ASSERT_EQ(fi_cq_open(loopback_.domain, &cq_attr, &cq_, nullptr), 0);
+    ASSERT_EQ(tcp::OpenShmLoopback(0, &loopback_, &av_, &cq_), 0);
     for (fid_ep** ep : {&target_, &good_}) {
       ASSERT_EQ(tcp::OpenBoundEndpoint(loopback_.domain, loopback_.info, av_,
                                        cq_, ep),

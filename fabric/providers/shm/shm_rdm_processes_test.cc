@@ -33,28 +33,10 @@ extern char** environ;
 namespace fabric {
 namespace {
 
-std::string ToHex(const void* data, size_t len) {
-  std::string hex;
-  const auto* bytes = static_cast<const unsigned char*>(data);
-  for (size_t i = 0; i < len; ++i) absl::StrAppend(&hex, absl::Hex(bytes[i], absl::kZeroPad2));
-  return hex;
-}
-
 class ShmProcessesTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    ASSERT_EQ(tcp::OpenLoopbackDomain(
-                  FI_EP_RDM, FI_MSG,
-                  [](fi_info* hints) {
-                    tcp::UseShm(hints, FI_PROGRESS_MANUAL);
-                  },
-                  &loopback_),
-              0);
-    fi_av_attr av_attr = {};
-    ASSERT_EQ(fi_av_open(loopback_.domain, &av_attr, &av_, nullptr), 0);
-    fi_cq_attr cq_attr = {};
-    cq_attr.format = FI_CQ_FORMAT_MSG;
-    ASSERT_EQ(fi_cq_open(loopback_.domain, &cq_attr, &cq_, nullptr), 0);
+    ASSERT_EQ(tcp::OpenShmLoopback(0, &loopback_, &av_, &cq_), 0);
     ASSERT_EQ(tcp::OpenBoundEndpoint(loopback_.domain, loopback_.info, av_,
                                      cq_, &ep_),
               0);
@@ -77,7 +59,7 @@ class ShmProcessesTest : public ::testing::Test {
     sockaddr_in own = {};
     size_t len = sizeof(own);
     ASSERT_EQ(fi_getname(&ep_->fid, &own, &len), 0);
-    std::string hex = ToHex(&own, sizeof(own));
+    std::string hex = tcp::ToHex(&own, sizeof(own));
     int out[2];
     ASSERT_EQ(pipe(out), 0);
     posix_spawn_file_actions_t actions;

@@ -87,5 +87,50 @@ int OpenTableAv(fid_domain* domain, fid_av** av) {
   return fi_av_open(domain, &attr, av, nullptr);
 }
 
+int OpenShmLoopback(size_t cq_size, LoopbackDomain* loopback, fid_av** av,
+                    fid_cq** cq) {
+  int rc = OpenLoopbackDomain(
+      FI_EP_RDM, FI_MSG,
+      [](fi_info* hints) { UseShm(hints, FI_PROGRESS_MANUAL); }, loopback);
+  if (rc != 0) return rc;
+  fi_av_attr av_attr = {};
+  if ((rc = fi_av_open(loopback->domain, &av_attr, av, nullptr)) != 0) {
+    return rc;
+  }
+  fi_cq_attr cq_attr = {};
+  cq_attr.format = FI_CQ_FORMAT_MSG;
+  cq_attr.size = cq_size;
+  return fi_cq_open(loopback->domain, &cq_attr, cq, nullptr);
+}
+
+std::string ToHex(const void* data, size_t len) {
+  static constexpr char kDigits[] = "0123456789abcdef";
+  const auto* bytes = static_cast<const unsigned char*>(data);
+  std::string hex;
+  for (size_t i = 0; i < len; ++i) {
+    hex += kDigits[bytes[i] >> 4];
+    hex += kDigits[bytes[i] & 0xf];
+  }
+  return hex;
+}
+
+bool FromHex(const char* text, void* out, size_t len) {
+  auto* bytes = static_cast<unsigned char*>(out);
+  for (size_t i = 0; i < 2 * len; ++i) {
+    char c = text[i];
+    int digit = c >= '0' && c <= '9'   ? c - '0'
+                : c >= 'a' && c <= 'f' ? c - 'a' + 10
+                : c >= 'A' && c <= 'F' ? c - 'A' + 10
+                                       : -1;
+    if (digit < 0) return false;  // also the end of a short text
+    if (i % 2 == 0) {
+      bytes[i / 2] = static_cast<unsigned char>(digit << 4);
+    } else {
+      bytes[i / 2] |= static_cast<unsigned char>(digit);
+    }
+  }
+  return true;
+}
+
 }  // namespace tcp
 }  // namespace fabric

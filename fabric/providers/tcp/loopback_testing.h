@@ -9,6 +9,7 @@
 #include <rdma/fi_domain.h>
 
 #include <functional>
+#include <string>
 
 namespace fabric {
 namespace tcp {
@@ -32,6 +33,12 @@ int OpenLoopbackDomainAt(const char* node, fi_ep_type type, uint64_t caps,
 
 // An `adjust` for OpenLoopbackDomain: the shm provider, with `progress`.
 void UseShm(fi_info* hints, fi_progress progress);
+
+// An shm RDM loopback domain (FI_MSG, manual progress) with an AV and a
+// CQ of FI_CQ_FORMAT_MSG entries (`cq_size`, 0: the default): 0 or the
+// first failing call's result (what is open stays in the out parameters).
+int OpenShmLoopback(size_t cq_size, LoopbackDomain* loopback, fid_av** av,
+                    fid_cq** cq);
 
 // Opens an endpoint of `domain` for `info`, bound to `av` and, for both
 // directions, to `cq`, and enables it; 0 or the first failing call's result.
@@ -60,6 +67,12 @@ struct RdmEndpoint {
 int OpenRdmEndpoint(fi_info* info, fi_cq_format format, RdmEndpoint* out);
 // Closes what OpenRdmEndpoint opened, the endpoint first.
 void CloseRdmEndpoint(RdmEndpoint* endpoint);
+
+// How test programs pass endpoint names on a command line or a pipe: the
+// `len` bytes at `data` as lowercase hex, and back (false unless `text`
+// starts with 2 * `len` hex digits).
+std::string ToHex(const void* data, size_t len);
+bool FromHex(const char* text, void* out, size_t len);
 
 }  // namespace tcp
 }  // namespace fabric
