@@ -10,6 +10,7 @@
 #include "absl/container/inlined_vector.h"
 #include "absl/strings/str_cat.h"
 #include "fabric/api/core/status.h"
+#include "fabric/providers/util/mr.h"
 #include "fabric/providers/util/no_ops.h"
 #include "fabric/providers/verbs/verbs_msg_ep.h"
 #include "fabric/providers/verbs/verbs_requests.h"
@@ -18,6 +19,19 @@
 namespace fabric {
 namespace verbs {
 namespace {
+
+// Descriptors are read (their lkey): each one given must be an open
+// region's, looked up before it is read (an application's garbage is
+// refused, not dereferenced).
+absl::Status CheckRegionDescs(void* const* desc, size_t count) {
+  for (size_t i = 0; desc != nullptr && i < count; ++i) {
+    if (desc[i] != nullptr && LiveRegion(desc[i]) == nullptr) {
+      return FiError(FI_EINVAL, absl::StrCat("desc[", i, "] is not an open "
+                                             "memory region"));
+    }
+  }
+  return absl::OkStatus();
+}
 
 // The operation flags each side takes (fi_sendmsg, fi_recvmsg, ...).
 // Completion of an RC send or write means the peer's device acknowledged
@@ -123,6 +137,7 @@ absl::Status Prepare(const VerbsMsgEp& ep, Transmit* tx, Sges* sges) {
       op.kind == SendOp::kSend || op.kind == SendOp::kWrite;
   op.inject = can_inline && (inject || (total > 0 && total <= ep.max_inline));
   sges->resize(tx->count);
+  FABRIC_RETURN_IF_ERROR(CheckRegionDescs(tx->desc, tx->count));
   return GatherSges(tx->iov, tx->desc, tx->count, info.tx_attr->iov_limit,
                     op.inject, sges->data());
 }
@@ -139,6 +154,7 @@ absl::Status AtomicTarget(VerbsMsgEp* ep, const Transmit& tx,
   }
   iovec result = {tx.result, sizeof(uint64_t)};
   void* desc[1] = {tx.result_desc};
+  FABRIC_RETURN_IF_ERROR(CheckRegionDescs(desc, 1));
   return GatherSges(&result, desc, 1, 1, false, sge);
 }
 
@@ -205,9 +221,11 @@ ssize_t PostReceive(VerbsMsgEp* ep, const iovec* iov, void* const* desc,
                              absl::Hex(flags & ~kRxFlags)));
   }
   Sges sges(count);
-  absl::Status ok = GatherSges(iov, desc, count,
-                               ep->util.info->rx_attr->iov_limit, false,
-                               sges.data());
+  absl::Status ok = CheckRegionDescs(desc, count);
+  if (ok.ok()) {
+    ok = GatherSges(iov, desc, count, ep->util.info->rx_attr->iov_limit,
+                    false, sges.data());
+  }
   if (!ok.ok()) return Fail(*ep, ok);
   if (ep->free_rx.empty()) return -FI_EAGAIN;
   const bool write_entry = WantsRxEntry(ep->util, flags);

@@ -418,6 +418,10 @@ TEST_F(VerbsMsgTest, BadCallsFailCleanly) {
   // (which verbs does not do).
   EXPECT_EQ(fi_recv(side.ep, buf, sizeof(buf), nullptr, 0, nullptr),
             -FI_EINVAL);
+  // A descriptor that is no region is refused, not read (it crashed).
+  void* garbage = reinterpret_cast<void*>(0xdeadbeef);
+  EXPECT_EQ(fi_recv(side.ep, buf, sizeof(buf), garbage, 0, nullptr),
+            -FI_EINVAL);
   iovec iov = {buf, sizeof(buf)};
   void* desc = side.desc();
   fi_msg msg = {&iov, &desc, 1, 0, nullptr, 0};
