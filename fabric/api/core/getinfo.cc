@@ -147,33 +147,31 @@ bool ProviderSelected(const Provider& provider, const fi_info* hints,
          ProviderNameMatches(hints->fabric_attr->prov_name, provider.name());
 }
 
-// The attribute defaults configured for `provider` (FI_<PROV>_ATTR_*, or
-// the config file's provider { attrs {} }) in place of the built-in ones;
-// sizes at most what the provider offers (a default cannot promise more).
-absl::Status ApplyAttrOverrides(const Provider& provider, fi_info* info) {
-  absl::StatusOr<AttrOverrides> attrs = ProviderAttrOverrides(provider.name());
-  if (!attrs.ok()) return attrs.status();
+// The attribute defaults configured for a provider (FI_<PROV>_ATTR_*, or
+// the config file's provider { attrs {} }, read once per provider and
+// fi_getinfo) in place of its built-in ones; sizes at most what it offers
+// (a default cannot promise more).
+void ApplyAttrOverrides(const AttrOverrides& attrs, fi_info* info) {
   auto lower = [](const std::optional<size_t>& value, size_t* field) {
     if (value.has_value() && *value < *field) *field = *value;
   };
   if (info->tx_attr != nullptr) {
-    lower(attrs->tx_size, &info->tx_attr->size);
-    lower(attrs->inject_size, &info->tx_attr->inject_size);
+    lower(attrs.tx_size, &info->tx_attr->size);
+    lower(attrs.inject_size, &info->tx_attr->inject_size);
   }
-  if (info->rx_attr != nullptr) lower(attrs->rx_size, &info->rx_attr->size);
+  if (info->rx_attr != nullptr) lower(attrs.rx_size, &info->rx_attr->size);
   if (info->ep_attr != nullptr) {
-    lower(attrs->max_msg_size, &info->ep_attr->max_msg_size);
+    lower(attrs.max_msg_size, &info->ep_attr->max_msg_size);
   }
   if (info->domain_attr != nullptr) {
-    if (attrs->threading) info->domain_attr->threading = *attrs->threading;
-    if (attrs->control_progress) {
-      info->domain_attr->control_progress = *attrs->control_progress;
+    if (attrs.threading) info->domain_attr->threading = *attrs.threading;
+    if (attrs.control_progress) {
+      info->domain_attr->control_progress = *attrs.control_progress;
     }
-    if (attrs->data_progress) {
-      info->domain_attr->data_progress = *attrs->data_progress;
+    if (attrs.data_progress) {
+      info->domain_attr->data_progress = *attrs.data_progress;
     }
   }
-  return absl::OkStatus();
 }
 
 absl::StatusOr<InfoList> ProviderDefaults(uint32_t version,
@@ -184,7 +182,10 @@ absl::StatusOr<InfoList> ProviderDefaults(uint32_t version,
     if (!ProviderSelected(*provider, hints, filter)) continue;
     InfoPtr info = provider->DefaultInfo();
     if (info == nullptr) return FiError(FI_ENOMEM, "out of memory");
-    FABRIC_RETURN_IF_ERROR(ApplyAttrOverrides(*provider, info.get()));
+    absl::StatusOr<AttrOverrides> attrs =
+        ProviderAttrOverrides(provider->name());
+    if (!attrs.ok()) return attrs.status();
+    ApplyAttrOverrides(*attrs, info.get());
     info->fabric_attr->api_version = version;
     list.Append(std::move(info));
   }
@@ -207,8 +208,10 @@ absl::StatusOr<InfoList> MatchProvider(const Provider& provider,
     *reason = std::string(candidates.status().message());
     return matched;
   }
+  absl::StatusOr<AttrOverrides> attrs = ProviderAttrOverrides(provider.name());
+  if (!attrs.ok()) return attrs.status();
   for (fi_info* c = candidates->head(); c != nullptr; c = c->next) {
-    FABRIC_RETURN_IF_ERROR(ApplyAttrOverrides(provider, c));
+    ApplyAttrOverrides(*attrs, c);
     absl::Status instance = CheckInstance(filter, *c);
     absl::StatusOr<InfoPtr> info =
         instance.ok() ? MatchHints(*c, provider.SupportFor(*c), request.hints,

@@ -40,7 +40,7 @@ bool IsStale(const std::string& name, absl::string_view prefix,
   close(fd);
   if (creator.ok()) {
     // Its creator's liveness lock says whether it still holds it.
-    if (IsSegmentInUse(name)) return false;
+    if (IsSegmentInUse(st, creator)) return false;
     *why = absl::StrCat("creator pid ", creator->pid, " no longer holds it");
     return true;
   }
@@ -51,7 +51,7 @@ bool IsStale(const std::string& name, absl::string_view prefix,
   // only a file older than any creator takes is left behind.
   std::optional<pid_t> name_pid = PidFromSegmentName(prefix, name);
   if (name_pid.has_value() ? IsPidAlive(*name_pid)
-                           : IsSegmentInUse(name)) {
+                           : IsSegmentInUse(st, creator)) {
     return false;
   }
   *why = absl::StrCat("header unusable (", creator.status().message(),

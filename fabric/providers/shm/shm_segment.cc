@@ -108,12 +108,22 @@ std::string LivenessLockName(uid_t uid, const SegmentInfo& creator) {
 // This process's liveness lock, taken once per process (a forked child
 // takes its own): an exclusive flock on its file, held by one fd until the
 // process ends, whatever the number of segments it creates.
+// The lock this process holds: its pid (0 before the first segment; a
+// forked child's is its parent's until it takes its own) and name.
+struct LivenessLock {
+  std::mutex mutex;
+  pid_t holder = 0;
+  std::string name;
+};
+LivenessLock& OwnLivenessLock() {
+  static auto* lock = new LivenessLock;  // read at exit: never destroyed
+  return *lock;
+}
+
 absl::Status HoldLivenessLock(const SegmentInfo& self) {
-  static std::mutex mutex;
-  static pid_t holder = 0;
-  pid_t pid = self.pid;
-  std::lock_guard<std::mutex> lock(mutex);
-  if (holder == pid) return absl::OkStatus();
+  LivenessLock& own = OwnLivenessLock();
+  std::lock_guard<std::mutex> lock(own.mutex);
+  if (own.holder == self.pid) return absl::OkStatus();
   std::string name = LivenessLockName(geteuid(), self);
   int fd = shm_open(name.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, kSegmentMode);
   if (fd < 0) return ErrnoError(errno, "shm_open of the liveness lock");
@@ -122,30 +132,17 @@ absl::Status HoldLivenessLock(const SegmentInfo& self) {
     close(fd);
     return ErrnoError(err, "flock of the liveness lock");
   }
-  holder = pid;  // fd stays open: the lock lasts as long as the process
-  // A process that exits removes it; one killed leaves it to ReclaimStale.
-  static std::string* exit_name = new std::string;
-  *exit_name = name;
-  static pid_t* exit_pid = new pid_t;
-  *exit_pid = pid;
-  static bool registered = false;
-  if (!registered) {
-    registered = true;
+  // fd stays open: the lock lasts as long as the process. One that exits
+  // removes the name; one killed leaves it to ReclaimStale.
+  if (own.holder == 0) {
     atexit([] {
-      if (getpid() == *exit_pid) shm_unlink(exit_name->c_str());
+      LivenessLock& at_exit = OwnLivenessLock();
+      if (at_exit.holder == getpid()) shm_unlink(at_exit.name.c_str());
     });
   }
+  own.holder = self.pid;
+  own.name = std::move(name);
   return absl::OkStatus();
-}
-
-// What the header of the segment open at `fd` (`size` bytes) says. Read
-// with pread: a file cut short meanwhile reads short instead of faulting.
-absl::StatusOr<SegmentInfo> ReadHeaderAt(int fd, uint64_t size) {
-  alignas(SegmentHeader) char header[kSegmentPayloadOffset];
-  if (pread(fd, header, sizeof(header), 0) != sizeof(header)) {
-    return FiError(FI_EINVAL, "shorter than its header");
-  }
-  return CheckSegmentHeader(header, size);
 }
 
 // How long a creator may take between creating a segment's file and
@@ -155,7 +152,11 @@ constexpr time_t kUnfinishedGraceSeconds = 10;
 }  // namespace
 
 absl::StatusOr<SegmentInfo> ReadSegmentHeader(int fd, uint64_t size) {
-  return ReadHeaderAt(fd, size);
+  alignas(SegmentHeader) char header[kSegmentPayloadOffset];
+  if (pread(fd, header, sizeof(header), 0) != sizeof(header)) {
+    return FiError(FI_EINVAL, "shorter than its header");
+  }
+  return CheckSegmentHeader(header, size);
 }
 
 std::string SegmentName(absl::string_view prefix, uint64_t n) {
@@ -284,14 +285,19 @@ bool IsSegmentInUse(const std::string& name) {
     return false;
   }
   absl::StatusOr<SegmentInfo> creator =
-      ReadHeaderAt(fd, static_cast<uint64_t>(st.st_size));
+      ReadSegmentHeader(fd, static_cast<uint64_t>(st.st_size));
   close(fd);
-  if (!creator.ok()) {
+  return IsSegmentInUse(st, creator);
+}
+
+bool IsSegmentInUse(const struct stat& file,
+                    const absl::StatusOr<SegmentInfo>& header) {
+  if (!header.ok()) {
     // Not published yet: its creator is filling it, unless that began
     // longer ago than any creator takes.
-    return time(nullptr) - st.st_ctime < kUnfinishedGraceSeconds;
+    return time(nullptr) - file.st_ctime < kUnfinishedGraceSeconds;
   }
-  return IsFlocked(LivenessLockName(st.st_uid, *creator));
+  return IsFlocked(LivenessLockName(file.st_uid, *header));
 }
 
 bool IsFlocked(const std::string& name) {

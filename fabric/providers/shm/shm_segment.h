@@ -17,6 +17,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 
 #include <optional>
@@ -114,6 +115,10 @@ class Segment {
 // published yet counts as in use for kUnfinishedGraceSeconds (10 s) after
 // its file was made. False when there is no such segment.
 bool IsSegmentInUse(const std::string& name);
+// The same for a segment already opened: its file's stat and what its
+// header said (ReadSegmentHeader).
+bool IsSegmentInUse(const struct stat& file,
+                    const absl::StatusOr<SegmentInfo>& header);
 
 // Whether someone holds a flock on the /dev/shm file `name` (a liveness
 // lock's owner).

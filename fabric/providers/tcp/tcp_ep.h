@@ -336,11 +336,16 @@ ssize_t SendNow(TcpEp* ep, fi_addr_t dest, Header header,
 void MoveQueuedTx(TcpLink* from, TcpLink* to);
 // Whether a message that adds an unreserved entry to the receive CQ must
 // wait for room: true (and the endpoint remembers it) while the CQ is full.
-inline bool WaitForRxCqRoom(TcpEp* ep) {
-  if (ep->util.rx_cq == nullptr || !CqFull(ep->util.rx_cq)) return false;
-  if (!ep->awaiting_cq_room && ep->data_source != nullptr) {
+// Has the engine come back to the endpoint's links next pass (RunAgain):
+// room in the CQ announces itself on no fd.
+inline void AskForNextPass(TcpEp* ep) {
+  if (ep->data_source != nullptr) {
     ep->util.domain->progress->RunAgain(ep->data_source);
   }
+}
+inline bool WaitForRxCqRoom(TcpEp* ep) {
+  if (ep->util.rx_cq == nullptr || !CqFull(ep->util.rx_cq)) return false;
+  if (!ep->awaiting_cq_room) AskForNextPass(ep);
   ep->awaiting_cq_room = true;
   return true;
 }

@@ -255,9 +255,7 @@ void RemoteAccessDone(TcpLink* link, const Header& header, uint64_t kind,
 
 void ResumeHeldForCqRoom(TcpEp* ep) {
   if (CqFull(ep->util.rx_cq)) {
-    if (ep->data_source != nullptr) {
-      ep->util.domain->progress->RunAgain(ep->data_source);
-    }
+    AskForNextPass(ep);
     return;
   }
   ep->awaiting_cq_room = false;

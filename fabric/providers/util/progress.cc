@@ -207,21 +207,15 @@ void ProgressEngine::RunPolled() {
 void ProgressEngine::RunAgainRequested(bool auto_only) {
   {
     std::lock_guard<std::mutex> lock(registry_mutex_);
-    again_snapshot_.clear();
-    for (ProgressSource* source : again_) {
-      if (!auto_only || source->auto_progress()) {
-        again_snapshot_.push_back(source);
-      }
-    }
-    if (auto_only) {
-      again_.erase(std::remove_if(again_.begin(), again_.end(),
-                                  [](ProgressSource* source) {
-                                    return source->auto_progress();
-                                  }),
-                   again_.end());
-    } else {
-      again_.clear();
-    }
+    // The ones this pass takes move to the back, then out.
+    auto taken = auto_only ? std::stable_partition(
+                                 again_.begin(), again_.end(),
+                                 [](ProgressSource* source) {
+                                   return !source->auto_progress();
+                                 })
+                           : again_.begin();
+    again_snapshot_.assign(taken, again_.end());
+    again_.erase(taken, again_.end());
     again_requested_.store(!again_.empty(), std::memory_order_relaxed);
   }
   // Each asks again (RunAgain) while it still waits.

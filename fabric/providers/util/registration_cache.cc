@@ -78,17 +78,14 @@ absl::StatusOr<RegistrationCache::Entry*> RegistrationCache::Acquire(
     subscribed = MonitorHub::Get().Subscribe(addr, len).ok();
   }
   absl::StatusOr<void*> handle = register_(addr, len, access);
-  bool cached = subscribed;
+  bool cached = subscribed && handle.ok();
   if (cacheable) {
     std::lock_guard<std::mutex> lock(mutex_);
     cached = cached && !pending->invalidated;
     pending_.erase(pending);
   }
   if (subscribed && !cached) MonitorHub::Get().Unsubscribe(addr, len);
-  if (!handle.ok()) {
-    if (cached) MonitorHub::Get().Unsubscribe(addr, len);
-    return handle.status();
-  }
+  if (!handle.ok()) return handle.status();
   auto owned = std::make_unique<Entry>();
   Entry* entry = owned.get();
   entry->addr = addr;

@@ -234,7 +234,7 @@ TEST_F(RegistrationCacheTest, OneCacheLettingGoLeavesTheOtherWatched) {
 // A forked child's memory is not watched by the parent's monitor (and
 // reading the parent's userfaultfd would take its events): the child
 // caches nothing, and the parent's monitor goes on hearing its own unmaps.
-TEST_F(RegistrationCacheTest, AForkedChildCachesNothingAndLeavesTheParentsMonitor) {
+TEST_F(RegistrationCacheTest, AForkedChildCachesNothingOfItsParents) {
   RegistrationCache cache = MakeCache();
   ASSERT_TRUE(cache.enabled());
   char* buf = Map(1, 'K');
