@@ -151,9 +151,12 @@ absl::Status EndpointPair::Open(const ProviderCase& c,
   if (c.type != FI_EP_MSG) {
     fi_av_attr av_attr = {};
     av_attr.type = FI_AV_TABLE;
-    absl::StatusOr<Av> av = OpenAv(domain_, av_attr);
-    if (!av.ok()) return av.status();
-    av_ = std::move(*av);
+    for (Av* av : {&av_, &av_b_}) {
+      if (av == &av_b_ && !options.b_learns_a_late) break;
+      absl::StatusOr<Av> opened = OpenAv(domain_, av_attr);
+      if (!opened.ok()) return opened.status();
+      *av = std::move(*opened);
+    }
   } else {
     fi_eq_attr eq_attr = {};
     for (Eq* eq : {&eq_a_, &eq_b_}) {
@@ -184,10 +187,13 @@ absl::Status EndpointPair::Open(const ProviderCase& c,
     // fi_cq_open after fi_getinfo as for the other types, inside Connect.
     return connected;
   }
-  if (absl::Status status = OpenSide(&a_, options.cq_size_a); !status.ok()) {
+  if (absl::Status status = OpenSide(&a_, options.cq_size_a, av_);
+      !status.ok()) {
     return status;
   }
-  if (absl::Status status = OpenSide(&b_, options.cq_size_b); !status.ok()) {
+  if (absl::Status status =
+          OpenSide(&b_, options.cq_size_b, av_b_ ? av_b_ : av_);
+      !status.ok()) {
     return status;
   }
   char names[2][128];
@@ -199,9 +205,26 @@ absl::Status EndpointPair::Open(const ProviderCase& c,
     absl::StatusOr<std::vector<fi_addr_t>> inserted = av_.Insert(names[i], 1);
     if (!inserted.ok()) return inserted.status();
     side->self = (*inserted)[0];
+    if (i == 0) name_a_.assign(names[0], names[0] + len);
   }
   a_.peer = b_.self;
-  b_.peer = a_.self;
+  b_.peer = av_b_ ? FI_ADDR_UNSPEC : a_.self;
+  if (av_b_) {
+    absl::StatusOr<std::vector<fi_addr_t>> own = av_b_.Insert(names[1], 1);
+    if (!own.ok()) return own.status();
+  }
+  return absl::OkStatus();
+}
+
+absl::Status EndpointPair::InsertAAtB() {
+  if (!av_b_) {
+    return absl::FailedPreconditionError(
+        "InsertAAtB needs PairOptions::b_learns_a_late");
+  }
+  absl::StatusOr<std::vector<fi_addr_t>> inserted =
+      av_b_.Insert(name_a_.data(), 1);
+  if (!inserted.ok()) return inserted.status();
+  b_.peer = (*inserted)[0];
   return absl::OkStatus();
 }
 
@@ -254,7 +277,7 @@ absl::Status EndpointPair::OpenIdleEndpoints(size_t count) {
   return absl::OkStatus();
 }
 
-absl::Status EndpointPair::OpenSide(Side* side, size_t cq_size) {
+absl::Status EndpointPair::OpenSide(Side* side, size_t cq_size, Av& av) {
   fi_cq_attr cq_attr = {};
   cq_attr.format = FI_CQ_FORMAT_TAGGED;
   cq_attr.size = cq_size;
@@ -267,8 +290,8 @@ absl::Status EndpointPair::OpenSide(Side* side, size_t cq_size) {
                       : fi_endpoint(domain_.get(), info_.get(), &side->ep,
                                     nullptr);
   if (rc != 0) return CallFailed("fi_endpoint", rc);
-  if (av_) {
-    rc = fi_ep_bind(side->ep, &av_->fid, 0);
+  if (av) {
+    rc = fi_ep_bind(side->ep, &av->fid, 0);
     if (rc != 0) return CallFailed("fi_ep_bind(av)", rc);
   }
   rc = fi_ep_bind(side->ep, &side->cq->fid, FI_TRANSMIT | FI_RECV);
@@ -323,7 +346,7 @@ absl::Status EndpointPair::Connect() {
   memcpy(a_info->dest_addr, name, len);
   a_info->dest_addrlen = len;
   Info saved = std::exchange(info_, std::move(a_info));
-  absl::Status opened = OpenSide(&a_, 0);
+  absl::Status opened = OpenSide(&a_, 0, av_);
   info_ = std::move(saved);
   if (!opened.ok()) return opened;
   rc = fi_ep_bind(a_.ep, &eq_a_->fid, 0);
@@ -336,7 +359,7 @@ absl::Status EndpointPair::Connect() {
   }
   Info accepted(request.info);
   saved = std::exchange(info_, std::move(accepted));
-  opened = OpenSide(&b_, 0);
+  opened = OpenSide(&b_, 0, av_);
   info_ = std::exchange(saved, nullptr);
   if (!opened.ok()) return opened;
   rc = fi_ep_bind(b_.ep, &eq_b_->fid, 0);
@@ -394,6 +417,7 @@ absl::Status EndpointPair::Close() {
     side->counters.clear();
   }
   status.Update(av_.Close());
+  status.Update(av_b_.Close());
   status.Update(eq_a_.Close());
   status.Update(eq_b_.Close());
   status.Update(domain_.Close());

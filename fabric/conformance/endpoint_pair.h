@@ -91,6 +91,10 @@ struct PairOptions {
   // The endpoints' ep_attr->max_msg_size, below what fi_getinfo offers
   // (an application may ask fi_endpoint for less); 0: as offered.
   size_t max_msg_size = 0;
+  // RDM and DGRAM: b is bound to an AV of its own that holds only b's name
+  // until the test calls EndpointPair::InsertAAtB (a's messages arrive from
+  // an address b does not know yet). a's AV holds both names as usual.
+  bool b_learns_a_late = false;
 };
 
 // A completion as fi_cq_readfrom reported it.
@@ -152,12 +156,15 @@ class EndpointPair {
   Eq& eq_a() { return eq_a_; }
   Eq& eq_b() { return eq_b_; }
   const ProviderCase& provider_case() const { return *case_; }
+  // With PairOptions::b_learns_a_late: inserts a's name into b's AV and
+  // sets b().peer to it.
+  absl::Status InsertAAtB();
   // The shared contexts of PairOptions::shared_rx / shared_tx, or null.
   fid_ep* srx() const { return srx_; }
   fid_stx* stx() const { return stx_; }
 
  private:
-  absl::Status OpenSide(Side* side, size_t cq_size);
+  absl::Status OpenSide(Side* side, size_t cq_size, Av& av);
   absl::Status BindCounters(Side* side);
   absl::Status OpenSharedContexts(const PairOptions& options);
   absl::Status Connect();
@@ -169,6 +176,8 @@ class EndpointPair {
   Fabric fabric_;
   Domain domain_;
   Av av_;
+  Av av_b_;  // PairOptions::b_learns_a_late
+  std::vector<char> name_a_;  // a's fi_getname, for InsertAAtB
   Eq eq_a_;
   Eq eq_b_;
   fid_pep* pep_ = nullptr;

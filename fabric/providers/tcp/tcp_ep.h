@@ -107,6 +107,9 @@ struct UnexpectedMsg {
   std::vector<char> data;
   TcpLink* link = nullptr;  // to answer on; null once the link is gone
   fi_addr_t source = FI_ADDR_NOTAVAIL;
+  // While source is FI_ADDR_NOTAVAIL: the sender's address (its link's
+  // peer_name), by which a later fi_av_insert of it is found.
+  std::vector<char> sender_name;
   // A message a peer provider holds and queued on the endpoint's
   // fid_peer_srx (queue_tag): header carries its tag and size, data is
   // empty, and a receive that takes it is handed to the peer (start_tag).
@@ -164,6 +167,9 @@ struct TcpEp {
   std::list<std::unique_ptr<PostedRecv>> tagged_recvs;
   std::list<UnexpectedMsg> unexpected;
   size_t unexpected_bytes = 0;
+  // The AV's UtilAv::inserts when the senders of queued messages were last
+  // looked up (ResolveQueuedSenders).
+  uint64_t av_inserts_seen = 0;
   // Messages claimed with FI_PEEK | FI_CLAIM, by the peek's context.
   std::unordered_map<void*, UnexpectedMsg> claimed;
 
@@ -224,7 +230,8 @@ class TcpLink : public ConnectionHandler {
 
   TcpEp* const ep;
   // FI_ADDR_NOTAVAIL while the AV does not hold the peer's address
-  // (peer_name); looked up again at each message until it does.
+  // (peer_name); looked up again at each message until it does
+  // (FindPeerAgain).
   fi_addr_t peer;
   Connection connection;
   // The peer's address in the endpoint's format, when known: what
@@ -234,6 +241,9 @@ class TcpLink : public ConnectionHandler {
   // Fails this link's transmits not yet complete, and the receive it is
   // filling, with `err`.
   void FailOutstanding(int err);
+  // A peer the AV did not hold when it connected: sets `peer` when the AV
+  // holds its address now.
+  void FindPeerAgain();
   // Takes back the CQ room of this link's outstanding operations (the
   // endpoint closes without reporting them).
   void Unreserve();
@@ -393,6 +403,15 @@ void PostUntaggedRecv(TcpEp* ep, std::unique_ptr<PostedRecv> recv);
 // the entry and calls the peer's start_tag (tcp_srx_owner.cc).
 void StartPeerEntry(TcpEp* ep, fi_peer_rx_entry* entry,
                     std::unique_ptr<PostedRecv> recv);
+// The fi_addr_t in `ep`'s AV of the sender whose address (in the
+// endpoint's format) is `name`; FI_ADDR_NOTAVAIL while the AV does not hold
+// it, or when `name` is empty.
+fi_addr_t FindSender(const TcpEp& ep, const std::vector<char>& name);
+// Messages that wait for a receive and arrived from a sender the AV did not
+// hold then take its fi_addr_t once the AV holds it, so that a receive
+// directed at it takes them (a peer inserts its senders lazily, as Open MPI
+// does). Looks up only when the AV gained entries since the last call.
+void ResolveQueuedSenders(TcpEp* ep);
 // The first buffered unexpected message `recv` takes, or end().
 std::list<UnexpectedMsg>::iterator FindUnexpected(TcpEp* ep,
                                                   const PostedRecv& recv);

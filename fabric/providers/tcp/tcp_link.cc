@@ -281,15 +281,13 @@ TcpLink::~TcpLink() {
   }
 }
 
+void TcpLink::FindPeerAgain() {
+  if (peer == FI_ADDR_NOTAVAIL) peer = FindSender(*ep, peer_name);
+}
+
 RxTarget TcpLink::OnHeader(const Header& header,
                            const RmaDescriptor* descriptors) {
-  // A peer the AV did not hold when it connected: inserted since?
-  if (peer == FI_ADDR_NOTAVAIL && !peer_name.empty() &&
-      ep->util.av != nullptr) {
-    absl::StatusOr<IpAddress> address =
-        IpFromUser(FI_SOCKADDR, peer_name.data(), peer_name.size());
-    if (address.ok()) peer = AvFindIp(ep->util.av, *address);
-  }
+  FindPeerAgain();
   switch (static_cast<Op>(header.op)) {
     case Op::kMsg: {
       if (ep->peer_srx != nullptr) return PeerSrxHeader(this, header);
@@ -329,6 +327,7 @@ RxTarget TcpLink::OnHeader(const Header& header,
       current_unexpected->header = header;
       current_unexpected->link = this;
       current_unexpected->source = peer;
+      if (peer == FI_ADDR_NOTAVAIL) current_unexpected->sender_name = peer_name;
       current_unexpected->data.reserve(header.size);
       RxTarget target;
       target.kind = RxTarget::kBuffer;
@@ -410,6 +409,10 @@ void TcpLink::OnMessageDone(const Header& header, size_t placed) {
       if (current_unexpected.has_value()) {
         UnexpectedMsg message = std::move(*current_unexpected);
         current_unexpected.reset();
+        // The AV may have taken the sender while its message arrived.
+        FindPeerAgain();
+        message.source = peer;
+        if (peer != FI_ADDR_NOTAVAIL) message.sender_name.clear();
         // A receive posted while the message arrived takes it now: older
         // buffered messages it would have taken first were taken when it
         // was posted.
@@ -522,8 +525,42 @@ void TcpLink::Unreserve() {
   }
 }
 
+fi_addr_t FindSender(const TcpEp& ep, const std::vector<char>& name) {
+  if (name.empty() || ep.util.av == nullptr) return FI_ADDR_NOTAVAIL;
+  absl::StatusOr<IpAddress> address =
+      IpFromUser(FI_SOCKADDR, name.data(), name.size());
+  return address.ok() ? AvFindIp(ep.util.av, *address) : FI_ADDR_NOTAVAIL;
+}
+
+void ResolveQueuedSenders(TcpEp* ep) {
+  UtilAv* av = ep->util.av;
+  if (av == nullptr) return;
+  // A named AV learns other processes' inserts only when it looks.
+  uint64_t inserts = av->inserts.load(std::memory_order_acquire);
+  if (inserts == ep->av_inserts_seen && av->shared == nullptr) return;
+  ep->av_inserts_seen = inserts;
+  for (UnexpectedMsg& message : ep->unexpected) {
+    if (message.source != FI_ADDR_NOTAVAIL) continue;
+    message.source = FindSender(*ep, message.sender_name);
+    if (message.source == FI_ADDR_NOTAVAIL) continue;
+    message.sender_name.clear();
+    if (message.peer_entry != nullptr) {
+      message.peer_entry->addr = message.source;
+    }
+  }
+  for (fi_peer_rx_entry* entry : ep->queued_peer_msgs) {
+    const UnexpectedMsg* held = QueuedPeerMessage(*entry);
+    if (entry->addr == FI_ADDR_NOTAVAIL && held != nullptr) {
+      entry->addr = FindSender(*ep, held->sender_name);
+    }
+  }
+}
+
 std::list<UnexpectedMsg>::iterator FindUnexpected(TcpEp* ep,
                                                   const PostedRecv& recv) {
+  if (ep->directed_recv && recv.source != FI_ADDR_UNSPEC) {
+    ResolveQueuedSenders(ep);
+  }
   for (auto it = ep->unexpected.begin(); it != ep->unexpected.end(); ++it) {
     if (!TagMatches(recv, it->header.tag)) continue;
     if (ep->directed_recv && recv.source != FI_ADDR_UNSPEC &&
@@ -573,6 +610,9 @@ void DeliverUnexpected(TcpEp* ep, UnexpectedMsg message,
     ReportError(&ep->util, ep->util.rx_cq, recv->reserved, entry,
                 static_cast<int>(-copied), 0, kRecvCntr);
     return;
+  }
+  if (message.source == FI_ADDR_NOTAVAIL) {
+    message.source = FindSender(*ep, message.sender_name);
   }
   CompleteRecv(ep, message.link, message.source, std::move(recv),
                message.header, placed);

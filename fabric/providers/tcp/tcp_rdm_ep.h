@@ -38,9 +38,11 @@
 // Messages to one peer keep their order (one connection). FI_SOURCE reports
 // the sender's fi_addr_t from the hello's address (FI_ADDR_NOTAVAIL when
 // the AV does not hold it; such a peer's connections are not matched
-// against the endpoint's own, but once fi_av_insert adds the address, its
-// next messages report the new fi_addr_t). FI_DIRECTED_RECV receives match only their
-// source. A connection that breaks fails its own outstanding operations
+// against the endpoint's own). Once fi_av_insert adds the address, its
+// messages report the new fi_addr_t, those already waiting for a receive
+// too, and a receive directed at it takes them (ResolveQueuedSenders):
+// Open MPI inserts peers lazily, after their first messages may have
+// arrived. FI_DIRECTED_RECV receives match only their source. A connection that breaks fails its own outstanding operations
 // (FI_ECONNRESET) and the next transmit to that peer connects again.
 //
 // Each peer costs one socket (one fd) and a 64 KiB staging buffer, of which

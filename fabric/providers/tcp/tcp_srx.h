@@ -103,10 +103,10 @@ int BindPeerSrx(TcpEp* ep, PeerSrx* srx, uint64_t flags);
 RxTarget PeerSrxHeader(TcpLink* link, const Header& header);
 // ... and once it is in: completes it, or queues it at the owner.
 void PeerSrxMessageDone(TcpLink* link, const Header& header, size_t placed);
-// The header of the message a peer of ours queued with `entry` (it keeps
-// the message in entry->peer_context), or null when the peer is another
-// provider's.
-const Header* QueuedPeerHeader(const fi_peer_rx_entry& entry);
+// The message a peer of ours queued with `entry` (it keeps the message in
+// entry->peer_context: its header, and its sender's address while the AV
+// does not hold it), or null when the peer is another provider's.
+const UnexpectedMsg* QueuedPeerMessage(const fi_peer_rx_entry& entry);
 // Gives `entry` back to the owner of the endpoint's SRX (free_entry).
 void ReturnPeerEntry(TcpEp* ep, fi_peer_rx_entry* entry);
 // Finishes the held messages the owner started or discarded; in the

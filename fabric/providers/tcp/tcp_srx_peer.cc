@@ -104,6 +104,9 @@ RxTarget PeerSrxHeader(TcpLink* link, const Header& header) {
   link->current_unexpected->header = header;
   link->current_unexpected->link = link;
   link->current_unexpected->source = link->peer;
+  if (link->peer == FI_ADDR_NOTAVAIL) {
+    link->current_unexpected->sender_name = link->peer_name;
+  }
   link->current_unexpected->data.reserve(header.size);
   RxTarget target;
   target.kind = RxTarget::kBuffer;
@@ -141,12 +144,12 @@ void PeerSrxMessageDone(TcpLink* link, const Header& header, size_t placed) {
   }
 }
 
-const Header* QueuedPeerHeader(const fi_peer_rx_entry& entry) {
+const UnexpectedMsg* QueuedPeerMessage(const fi_peer_rx_entry& entry) {
   if (entry.srx == nullptr || entry.srx->peer_ops != &kPeerSrxOps ||
       entry.peer_context == nullptr) {
     return nullptr;
   }
-  return &static_cast<const PeerHeldMsg*>(entry.peer_context)->message.header;
+  return &static_cast<const PeerHeldMsg*>(entry.peer_context)->message;
 }
 
 void ReturnPeerEntry(TcpEp* ep, fi_peer_rx_entry* entry) {

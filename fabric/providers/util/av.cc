@@ -54,6 +54,7 @@ absl::StatusOr<fi_addr_t> AddEntry(UtilAv& av, const IpAddress& address,
   if (av.entries.size() <= fi_addr) av.entries.resize(fi_addr + 1);
   av.entries[fi_addr] = AvEntry{address, user_id.value_or(fi_addr)};
   av.index.emplace(AddressKey(address), fi_addr);
+  av.inserts.fetch_add(1, std::memory_order_release);
   return fi_addr;
 }
 
@@ -82,6 +83,7 @@ void Refresh(UtilAv& av) {
     if (shared.has_value()) {
       av.entries[i] = AvEntry{*shared, i};
       av.index.emplace(AddressKey(*shared), i);
+      av.inserts.fetch_add(1, std::memory_order_release);
     } else {
       DropEntry(av, i);
     }

@@ -73,6 +73,11 @@ struct UtilAv {
   // Entries dropped so far (fi_av_remove, a named AV's refresh): what
   // AvLookupCache checks. Bumped under `mutex`.
   std::atomic<uint64_t> drops{0};
+  // Entries added so far (fi_av_insert, a named AV's refresh): endpoints
+  // look up again the senders of queued messages that arrived before their
+  // address was inserted when it moved (FindSenderAgain). Bumped under
+  // `mutex`, after the entry is in `index`.
+  std::atomic<uint64_t> inserts{0};
   fid_peer_av owner_fid;  // what a peer provider imports (peer_av.h)
 };
 
