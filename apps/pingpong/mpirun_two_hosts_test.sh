@@ -11,7 +11,6 @@
 # Skips (exit 0, "SKIPPED" line) only when namespaces cannot be created.
 set -uo pipefail
 pingpong=$(realpath "$1")  # the same path on both "hosts", as mpirun needs
-rsh_agent=$(realpath apps/pingpong/netns_rsh.sh)
 if ! command -v mpirun >/dev/null; then
   echo "mpirun is missing (Debian package openmpi-bin; ./setup.sh installs it)" >&2
   exit 1
@@ -21,15 +20,7 @@ source tools/testing/netns_pair.sh
 trap netns_pair_down EXIT
 netns_pair_up "mh$$" 10.77.0
 
-export NETNS_RSH_HOSTS="$addr_a=$ns_a $addr_b=$ns_b"
-export OMPI_MCA_plm_rsh_agent=$rsh_agent
-# MPI's own traffic (the name exchange) and its daemons' stay on the link.
-export OMPI_MCA_btl=self,tcp
-export OMPI_MCA_btl_tcp_if_include=10.77.0.0/24
-export OMPI_MCA_oob_tcp_if_include=10.77.0.0/24
-export TMPDIR=${TEST_TMPDIR:-/tmp}  # Open MPI's session directories
-# As in mpirun_test.sh: LeakSanitizer would report Open MPI's allocations.
-export LSAN_OPTIONS=${LSAN_OPTIONS:+$LSAN_OPTIONS:}detect_leaks=0
+netns_pair_mpi_env 10.77.0
 
 # 100 x 64 KiB each way: far more than MPI's own bytes on the link.
 size=65536

@@ -11,6 +11,13 @@
 #   netns_pair_down
 #     removes both; call it from the test's EXIT trap, set before
 #     netns_pair_up so that a half-made pair is removed too.
+#   netns_pair_mpi_env SUBNET
+#     after netns_pair_up: exports what mpirun (run in A) needs to start
+#     ranks on both: tools/testing/netns_rsh.sh (in the test's data) as its
+#     rsh agent, mapping addr_a and addr_b to the namespaces; Open MPI's own
+#     traffic (the name exchange, its daemons') on the link; its session
+#     directories under the test's tmpdir; no leak reports of Open MPI's
+#     allocations under LeakSanitizer.
 # PREFIX must be unique per run (the PID): concurrent runs must not share
 # names. Addresses may repeat: each pair has its own stacks.
 
@@ -45,4 +52,16 @@ netns_pair_down() {
   ip netns del "$ns_a" 2>/dev/null
   ip netns del "$ns_b" 2>/dev/null
   ip link del "$veth_a" 2>/dev/null  # only if it never moved into ns_a
+}
+
+netns_pair_mpi_env() {
+  local subnet=$1
+  export NETNS_RSH_HOSTS="$addr_a=$ns_a $addr_b=$ns_b"
+  OMPI_MCA_plm_rsh_agent=$(realpath tools/testing/netns_rsh.sh)
+  export OMPI_MCA_plm_rsh_agent
+  export OMPI_MCA_btl=self,tcp
+  export OMPI_MCA_btl_tcp_if_include=$subnet.0/24
+  export OMPI_MCA_oob_tcp_if_include=$subnet.0/24
+  export TMPDIR=${TEST_TMPDIR:-/tmp}
+  export LSAN_OPTIONS=${LSAN_OPTIONS:+$LSAN_OPTIONS:}detect_leaks=0
 }

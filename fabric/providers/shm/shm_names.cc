@@ -3,25 +3,29 @@
 #include <unistd.h>
 
 #include "absl/strings/str_cat.h"
+#include "fabric/providers/shm/shm_process.h"
 
 namespace fabric {
 namespace shm {
 namespace {
 
 std::string Suffix(const IpAddress& address, std::string_view scope) {
-  return absl::StrCat(geteuid(), scope.empty() ? "" : "-", std::string(scope),
-                      "-", address.HostString(), "-", address.port());
+  return absl::StrCat(scope.empty() ? "" : "-", std::string(scope), "-",
+                      address.HostString(), "-", address.port());
 }
 
 }  // namespace
 
 std::string EndpointSegmentName(const IpAddress& address,
                                 std::string_view scope) {
-  return absl::StrCat(kEndpointSegmentPrefix, "-", Suffix(address, scope));
+  // Read each time: a process may move to another namespace (unshare).
+  absl::StatusOr<uint64_t> netns = OwnNetworkNamespace();
+  return absl::StrCat(kEndpointSegmentPrefix, "-", geteuid(), "-",
+                      netns.ok() ? *netns : 0, Suffix(address, scope));
 }
 
 std::string DoorbellName(const IpAddress& address, std::string_view scope) {
-  return absl::StrCat("fabric-shm-", Suffix(address, scope));
+  return absl::StrCat("fabric-shm-", geteuid(), Suffix(address, scope));
 }
 
 }  // namespace shm

@@ -5,7 +5,12 @@
 // the address a tcp endpoint listens on when tcp uses shm as its peer for
 // local processes); it names the endpoint's segment and doorbell. Both
 // carry the user id, so users never see each other's endpoints, and the
-// endpoint's scope: "" for the shm provider's own endpoints, the owner
+// segment the network namespace (the inode of /proc/self/ns/net): an
+// address means something only inside one, and containers that share
+// /dev/shm but not a network may each have an endpoint at 127.0.0.1:5000,
+// or at the same address of their own interfaces; each reaches its own.
+// (A doorbell, an abstract socket, belongs to its namespace anyway.) Both
+// carry the endpoint's scope: "" for the shm provider's own endpoints, the owner
 // provider's name ("tcp") for those of a peer domain, so an owner's local
 // path never reaches an application's shm endpoint that happens to have
 // the same address, nor the other way round.
@@ -25,8 +30,8 @@ inline constexpr char kEndpointSegmentPrefix[] = "/fabric-shmep";
 // The prefix of connection segment names (SegmentName's).
 inline constexpr char kConnectionSegmentPrefix[] = "/fabric-shmc";
 
-// "/fabric-shmep-<uid>-<host>-<port>", or with a scope
-// "/fabric-shmep-<uid>-<scope>-<host>-<port>".
+// "/fabric-shmep-<uid>-<netns>-<host>-<port>", or with a scope
+// "/fabric-shmep-<uid>-<netns>-<scope>-<host>-<port>".
 std::string EndpointSegmentName(const IpAddress& address,
                                 std::string_view scope);
 // "fabric-shm-<uid>[-<scope>]-<host>-<port>": an abstract socket name.

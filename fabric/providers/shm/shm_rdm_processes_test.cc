@@ -25,6 +25,8 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "fabric/api/core/address.h"
+#include "fabric/providers/shm/shm_names.h"
 #include "fabric/providers/tcp/loopback_testing.h"
 #include "gtest/gtest.h"
 
@@ -213,8 +215,10 @@ TEST_F(ShmProcessesTest, APeerKilledMidTransferFailsTheTransfer) {
   // The dead peer's endpoint segment stays behind unless another process's
   // fi_getinfo (a test running beside this one) reclaimed it meanwhile;
   // either way its address can be taken again.
-  std::string left = absl::StrCat("/dev/shm/fabric-shmep-", geteuid(),
-                                  "-127.0.0.1-", ntohs(peer_.sin_port));
+  absl::StatusOr<IpAddress> peer =
+      IpFromUser(FI_SOCKADDR_IN, &peer_, sizeof(peer_));
+  ASSERT_TRUE(peer.ok()) << peer.status();
+  std::string left = "/dev/shm" + shm::EndpointSegmentName(*peer, "");
   struct stat st;
   fid_ep* heir = nullptr;
   ASSERT_EQ(fi_endpoint(loopback_.domain, loopback_.info, &heir, nullptr), 0);
@@ -229,6 +233,35 @@ TEST_F(ShmProcessesTest, APeerKilledMidTransferFailsTheTransfer) {
 TEST_F(ShmProcessesTest, APeerInAnotherNetworkNamespaceIsRefused) {
   StartPeer("--own-netns");
   EXPECT_EQ(fi_inject(ep_, "x", 2, peer_addr_), -FI_ECONNREFUSED);
+}
+
+// Containers that share /dev/shm but not a network: an endpoint in another
+// network namespace does not take an address in this one (each namespace
+// has its own 127.0.0.1), and a transmit here reaches this namespace's
+// endpoint at that address, not the other's.
+TEST_F(ShmProcessesTest, AnAddressInAnotherNetworkNamespaceIsFreeHere) {
+  StartPeer("--own-netns");
+  fid_ep* twin = nullptr;
+  ASSERT_EQ(fi_endpoint(loopback_.domain, loopback_.info, &twin, nullptr), 0);
+  EXPECT_EQ(fi_setname(&twin->fid, &peer_, sizeof(peer_)), 0);
+  ASSERT_EQ(fi_ep_bind(twin, &av_->fid, 0), 0);
+  ASSERT_EQ(fi_ep_bind(twin, &cq_->fid, FI_TRANSMIT | FI_RECV), 0);
+  ASSERT_EQ(fi_enable(twin), 0);
+  char in[8] = {};
+  int recv_context, send_context;
+  ASSERT_EQ(fi_recv(twin, in, sizeof(in), nullptr, FI_ADDR_UNSPEC,
+                    &recv_context),
+            0);
+  ASSERT_EQ(fi_send(ep_, "twin", 5, nullptr, peer_addr_, &send_context), 0);
+  bool sent = false, received = false;
+  while (!sent || !received) {
+    fi_cq_msg_entry entry;
+    ASSERT_EQ(Wait(&entry), 1);
+    sent |= entry.op_context == &send_context;
+    received |= entry.op_context == &recv_context;
+  }
+  EXPECT_STREQ(in, "twin");
+  EXPECT_EQ(fi_close(&twin->fid), 0);
 }
 
 }  // namespace

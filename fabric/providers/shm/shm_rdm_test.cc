@@ -29,6 +29,8 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "fabric/api/core/address.h"
+#include "fabric/providers/shm/shm_names.h"
 #include "fabric/providers/tcp/loopback_testing.h"
 #include "fabric/api/config/log_capture.h"
 #include "gtest/gtest.h"
@@ -519,8 +521,10 @@ TEST_F(ShmRdmTest, SegmentsArePrivateAndGoAwayOnClose) {
   sockaddr_in name = {};
   size_t len = sizeof(name);
   ASSERT_EQ(fi_getname(&a_.ep->fid, &name, &len), 0);
-  std::string segment = absl::StrCat("/dev/shm/fabric-shmep-", geteuid(),
-                                     "-127.0.0.1-", ntohs(name.sin_port));
+  absl::StatusOr<IpAddress> address =
+      IpFromUser(FI_SOCKADDR_IN, &name, sizeof(name));
+  ASSERT_TRUE(address.ok()) << address.status();
+  std::string segment = "/dev/shm" + shm::EndpointSegmentName(*address, "");
   struct stat st = {};
   ASSERT_EQ(stat(segment.c_str(), &st), 0) << segment;
   EXPECT_EQ(st.st_mode & 0777, 0600u);

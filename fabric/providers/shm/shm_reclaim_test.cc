@@ -38,12 +38,13 @@ class ShmReclaimTest : public testing::Test {
     ASSERT_EQ(waitpid(child, &status, 0), child);
     ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
     *pid = child;
-    *name = absl::StrCat(prefix_, "-", geteuid(), "-", child, "-0");
+    *name = NameWithPid(child, 0);
   }
 
   // A name of the form SegmentName gives, with `pid` in it.
   std::string NameWithPid(pid_t pid, int n) {
-    return absl::StrCat(prefix_, "-", geteuid(), "-", pid, "-", n);
+    return absl::StrCat(prefix_, "-", geteuid(), "-", *OwnPidNamespace(), "-",
+                        pid, "-", n);
   }
 
   const std::string prefix_ = TestPrefix();

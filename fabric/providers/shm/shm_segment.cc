@@ -135,10 +135,17 @@ absl::Status HoldLivenessLock(const SegmentInfo& self) {
   // fd stays open: the lock lasts as long as the process. One that exits
   // removes the name; one killed leaves it to ReclaimStale.
   if (own.holder == 0) {
-    atexit([] {
-      LivenessLock& at_exit = OwnLivenessLock();
-      if (at_exit.holder == getpid()) shm_unlink(at_exit.name.c_str());
-    });
+    // A static object's destructor, not atexit: it is registered with this
+    // library's handle, so it runs when the library is unloaded (Open MPI
+    // dlcloses its mtl) or at exit, whichever comes first; an atexit
+    // callback would be called at exit inside an unloaded library.
+    struct RemoveAtExit {
+      ~RemoveAtExit() {
+        LivenessLock& at_exit = OwnLivenessLock();
+        if (at_exit.holder == getpid()) shm_unlink(at_exit.name.c_str());
+      }
+    };
+    static RemoveAtExit remove_at_exit;
   }
   own.holder = self.pid;
   own.name = std::move(name);
@@ -159,8 +166,18 @@ absl::StatusOr<SegmentInfo> ReadSegmentHeader(int fd, uint64_t size) {
   return CheckSegmentHeader(header, size);
 }
 
+namespace {
+
+uint64_t PidNamespaceOrZero() {
+  absl::StatusOr<uint64_t> pid_ns = OwnPidNamespace();
+  return pid_ns.ok() ? *pid_ns : 0;
+}
+
+}  // namespace
+
 std::string SegmentName(absl::string_view prefix, uint64_t n) {
-  return absl::StrCat(prefix, "-", geteuid(), "-", getpid(), "-", n);
+  return absl::StrCat(prefix, "-", geteuid(), "-", PidNamespaceOrZero(), "-",
+                      getpid(), "-", n);
 }
 
 std::optional<pid_t> PidFromSegmentName(absl::string_view prefix,
@@ -169,11 +186,13 @@ std::optional<pid_t> PidFromSegmentName(absl::string_view prefix,
     return std::nullopt;
   }
   std::vector<absl::string_view> parts = absl::StrSplit(name, '-');
-  uint64_t uid, pid, n;
-  if (parts.size() != 3 || !absl::SimpleAtoi(parts[0], &uid) ||
-      !absl::SimpleAtoi(parts[1], &pid) || !absl::SimpleAtoi(parts[2], &n) ||
+  uint64_t uid, pid_ns, pid, n;
+  if (parts.size() != 4 || !absl::SimpleAtoi(parts[0], &uid) ||
+      !absl::SimpleAtoi(parts[1], &pid_ns) ||
+      !absl::SimpleAtoi(parts[2], &pid) || !absl::SimpleAtoi(parts[3], &n) ||
       pid == 0 ||
-      pid > static_cast<uint64_t>(std::numeric_limits<pid_t>::max())) {
+      pid > static_cast<uint64_t>(std::numeric_limits<pid_t>::max()) ||
+      pid_ns != PidNamespaceOrZero()) {
     return std::nullopt;
   }
   return static_cast<pid_t>(pid);

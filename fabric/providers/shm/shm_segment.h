@@ -38,12 +38,15 @@ inline constexpr char kDefaultSegmentPrefix[] = "/fabric-shm";
 // of fds).
 inline constexpr char kLivenessPrefix[] = "/fabric-shm-live";
 
-// "<prefix>-<uid>-<pid>-<n>" with this process's effective uid and pid.
+// "<prefix>-<uid>-<pid namespace>-<pid>-<n>" with this process's effective
+// uid, pid namespace (OwnPidNamespace, 0 when unknown) and pid: processes
+// of two containers that share /dev/shm may have the same pid.
 // `prefix` starts with '/' and has no other '/'.
 std::string SegmentName(absl::string_view prefix, uint64_t n);
 
 // The pid in `name` when it has the form SegmentName(prefix, n) gives (any
-// uid, pid and n); nullopt otherwise.
+// uid and n) and names this process's pid namespace; nullopt otherwise (a
+// pid of another namespace says nothing here).
 std::optional<pid_t> PidFromSegmentName(absl::string_view prefix,
                                         absl::string_view name);
 

@@ -60,17 +60,34 @@ struct stat StatShm(const std::string& name) {
   return st;
 }
 
-TEST_F(ShmSegmentTest, NameHasUidPidAndNumber) {
+TEST_F(ShmSegmentTest, NameHasUidPidNamespacePidAndNumber) {
+  absl::StatusOr<uint64_t> pid_ns = OwnPidNamespace();
+  ASSERT_TRUE(pid_ns.ok()) << pid_ns.status();
+  const std::string ns = absl::StrCat(*pid_ns);
   EXPECT_EQ(SegmentName("/fabric-shm", 7),
-            absl::StrCat("/fabric-shm-", geteuid(), "-", getpid(), "-7"));
-  EXPECT_EQ(PidFromSegmentName("/fabric-shm", "/fabric-shm-1000-4242-0"), 4242);
+            absl::StrCat("/fabric-shm-", geteuid(), "-", ns, "-", getpid(),
+                         "-7"));
+  EXPECT_EQ(PidFromSegmentName("/fabric-shm",
+                               absl::StrCat("/fabric-shm-1000-", ns, "-4242-0")),
+            4242);
   EXPECT_EQ(PidFromSegmentName("/fabric-shm", SegmentName("/fabric-shm", 3)),
             getpid());
-  for (const char* bad :
-       {"/fabric-shm-1000-4242", "/fabric-shm-1000-4242-0-1",
-        "/fabric-shm-1000-x-0", "/fabric-shm-1000-0-0", "/fabric-shmX1-2-3",
-        "/other-1000-4242-0", "/fabric-shm-1000--0",
-        "/fabric-shm-1000-99999999999-0"}) {
+  // A pid of another pid namespace (containers sharing /dev/shm) is not one
+  // this process can ask about.
+  EXPECT_EQ(PidFromSegmentName(
+                "/fabric-shm", absl::StrCat("/fabric-shm-1000-", *pid_ns + 1,
+                                            "-4242-0")),
+            std::nullopt);
+  for (const std::string& bad :
+       {absl::StrCat("/fabric-shm-1000-", ns, "-4242"),
+        absl::StrCat("/fabric-shm-1000-", ns, "-4242-0-1"),
+        absl::StrCat("/fabric-shm-1000-", ns, "-x-0"),
+        absl::StrCat("/fabric-shm-1000-", ns, "-0-0"),
+        std::string("/fabric-shmX1-2-3-4"),
+        absl::StrCat("/other-1000-", ns, "-4242-0"),
+        absl::StrCat("/fabric-shm-1000-", ns, "--0"),
+        absl::StrCat("/fabric-shm-1000-", ns, "-99999999999-0"),
+        std::string("/fabric-shm-1000-4242-0")}) {
     EXPECT_EQ(PidFromSegmentName("/fabric-shm", bad), std::nullopt) << bad;
   }
 }

@@ -19,7 +19,12 @@
 //    counters (shm's operations count there too).
 // A transmit (msg, tagged, RMA, atomic) to an AV address whose IP belongs to
 // this host (an address of one of its interfaces, loopback included, or the
-// wildcard) goes through shm; one to any other goes over TCP. A peer that
+// wildcard) goes through shm; one to any other goes over TCP. The shm
+// endpoint reached is the one TCP would reach: shm names it by the exact
+// address the peer listens on, in this network namespace (shm_names.h),
+// and only the tcp endpoint bound to that address here (a bind is
+// exclusive) makes it; containers that share /dev/shm and a hostname but
+// not a network never reach each other's. A peer that
 // has no shm endpoint in the scope (it runs with FI_TCP_SHM=0, as another
 // user, or in another network namespace) makes shm refuse the first
 // transmit at once (-FI_ECONNREFUSED, nothing sent): that peer then goes
