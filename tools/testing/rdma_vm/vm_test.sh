@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# vm_test.sh PROGRAM...: a Bazel test that runs each PROGRAM (gtest
+# binaries of the verbs provider, from the test's runfiles) in one
+# soft-RoCE guest (run_in_vm.sh), one after another, and passes when every
+# one exits 0 having skipped nothing: in the guest a device is there, so a
+# test that skips for want of one is a failure.
+#
+# Where the guest cannot run (no qemu-system-x86_64, or setup.sh never ran)
+# it prints "SKIPPED: <why>" and passes: the programs then run outside the
+# guest in their own cc_test targets, and skip there.
+set -uo pipefail
+here=tools/testing/rdma_vm
+if ! command -v qemu-system-x86_64 >/dev/null; then
+  echo "SKIPPED: no qemu-system-x86_64 (tools/testing/rdma_vm/setup.sh installs it)"
+  exit 0
+fi
+home=$(getent passwd "$(id -u)" | cut -d: -f6)
+state=${FABRIC_RDMA_VM_STATE:-$home/.cache/fabric-rdma-vm}
+if [ ! -e "$state/initramfs.cpio.gz" ]; then
+  echo "SKIPPED: no guest in $state (run tools/testing/rdma_vm/setup.sh)"
+  exit 0
+fi
+
+# One guest for all programs: each boot costs 6-20 s. Their output goes to
+# a read-write folder, to be checked here.
+out=${TEST_TMPDIR:-$(mktemp -d)}/vm_out
+mkdir -p "$out"
+programs=()
+for program in "$@"; do programs+=("$(realpath "$program")"); done
+command="
+for p in ${programs[*]}; do
+  name=\$(basename \$p)
+  \$p > $out/\$name.log 2>&1
+  echo \$? > $out/\$name.status
+done"
+RDMA_VM_RW="$out" bash "$here/run_in_vm.sh" "$command"
+vm_status=$?
+failed=0
+for program in "${programs[@]}"; do
+  name=$(basename "$program")
+  echo "=== $name (in the guest)"
+  cat "$out/$name.log" 2>/dev/null
+  status=$(cat "$out/$name.status" 2>/dev/null || echo none)
+  if [ "$status" != 0 ]; then
+    echo "FAIL: $name exited $status in the guest" >&2
+    failed=1
+  elif grep -q '^\[  SKIPPED \]' "$out/$name.log"; then
+    echo "FAIL: $name skipped tests in the guest, where rxe0 is" >&2
+    failed=1
+  fi
+done
+if [ "$vm_status" -ne 0 ] && [ "$failed" -eq 0 ]; then
+  echo "FAIL: the guest exited $vm_status" >&2
+  failed=1
+fi
+[ "$failed" -eq 0 ] && echo "PASS: ${#programs[@]} programs in the soft-RoCE guest"
+exit "$failed"
