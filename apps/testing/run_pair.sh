@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# Runs an example program as a server and a client on 127.0.0.1: the
-# server on a port it picks (-p 0), the client on the port the server
-# prints ("server: listening at ADDR:PORT"). Passes when both exit 0 and
-# their output holds every line of EXPECTED (fixed strings, in any order).
+# Runs an example program as a server and a client on 127.0.0.1 (or on
+# $PAIR_HOST, an address of a device: 10.0.2.15 for verbs in the soft-RoCE
+# guest): the server on a port it picks (-p 0), the client on the port the
+# server prints ("server: listening at ADDR:PORT"). Passes when both exit 0
+# and their output holds every line of EXPECTED (fixed strings, in any
+# order).
 #
 # Usage: run_pair.sh PROGRAM EXPECTED [ARGS...]
 #   ARGS go to both processes, e.g. --prov tcp.
@@ -16,12 +18,13 @@ program=$1
 expected=$2
 shift 2
 args=("$@")
+host=${PAIR_HOST:-127.0.0.1}
 
 work=$(mktemp -d "${TEST_TMPDIR:-/tmp}/pair.XXXXXX")
 server=
 trap '[ -n "$server" ] && kill "$server" 2>/dev/null; rm -rf "$work"' EXIT
 
-timeout 60 "$program" "${args[@]}" -p 0 >"$work/server.out" 2>&1 &
+timeout 60 "$program" "${args[@]}" -b "$host" -p 0 >"$work/server.out" 2>&1 &
 server=$!
 port=
 for _ in $(seq 100); do
@@ -35,7 +38,7 @@ if [ -z "$port" ]; then
   cat "$work/server.out" >&2
   exit 1
 fi
-timeout 60 "$program" "${args[@]}" -p "$port" 127.0.0.1 >"$work/client.out" 2>&1
+timeout 60 "$program" "${args[@]}" -b "$host" -p "$port" "$host" >"$work/client.out" 2>&1
 client_rc=$?
 wait "$server"
 server_rc=$?

@@ -2,8 +2,9 @@
 # root). Needs $work, a directory for the outputs.
 #
 # run_pingpong_pair SERVER CLIENT ARGS...: runs "SERVER ARGS -B PORT" and
-# "CLIENT ARGS -P PORT 127.0.0.1" (programs or shell functions; each is
-# responsible for its own time limit) on a random control port; their output
+# "CLIENT ARGS -P PORT HOST" (HOST: $PAIR_HOST, default 127.0.0.1; programs
+# or shell functions; each is responsible for its own time limit) on a
+# random control port; their output
 # goes to $work/server.out and $work/client.out, their exit statuses to
 # server_rc and client_rc. A concurrent test can take the port between its
 # choice and the server's bind: then, and only then, another is tried.
@@ -21,7 +22,7 @@ run_pingpong_pair() {
       kill -0 "$server_pid" 2>/dev/null || break
       sleep 0.1
     done
-    "$pair_client" "$@" -P "$port" 127.0.0.1 >"$work/client.out" 2>&1
+    "$pair_client" "$@" -P "$port" "${PAIR_HOST:-127.0.0.1}" >"$work/client.out" 2>&1
     client_rc=$?
     wait "$server_pid"
     server_rc=$?

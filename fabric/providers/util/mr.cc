@@ -308,7 +308,12 @@ int Register(fid* owner, Registration reg, fid_mr** mr_out) {
       delete mr;
       return Fail(domain, key.status());
     }
-    device_key = *key;
+    // Only a region peers may access has a device key that names it:
+    // soft-RoCE gives every other region the remote key 0. Those get a key
+    // of their own, unused by any peer.
+    if ((reg.access & (FI_REMOTE_READ | FI_REMOTE_WRITE)) != 0) {
+      device_key = *key;
+    }
   }
   {
     std::lock_guard<std::mutex> lock(domain.mr_mutex);

@@ -434,6 +434,27 @@ TEST_F(VerbsMsgTest, BadCallsFailCleanly) {
             -FI_EOPNOTSUPP);
 }
 
+// Regions without remote access: soft-RoCE gives each the remote key 0,
+// which must not make the second registration fail (the RDM endpoint's own
+// buffers are such regions: rds_example's first fi_send failed with
+// -FI_ENOKEY); each gets a key of its own.
+TEST_F(VerbsMsgTest, RegionsWithoutRemoteAccessAllRegister) {
+  Side side;
+  ASSERT_EQ(side.Open(fi_dupinfo(info_)), 0);
+  std::vector<std::vector<char>> buffers(3, std::vector<char>(4096));
+  std::vector<fid_mr*> mrs;
+  for (std::vector<char>& buffer : buffers) {
+    fid_mr* mr = nullptr;
+    ASSERT_EQ(fi_mr_reg(side.domain, buffer.data(), buffer.size(),
+                        FI_SEND | FI_RECV, 0, 0, 0, &mr, nullptr),
+              0);
+    mrs.push_back(mr);
+  }
+  EXPECT_NE(fi_mr_key(mrs[0]), fi_mr_key(mrs[1]));
+  EXPECT_NE(fi_mr_key(mrs[1]), fi_mr_key(mrs[2]));
+  for (fid_mr* mr : mrs) EXPECT_EQ(fi_close(&mr->fid), 0);
+}
+
 // RDM endpoints over RC queue pairs (rxm_ep.h): two in this process, each
 // with its own fabric and domain, reach each other through their AVs.
 TEST(VerbsRdmTest, MessagesBetweenTwoRdmEndpoints) {

@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# The example programs and Debian's fi_pingpong over our verbs provider,
+# server and client processes on rxe0's address (10.0.2.15): run inside the
+# soft-RoCE guest by apps_in_guest_test (tools/testing/rdma_vm/vm_test.sh),
+# from the test's runfiles root.
+#  - ib_rc_example with the slide's hints (FI_EP_MSG,
+#    FI_PROTO_RDMA_CM_IB_RC): connection, messages, RMA write and read;
+#  - rds_example on verbs RDM (FI_SOURCE, a reply to an address learnt from
+#    the message, cancel);
+#  - Debian's fi_pingpong -p verbs -e msg and -e rdm, -c -S all, against
+#    our libfabric.so.1.
+# Exits 1 when any fails.
+set -uo pipefail
+export PAIR_HOST=10.0.2.15
+status=0
+bash apps/testing/run_pair.sh apps/ib_rc_example/ib_rc_example \
+  apps/ib_rc_example/test_expected.txt --prov verbs || status=1
+bash apps/testing/run_pair.sh apps/rds_example/rds_example \
+  apps/rds_example/verbs_test_expected.txt --prov verbs || status=1
+for ep_type in msg rdm; do
+  bash tools/testing/fi_pingpong_pair.sh fabric/libfabric.so.1 verbs \
+    "$ep_type" -S all || status=1
+done
+exit "$status"
