@@ -23,7 +23,7 @@ absl::Status CallFailed(const char* what, int rc) {
       absl::StrCat(what, ": ", fi_strerror(rc < 0 ? -rc : rc), " (", rc, ")"));
 }
 
-// fi_getinfo for `c` on 127.0.0.1 (any port) with `options`.
+// fi_getinfo for `c` on its node (any port) with `options`.
 absl::StatusOr<Info> CaseInfo(const ProviderCase& c, fi_ep_type type,
                               const PairOptions& options) {
   Info hints = AllocInfo();
@@ -39,9 +39,11 @@ absl::StatusOr<Info> CaseInfo(const ProviderCase& c, fi_ep_type type,
   hints->domain_attr->mr_mode =
       FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY;
   GetInfoOptions get;
-  get.node = "127.0.0.1";
-  get.service = "0";
-  get.flags = FI_SOURCE;
+  if (c.node != nullptr) {
+    get.node = c.node;
+    get.service = "0";
+    get.flags = FI_SOURCE;
+  }
   absl::StatusOr<Info> info = GetInfo(hints.get(), get);
   if (absl::IsNotFound(info.status())) {
     return absl::NotFoundError(absl::StrCat(
@@ -85,6 +87,8 @@ const std::vector<ProviderCase>& AllCases() {
       {"shm_rdm", "shm", FI_EP_RDM, nullptr, false},
       {"rxm_over_tcp_msg", "tcp", FI_EP_RDM, "0", true},
       {"udp_dgram", "udp", FI_EP_DGRAM, nullptr, false},
+      {"verbs_msg", "verbs", FI_EP_MSG, nullptr, false, nullptr},
+      {"verbs_rdm", "verbs", FI_EP_RDM, nullptr, false, nullptr},
   };
   return cases;
 }

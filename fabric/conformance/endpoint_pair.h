@@ -58,13 +58,18 @@ struct ProviderCase {
   // this host through shm), or null (left alone).
   const char* tcp_shm;
   bool rxm;  // RDM endpoints over the provider's MSG endpoints (rxm_ep.h)
+  // fi_getinfo's node: 127.0.0.1, or null where the provider's device
+  // gives the address (verbs: the first active port's IP address).
+  const char* node = "127.0.0.1";
 };
 
 // Prints the case's name (gtest's parameter output).
 void PrintTo(const ProviderCase& c, std::ostream* out);
 
 // Every case the suite runs: tcp MSG, tcp RDM over TCP, tcp RDM through
-// the local path, shm RDM, rxm over tcp MSG, udp DGRAM.
+// the local path, shm RDM, rxm over tcp MSG, udp DGRAM, and verbs MSG and
+// RDM (skipped without an RDMA device; //fabric/conformance:
+// verbs_in_guest_test runs them on soft-RoCE).
 const std::vector<ProviderCase>& AllCases();
 
 // What a test needs of the pair.

@@ -175,12 +175,30 @@ int GetPepName(fid* object, void* addr, size_t* addrlen) {
   return CopyCmAddressOut(*address, addr, addrlen);
 }
 
+// The wildcard address of the passive endpoint's format, any port: what
+// a listener named by neither info->src_addr nor fi_setname binds to (as
+// tcp's does), hearing requests on every device.
+absl::StatusOr<CmAddress> WildcardCmAddress(uint32_t addr_format) {
+  if (addr_format == FI_SOCKADDR_IN6) {
+    sockaddr_in6 any = {};
+    any.sin6_family = AF_INET6;
+    return CmAddressOf(addr_format, &any, sizeof(any));
+  }
+  sockaddr_in any = {};
+  any.sin_family = AF_INET;
+  return CmAddressOf(FI_SOCKADDR_IN, &any, sizeof(any));
+}
+
 int Listen(fid_pep* pep_fid) {
   VerbsPep* pep = ToVerbsPep(&pep_fid->fid);
-  return ListenUtilPep(&pep->util, &pep->events, [pep] {
+  return ListenUtilPep(&pep->util, &pep->events, [pep]() -> absl::Status {
     if (pep->id == nullptr) {
-      return FiError(FI_EADDRNOTAVAIL, "fi_listen: no address "
-                                       "(info->src_addr or fi_setname)");
+      absl::StatusOr<CmAddress> any =
+          WildcardCmAddress(pep->util.info->addr_format);
+      if (!any.ok()) return any.status();
+      absl::StatusOr<rdma_cm_id*> id = BoundId(pep, *any);
+      if (!id.ok()) return id.status();
+      pep->id = *id;
     }
     if (pep->api->listen(pep->id, kBacklog) != 0) {
       return CallFailed("rdma_listen");

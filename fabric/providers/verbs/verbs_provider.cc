@@ -14,6 +14,7 @@
 #include "fabric/providers/rxm/rxm_ep.h"
 #include "fabric/providers/tcp/tcp_atomic_ops.h"
 #include "fabric/providers/tcp/tcp_attr.h"
+#include "fabric/providers/tcp/tcp_shared_context.h"
 #include "fabric/providers/util/fabric.h"
 #include "fabric/providers/util/info_template.h"
 #include "fabric/providers/util/interfaces.h"
@@ -162,6 +163,25 @@ class VerbsProvider : public Provider {
   int OpenPassiveEndpoint(fid_fabric* fabric, fi_info* info, fid_pep** pep,
                           void* context) const override {
     return verbs::OpenVerbsPassiveEp(fabric, info, pep, context);
+  }
+
+  // RDM endpoints share receive and transmit contexts as tcp's do: theirs
+  // is the same data path (rxm_ep.h). MSG endpoints have none (no SRQ yet;
+  // fi_getinfo offers them none).
+  int OpenSharedRxContext(fid_domain* domain, fi_rx_attr* attr, fid_ep** srx,
+                          void* context) const override {
+    if (!IsRdm(*reinterpret_cast<UtilDomain*>(domain)->info)) {
+      return Provider::OpenSharedRxContext(domain, attr, srx, context);
+    }
+    return tcp::OpenSharedRx(domain, attr, srx, context);
+  }
+
+  int OpenSharedTxContext(fid_domain* domain, fi_tx_attr* attr, fid_stx** stx,
+                          void* context) const override {
+    if (!IsRdm(*reinterpret_cast<UtilDomain*>(domain)->info)) {
+      return Provider::OpenSharedTxContext(domain, attr, stx, context);
+    }
+    return tcp::OpenSharedTx(domain, attr, stx, context);
   }
 
   int QueryAtomic(fid_domain* domain, fi_datatype datatype, fi_op op,
