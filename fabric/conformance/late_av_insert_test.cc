@@ -60,15 +60,16 @@ void LetArrive(Side& b) {
   }
 }
 
-// Receives the messages at b, in order, with receives directed at a or
-// taking any source.
-void Receive(Side& b, bool tagged, bool directed) {
+// Receives the messages at b, in order, with receives (posted on `on`: b's
+// endpoint or its shared receive context) directed at a or taking any
+// source.
+void Receive(Side& b, fid_ep* on, bool tagged, bool directed) {
   fi_addr_t from = directed ? b.peer : FI_ADDR_UNSPEC;
   for (size_t n = 0; n < kMessages; ++n) {
     char in[64] = {};
     ssize_t rc =
-        tagged ? fi_trecv(b.ep, in, sizeof(in), nullptr, from, kTag, 0, in)
-               : fi_recv(b.ep, in, sizeof(in), nullptr, from, in);
+        tagged ? fi_trecv(on, in, sizeof(in), nullptr, from, kTag, 0, in)
+               : fi_recv(on, in, sizeof(in), nullptr, from, in);
     ASSERT_EQ(rc, 0) << "receive " << n;
     absl::StatusOr<Completion> got = b.Wait(std::chrono::seconds(5));
     ASSERT_TRUE(got.ok()) << "receive " << n << ": " << got.status();
@@ -82,7 +83,8 @@ void SendInsertReceive(EndpointPair& pair, bool tagged, bool directed) {
   ASSERT_NO_FATAL_FAILURE(SendFromA(pair.a(), tagged));
   ASSERT_NO_FATAL_FAILURE(LetArrive(pair.b()));
   ASSERT_TRUE(pair.InsertAAtB().ok());
-  Receive(pair.b(), tagged, directed);
+  fid_ep* on = pair.srx() != nullptr ? pair.srx() : pair.b().ep;
+  Receive(pair.b(), on, tagged, directed);
 }
 
 PairOptions LateOptions(uint64_t caps) {
@@ -102,6 +104,16 @@ TEST_P(LateAvInsertTest, MessagesMatchDirectedReceivesAfterInsert) {
   OPEN_PAIR_OR_SKIP(LateOptions(FI_MSG));
   if (!pair_.Reliable()) GTEST_SKIP() << "datagrams may be lost";
   SendInsertReceive(pair_, /*tagged=*/false, /*directed=*/true);
+}
+
+// The message waits in the endpoint it arrived on, the receive in the
+// shared context, which has no AV of its own: b's is the one to look in.
+TEST_P(LateAvInsertTest, DirectedReceivesOnASharedContextTakeThem) {
+  PairOptions options = LateOptions(FI_TAGGED);
+  options.shared_rx = true;
+  OPEN_PAIR_OR_SKIP(options);
+  if (!pair_.Reliable()) GTEST_SKIP() << "datagrams may be lost";
+  SendInsertReceive(pair_, /*tagged=*/true, /*directed=*/true);
 }
 
 TEST_P(LateAvInsertTest, AnySourceReceivesReportTheInsertedAddress) {

@@ -20,7 +20,9 @@ class DomainResources {
   virtual ~DomainResources() = default;
   // fi_mr_reg of `mr` (its iov and access filled in): registers the memory
   // with the device, sets mr->device_region and mr->mr_fid.mem_desc, and
-  // returns the key peers name the region by (FI_MR_PROV_KEY).
+  // returns the device's remote key: the key peers name the region by
+  // (FI_MR_PROV_KEY) when its access allows them in; the caller gives a
+  // region without remote access a key of its own.
   virtual absl::StatusOr<uint64_t> RegisterRegion(UtilMr* mr) = 0;
   // Undoes RegisterRegion when the region is closed.
   virtual void DeregisterRegion(UtilMr* mr) = 0;

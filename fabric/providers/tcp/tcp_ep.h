@@ -167,8 +167,8 @@ struct TcpEp {
   std::list<std::unique_ptr<PostedRecv>> tagged_recvs;
   std::list<UnexpectedMsg> unexpected;
   size_t unexpected_bytes = 0;
-  // The AV's UtilAv::inserts when the senders of queued messages were last
-  // looked up (ResolveQueuedSenders).
+  // AvInsertsSoFar() when the senders of queued messages were last looked
+  // up (ResolveQueuedSenders).
   uint64_t av_inserts_seen = 0;
   // Messages claimed with FI_PEEK | FI_CLAIM, by the peek's context.
   std::unordered_map<void*, UnexpectedMsg> claimed;
@@ -404,13 +404,17 @@ void PostUntaggedRecv(TcpEp* ep, std::unique_ptr<PostedRecv> recv);
 void StartPeerEntry(TcpEp* ep, fi_peer_rx_entry* entry,
                     std::unique_ptr<PostedRecv> recv);
 // The fi_addr_t in `ep`'s AV of the sender whose address (in the
-// endpoint's format) is `name`; FI_ADDR_NOTAVAIL while the AV does not hold
-// it, or when `name` is empty.
+// endpoint's address format) is `name`; FI_ADDR_NOTAVAIL while the AV does
+// not hold it, or when `name` is empty.
 fi_addr_t FindSender(const TcpEp& ep, const std::vector<char>& name);
 // Messages that wait for a receive and arrived from a sender the AV did not
 // hold then take its fi_addr_t once the AV holds it, so that a receive
-// directed at it takes them (a peer inserts its senders lazily, as Open MPI
-// does). Looks up only when the AV gained entries since the last call.
+// directed at it takes them and FI_PEEK and FI_SOURCE report it (a peer
+// inserts its senders lazily, as Open MPI does). A message a peer of ours
+// holds is looked up in that endpoint's AV (a shared receive context has
+// none of its own). Looks up only when an AV gained entries since the last
+// call (a named AV: always, it learns other processes' inserts only when
+// it looks).
 void ResolveQueuedSenders(TcpEp* ep);
 // The first buffered unexpected message `recv` takes, or end().
 std::list<UnexpectedMsg>::iterator FindUnexpected(TcpEp* ep,

@@ -528,20 +528,20 @@ void TcpLink::Unreserve() {
 fi_addr_t FindSender(const TcpEp& ep, const std::vector<char>& name) {
   if (name.empty() || ep.util.av == nullptr) return FI_ADDR_NOTAVAIL;
   absl::StatusOr<IpAddress> address =
-      IpFromUser(FI_SOCKADDR, name.data(), name.size());
+      IpFromUser(ep.util.info->addr_format, name.data(), name.size());
   return address.ok() ? AvFindIp(ep.util.av, *address) : FI_ADDR_NOTAVAIL;
 }
 
 void ResolveQueuedSenders(TcpEp* ep) {
-  UtilAv* av = ep->util.av;
-  if (av == nullptr) return;
-  // A named AV learns other processes' inserts only when it looks.
-  uint64_t inserts = av->inserts.load(std::memory_order_acquire);
-  if (inserts == ep->av_inserts_seen && av->shared == nullptr) return;
+  uint64_t inserts = AvInsertsSoFar();
+  bool named = ep->util.av != nullptr && ep->util.av->shared != nullptr;
+  if (inserts == ep->av_inserts_seen && !named) return;
   ep->av_inserts_seen = inserts;
   for (UnexpectedMsg& message : ep->unexpected) {
     if (message.source != FI_ADDR_NOTAVAIL) continue;
-    message.source = FindSender(*ep, message.sender_name);
+    message.source = message.peer_entry != nullptr
+                         ? FindQueuedPeerSender(*message.peer_entry)
+                         : FindSender(*ep, message.sender_name);
     if (message.source == FI_ADDR_NOTAVAIL) continue;
     message.sender_name.clear();
     if (message.peer_entry != nullptr) {
@@ -549,18 +549,15 @@ void ResolveQueuedSenders(TcpEp* ep) {
     }
   }
   for (fi_peer_rx_entry* entry : ep->queued_peer_msgs) {
-    const UnexpectedMsg* held = QueuedPeerMessage(*entry);
-    if (entry->addr == FI_ADDR_NOTAVAIL && held != nullptr) {
-      entry->addr = FindSender(*ep, held->sender_name);
+    if (entry->addr == FI_ADDR_NOTAVAIL) {
+      entry->addr = FindQueuedPeerSender(*entry);
     }
   }
 }
 
 std::list<UnexpectedMsg>::iterator FindUnexpected(TcpEp* ep,
                                                   const PostedRecv& recv) {
-  if (ep->directed_recv && recv.source != FI_ADDR_UNSPEC) {
-    ResolveQueuedSenders(ep);
-  }
+  ResolveQueuedSenders(ep);
   for (auto it = ep->unexpected.begin(); it != ep->unexpected.end(); ++it) {
     if (!TagMatches(recv, it->header.tag)) continue;
     if (ep->directed_recv && recv.source != FI_ADDR_UNSPEC &&

@@ -2,7 +2,8 @@
 //
 // Shared receive and transmit contexts (fi_endpoint(3), "Shared
 // Contexts") of the endpoints on the stream data path: tcp's MSG and RDM
-// endpoints and shm's RDM endpoints.
+// endpoints, shm's RDM endpoints, and the RDM endpoints over MSG ones
+// (rxm_ep.h: tcp's and verbs').
 //
 // fi_srx_context (without FI_PEER): one receive queue that several
 // endpoints, connected or not, take their buffers from. It is a TcpEp with

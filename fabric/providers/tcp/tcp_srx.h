@@ -104,9 +104,13 @@ RxTarget PeerSrxHeader(TcpLink* link, const Header& header);
 // ... and once it is in: completes it, or queues it at the owner.
 void PeerSrxMessageDone(TcpLink* link, const Header& header, size_t placed);
 // The message a peer of ours queued with `entry` (it keeps the message in
-// entry->peer_context: its header, and its sender's address while the AV
+// entry->peer_context: its header, and its sender's address while its AV
 // does not hold it), or null when the peer is another provider's.
 const UnexpectedMsg* QueuedPeerMessage(const fi_peer_rx_entry& entry);
+// The sender of the message a peer of ours queued with `entry`, looked up
+// again in that peer endpoint's AV; FI_ADDR_NOTAVAIL while it holds none,
+// and for another provider's peers.
+fi_addr_t FindQueuedPeerSender(const fi_peer_rx_entry& entry);
 // Gives `entry` back to the owner of the endpoint's SRX (free_entry).
 void ReturnPeerEntry(TcpEp* ep, fi_peer_rx_entry* entry);
 // Finishes the held messages the owner started or discarded; in the

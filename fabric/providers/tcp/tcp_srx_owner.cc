@@ -105,19 +105,18 @@ int GetTag(fid_peer_srx* srx, fi_addr_t addr, uint64_t tag,
   return Get(srx, EpOf(srx)->tagged_recvs, addr, 0, true, tag, entry);
 }
 
-// A sender the AV did not hold when the peer asked may be there now (later
-// inserts are found by ResolveQueuedSenders).
-void FindSenderAgain(TcpEp* ep, fi_peer_rx_entry* entry) {
-  if (entry->addr != FI_ADDR_NOTAVAIL) return;
-  if (const UnexpectedMsg* held = QueuedPeerMessage(*entry)) {
-    entry->addr = FindSender(*ep, held->sender_name);
+// A sender the peer's AV did not hold when the peer asked may be there now
+// (later inserts are found by ResolveQueuedSenders).
+void FindSenderAgain(fi_peer_rx_entry* entry) {
+  if (entry->addr == FI_ADDR_NOTAVAIL) {
+    entry->addr = FindQueuedPeerSender(*entry);
   }
 }
 
 int QueueMsg(fi_peer_rx_entry* entry) {
   TcpEp* ep = EpOf(entry->srx);
   std::lock_guard<OptionalMutex> lock(ep->util.mutex);
-  FindSenderAgain(ep, entry);
+  FindSenderAgain(entry);
   auto it = FindRecv(ep->recvs, ep->directed_recv, entry->addr, false, 0);
   if (it == ep->recvs.end()) {
     static_cast<PeerRxEntry*>(entry->owner_context)->queued = true;
@@ -134,7 +133,7 @@ int QueueMsg(fi_peer_rx_entry* entry) {
 int QueueTag(fi_peer_rx_entry* entry) {
   TcpEp* ep = EpOf(entry->srx);
   std::lock_guard<OptionalMutex> lock(ep->util.mutex);
-  FindSenderAgain(ep, entry);
+  FindSenderAgain(entry);
   auto it = FindRecv(ep->tagged_recvs, ep->directed_recv, entry->addr, true,
                      entry->tag);
   if (it == ep->tagged_recvs.end()) {
@@ -146,9 +145,6 @@ int QueueTag(fi_peer_rx_entry* entry) {
       // What FI_PEEK reports: the message's remote CQ data too.
       message.header.flags = held->header.flags & kRemoteData;
       message.header.data = held->header.data;
-      if (entry->addr == FI_ADDR_NOTAVAIL) {
-        message.sender_name = held->sender_name;
-      }
     }
     message.source = entry->addr;
     message.peer_entry = entry;
@@ -220,9 +216,7 @@ void PostUntaggedRecv(TcpEp* ep, std::unique_ptr<PostedRecv> recv) {
     ep->recvs.push_back(std::move(recv));
     return;
   }
-  if (ep->directed_recv && recv->source != FI_ADDR_UNSPEC) {
-    ResolveQueuedSenders(ep);
-  }
+  ResolveQueuedSenders(ep);
   for (auto it = queued.begin(); it != queued.end();) {
     fi_peer_rx_entry* entry = *it;
     if (ep->directed_recv && recv->source != FI_ADDR_UNSPEC &&

@@ -152,6 +152,12 @@ const UnexpectedMsg* QueuedPeerMessage(const fi_peer_rx_entry& entry) {
   return &static_cast<const PeerHeldMsg*>(entry.peer_context)->message;
 }
 
+fi_addr_t FindQueuedPeerSender(const fi_peer_rx_entry& entry) {
+  if (QueuedPeerMessage(entry) == nullptr) return FI_ADDR_NOTAVAIL;
+  const auto* held = static_cast<const PeerHeldMsg*>(entry.peer_context);
+  return FindSender(*held->ep, held->message.sender_name);
+}
+
 void ReturnPeerEntry(TcpEp* ep, fi_peer_rx_entry* entry) {
   OwnerOf(ep)->owner_ops->free_entry(entry);
 }

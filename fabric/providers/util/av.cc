@@ -41,6 +41,9 @@ std::string AddressKey(const IpAddress& address) {
       "/", address.port(), "/", in6->sin6_scope_id);
 }
 
+// AvInsertsSoFar's count.
+std::atomic<uint64_t> inserts_so_far{0};
+
 // Adds one address (to the shared table first for a named AV); the lock is
 // held.
 absl::StatusOr<fi_addr_t> AddEntry(UtilAv& av, const IpAddress& address,
@@ -54,7 +57,7 @@ absl::StatusOr<fi_addr_t> AddEntry(UtilAv& av, const IpAddress& address,
   if (av.entries.size() <= fi_addr) av.entries.resize(fi_addr + 1);
   av.entries[fi_addr] = AvEntry{address, user_id.value_or(fi_addr)};
   av.index.emplace(AddressKey(address), fi_addr);
-  av.inserts.fetch_add(1, std::memory_order_release);
+  inserts_so_far.fetch_add(1, std::memory_order_release);
   return fi_addr;
 }
 
@@ -83,7 +86,7 @@ void Refresh(UtilAv& av) {
     if (shared.has_value()) {
       av.entries[i] = AvEntry{*shared, i};
       av.index.emplace(AddressKey(*shared), i);
-      av.inserts.fetch_add(1, std::memory_order_release);
+      inserts_so_far.fetch_add(1, std::memory_order_release);
     } else {
       DropEntry(av, i);
     }
@@ -497,6 +500,10 @@ absl::StatusOr<const IpAddress*> AvLookupCache::Lookup(UtilAv* av,
   drops_ = drops;
   address_ = *address;
   return &address_;
+}
+
+uint64_t AvInsertsSoFar() {
+  return inserts_so_far.load(std::memory_order_acquire);
 }
 
 fi_addr_t AvFindIp(UtilAv* av, const IpAddress& address) {

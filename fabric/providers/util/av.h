@@ -73,11 +73,6 @@ struct UtilAv {
   // Entries dropped so far (fi_av_remove, a named AV's refresh): what
   // AvLookupCache checks. Bumped under `mutex`.
   std::atomic<uint64_t> drops{0};
-  // Entries added so far (fi_av_insert, a named AV's refresh): endpoints
-  // look up again the senders of queued messages that arrived before their
-  // address was inserted when it moved (FindSenderAgain). Bumped under
-  // `mutex`, after the entry is in `index`.
-  std::atomic<uint64_t> inserts{0};
   fid_peer_av owner_fid;  // what a peer provider imports (peer_av.h)
 };
 
@@ -109,6 +104,13 @@ class AvLookupCache {
   uint64_t drops_ = 0;
   IpAddress address_;
 };
+
+// Entries added so far to any AV of the process (fi_av_insert, a named AV's
+// refresh), each counted after it can be found: endpoints look up again the
+// senders of queued messages that arrived before their address was
+// inserted when it moved (tcp's ResolveQueuedSenders; a message may be held
+// by an endpoint bound to another AV than the one matching it).
+uint64_t AvInsertsSoFar();
 
 // The fi_addr_t of `address` (FI_SOURCE), or FI_ADDR_NOTAVAIL.
 fi_addr_t AvFindIp(UtilAv* av, const IpAddress& address);

@@ -83,10 +83,12 @@ if [ ! -s "$state/vmlinux" ]; then
   # The bzImage's payload is an xz stream; xz complains about the bytes
   # after it but has written the whole ELF.
   offset=$(LC_ALL=C grep -obUaP '\xfd7zXZ\x00' "$state/vmlinuz" | head -1 |
-           cut -d: -f1)
-  tail -c +$((offset + 1)) "$state/vmlinuz" | xz -dc > "$state/vmlinux" \
-    2>/dev/null || true
-  if [ "$(head -c 4 "$state/vmlinux" | od -An -c | tr -d ' ')" != '177ELF' ]; then
+           cut -d: -f1 || true)
+  if [ -n "$offset" ]; then
+    tail -c +$((offset + 1)) "$state/vmlinuz" | xz -dc > "$state/vmlinux" \
+      2>/dev/null || true
+  fi
+  if [ "$(head -c 4 "$state/vmlinux" 2>/dev/null | od -An -c | tr -d ' ')" != '177ELF' ]; then
     echo "rdma_vm: no ELF vmlinux extracted; booting vmlinuz" >&2
     rm -f "$state/vmlinux"
   fi

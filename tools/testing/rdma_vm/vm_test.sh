@@ -41,6 +41,7 @@ mkdir -p "$out"
 programs=()
 for program in "$@"; do programs+=("$(realpath "$program")"); done
 command="
+[ -e /sys/class/infiniband/rxe0 ] || echo 'no rxe0 in the guest' > $out/no_device
 ${filter:+export GTEST_FILTER='$filter'}
 for p in ${programs[*]}; do
   name=\$(basename \$p)
@@ -63,6 +64,16 @@ for program in "${programs[@]}"; do
     failed=1
   fi
 done
+if [ -e "$out/no_device" ]; then
+  echo "FAIL: the guest has no rxe0 (rdma link add failed)" >&2
+  failed=1
+fi
+# Where skips are allowed, something must still have run.
+if [ "$skips_allowed" = 1 ] &&
+   ! cat "$out"/*.log 2>/dev/null | grep -q '^\[       OK \]'; then
+  echo "FAIL: no test case ran in the guest" >&2
+  failed=1
+fi
 if [ "$vm_status" -ne 0 ] && [ "$failed" -eq 0 ]; then
   echo "FAIL: the guest exited $vm_status" >&2
   failed=1
