@@ -170,7 +170,7 @@ class VerbsProvider : public Provider {
   // fi_getinfo offers them none).
   int OpenSharedRxContext(fid_domain* domain, fi_rx_attr* attr, fid_ep** srx,
                           void* context) const override {
-    if (!IsRdm(*reinterpret_cast<UtilDomain*>(domain)->info)) {
+    if (!IsRdm(domain)) {
       return Provider::OpenSharedRxContext(domain, attr, srx, context);
     }
     return tcp::OpenSharedRx(domain, attr, srx, context);
@@ -178,7 +178,7 @@ class VerbsProvider : public Provider {
 
   int OpenSharedTxContext(fid_domain* domain, fi_tx_attr* attr, fid_stx** stx,
                           void* context) const override {
-    if (!IsRdm(*reinterpret_cast<UtilDomain*>(domain)->info)) {
+    if (!IsRdm(domain)) {
       return Provider::OpenSharedTxContext(domain, attr, stx, context);
     }
     return tcp::OpenSharedTx(domain, attr, stx, context);
@@ -201,11 +201,11 @@ class VerbsProvider : public Provider {
         return -FI_EBADFLAGS;
     }
     if (attr == nullptr) return -FI_EINVAL;
-    auto* util = reinterpret_cast<UtilDomain*>(domain);
-    if (IsRdm(*util->info)) {
+    if (IsRdm(domain)) {
       // Atomics of RDM endpoints are the data path's, applied in software.
       return tcp::QueryAtomic(datatype, op, attr, flags);
     }
+    auto* util = reinterpret_cast<UtilDomain*>(domain);
     int count = verbs::AtomicCount(datatype, op, kind,
                                    verbs::ToVerbsDomain(util)->atomics());
     if (count < 0) return count;
@@ -261,6 +261,10 @@ class VerbsProvider : public Provider {
 
   static bool IsRdm(const fi_info& info) {
     return info.ep_attr != nullptr && info.ep_attr->type == FI_EP_RDM;
+  }
+  // Whether `domain` (one of this provider's) was opened for RDM endpoints.
+  static bool IsRdm(fid_domain* domain) {
+    return IsRdm(*reinterpret_cast<UtilDomain*>(domain)->info);
   }
 
   // The MSG info the RDM endpoint opened with `rdm` connects through: the
