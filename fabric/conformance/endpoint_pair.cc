@@ -38,6 +38,9 @@ absl::StatusOr<Info> CaseInfo(const ProviderCase& c, fi_ep_type type,
   if (options.shared_tx) hints->ep_attr->tx_ctx_cnt = FI_SHARED_CONTEXT;
   hints->domain_attr->mr_mode =
       FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY;
+  // Tests post a receive for a write's remote CQ data where the info keeps
+  // this mode.
+  hints->mode = FI_RX_CQ_DATA;
   GetInfoOptions get;
   if (c.node != nullptr) {
     get.node = c.node;

@@ -45,7 +45,7 @@ void DescribeRc(const PortDescription& port, InfoTemplate* t) {
   t->ep.max_order_raw_size = max_msg_size;
   t->ep.max_order_war_size = max_msg_size;
   t->ep.max_order_waw_size = max_msg_size;
-  t->domain.mr_mode = kMrMode;
+  t->domain.mr_mode = kMrModeRequired | kMrModeOptional;
   t->domain.mr_key_size = 4;
   t->domain.cq_data_size = 4;
   t->domain.cq_cnt = Limit(device.max_cq);

@@ -45,8 +45,13 @@ struct PortDescription {
   std::vector<IpAddress> ip_addresses;
 };
 
-inline constexpr uint64_t kMrMode =
-    FI_MR_LOCAL | FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY;
+// What MSG endpoints need of the application's registrations. FI_MR_LOCAL
+// is taken when the application offers it (descriptors for every buffer:
+// the fastest path); without it, buffers are registered through the
+// domain's registration cache as they are posted (VerbsDomain::AcquireLocal).
+inline constexpr uint64_t kMrModeRequired =
+    FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY;
+inline constexpr uint64_t kMrModeOptional = FI_MR_LOCAL;
 inline constexpr size_t kInjectSize = 64;
 
 // An RC queue pair's attributes on `port`'s device (no names, no address).

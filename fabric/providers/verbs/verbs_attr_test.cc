@@ -167,7 +167,7 @@ TEST(VerbsAttrTest, AnInfiniBandPortGivesItsGidAndItsIpoibAddress) {
     EXPECT_EQ(info->domain_attr->cq_cnt, 16777216u);
     EXPECT_EQ(info->domain_attr->mr_cnt, 16777216u);
     EXPECT_EQ(info->domain_attr->tx_ctx_cnt, 262144u);
-    EXPECT_EQ(info->domain_attr->mr_mode, static_cast<int>(kMrMode));
+    EXPECT_EQ(info->domain_attr->mr_mode, static_cast<int>(kMrModeRequired | kMrModeOptional));
     EXPECT_EQ(info->domain_attr->mr_key_size, 4u);
     EXPECT_EQ(info->domain_attr->cq_data_size, 4u);
     // ATOMIC_NONE: no FI_ATOMIC anywhere.

@@ -100,5 +100,56 @@ void VerbsDomain::DeregisterRegion(UtilMr* mr) {
   mr->device_region = nullptr;
 }
 
+absl::StatusOr<RegistrationCache::Entry*> VerbsDomain::AcquireLocal(
+    const void* addr, size_t len, bool device_writes) {
+  // The access of a buffer the device writes covers one it only reads, so
+  // a cached registration of a receive buffer serves a send from it too.
+  // Read-only memory (a constant string sent) cannot be registered for
+  // writing: sends ask for less.
+  uint64_t access = FI_SEND | FI_WRITE;
+  if (device_writes) access |= FI_RECV | FI_READ;
+  return registrations_->Acquire(addr, len, access);
+}
+
+void VerbsDomain::ReleaseLocal(RegistrationCache::Entry* entry) {
+  registrations_->Release(entry);
+}
+
+LocalRegistrations::LocalRegistrations(LocalRegistrations&& other) noexcept
+    : domain_(other.domain_), entries_(std::move(other.entries_)) {
+  other.entries_.clear();
+}
+
+LocalRegistrations& LocalRegistrations::operator=(
+    LocalRegistrations&& other) noexcept {
+  if (this != &other) {
+    Clear();
+    domain_ = other.domain_;
+    entries_ = std::move(other.entries_);
+    other.entries_.clear();
+  }
+  return *this;
+}
+
+absl::Status LocalRegistrations::Add(VerbsDomain* domain, const iovec& piece,
+                                     bool device_writes, RegionDesc* desc) {
+  desc->lkey = 0;
+  if (piece.iov_len == 0) return absl::OkStatus();
+  domain_ = domain;
+  absl::StatusOr<RegistrationCache::Entry*> entry =
+      domain->AcquireLocal(piece.iov_base, piece.iov_len, device_writes);
+  if (!entry.ok()) return entry.status();
+  entries_.push_back(*entry);
+  desc->lkey = static_cast<const ibv_mr*>((*entry)->handle)->lkey;
+  return absl::OkStatus();
+}
+
+void LocalRegistrations::Clear() {
+  for (RegistrationCache::Entry* entry : entries_) {
+    domain_->ReleaseLocal(entry);
+  }
+  entries_.clear();
+}
+
 }  // namespace verbs
 }  // namespace fabric

@@ -9,15 +9,21 @@
 // covers takes that one; FI_MR_CACHE_* settings) when peers cannot access
 // it (no FI_REMOTE_READ/WRITE: closing a remote one must revoke its key,
 // so those are registered and deregistered each time): fi_mr_key is the
-// registration's rkey, fi_mr_desc a RegionDesc with its lkey.
+// registration's rkey, fi_mr_desc a RegionDesc with its lkey. A domain
+// opened without FI_MR_LOCAL registers the buffers its endpoints are handed
+// without descriptors through the same cache (AcquireLocal), each held by
+// its work request until it completes (LocalRegistrations).
 #ifndef FABRIC_PROVIDERS_VERBS_VERBS_DOMAIN_H_
 #define FABRIC_PROVIDERS_VERBS_VERBS_DOMAIN_H_
 
 #include <infiniband/verbs.h>
 
+#include <sys/uio.h>
+
 #include <memory>
 #include <string>
 
+#include "absl/container/inlined_vector.h"
 #include "absl/status/statusor.h"
 #include "fabric/providers/domain_resources.h"
 #include "fabric/providers/util/domain.h"
@@ -45,6 +51,15 @@ class VerbsDomain : public DomainResources {
   absl::StatusOr<uint64_t> RegisterRegion(UtilMr* mr) override;
   void DeregisterRegion(UtilMr* mr) override;
 
+  // A registration of [addr, addr + len) for a work request's local
+  // buffer: one the device only reads (sends, writes), or one it writes too
+  // (receives, the data of reads, atomics' old values). Release it when the
+  // request completes.
+  absl::StatusOr<RegistrationCache::Entry*> AcquireLocal(const void* addr,
+                                                         size_t len,
+                                                         bool device_writes);
+  void ReleaseLocal(RegistrationCache::Entry* entry);
+
   const VerbsApi& api() const { return *api_; }
   ibv_context* context() const { return context_; }
   ibv_pd* pd() const { return pd_; }
@@ -63,6 +78,26 @@ class VerbsDomain : public DomainResources {
   ibv_device_attr device_attr_ = {};
   // Made once the protection domain exists; gone before it.
   std::unique_ptr<RegistrationCache> registrations_;
+};
+
+// The registrations one work request holds (AcquireLocal), released when
+// it is cleared or destroyed.
+class LocalRegistrations {
+ public:
+  LocalRegistrations() = default;
+  ~LocalRegistrations() { Clear(); }
+  LocalRegistrations(LocalRegistrations&& other) noexcept;
+  LocalRegistrations& operator=(LocalRegistrations&& other) noexcept;
+
+  // Registers `piece` through `domain` and describes it in `desc` (its
+  // lkey); a piece of no bytes needs none.
+  absl::Status Add(VerbsDomain* domain, const iovec& piece,
+                   bool device_writes, RegionDesc* desc);
+  void Clear();
+
+ private:
+  VerbsDomain* domain_ = nullptr;
+  absl::InlinedVector<RegistrationCache::Entry*, 4> entries_;
 };
 
 // The VerbsDomain of one of the verbs provider's domains.

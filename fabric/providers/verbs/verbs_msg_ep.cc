@@ -33,8 +33,16 @@ constexpr int kResolveTimeoutMs = 2000;
 // a receiver that has not posted its buffer yet is not an error).
 constexpr uint8_t kRetryCount = 7;
 constexpr uint8_t kRnrRetryCount = 7;
+// How long a sender waits before retrying a send our receive queue had no
+// buffer for (the IB encoding: 12 is 0.64 ms). The connection manager sets
+// 0, which encodes the longest wait, 655 ms: a receiver a little behind
+// then stalls its peer for most of a second per buffer it lacked.
+constexpr uint8_t kMinRnrTimer = 12;
 // Completions taken from the CQ per ibv_poll_cq call.
 constexpr int kPollBatch = 16;
+// Passes of the data path that find no completion while transmits are out
+// before it reads the connection's events (VerbsCompletions::Progress).
+constexpr uint32_t kCmCheckInterval = 256;
 
 int Fail(const VerbsMsgEp& ep, const absl::Status& status) {
   FI_WARN(ep.log(), FI_LOG_EP_CTRL, "%s\n",
@@ -128,6 +136,20 @@ rdma_conn_param ConnParam(const VerbsMsgEp& ep,
   return param;
 }
 
+// Sets the queue pair's RNR timer (kMinRnrTimer), once it is ready to
+// send (RTS): librdmacm has moved it there when rdma_accept returns or the
+// connection is established. A failure only costs time: it is logged.
+void SetMinRnrTimer(VerbsMsgEp* ep) {
+  if (ep->qp == nullptr) return;
+  ibv_qp_attr attr = {};
+  attr.min_rnr_timer = kMinRnrTimer;
+  if (ep->api().modify_qp(ep->qp, &attr, IBV_QP_MIN_RNR_TIMER) != 0) {
+    FI_WARN(ep->log(), FI_LOG_EP_CTRL, "%s\n",
+            std::string(CallFailed("ibv_modify_qp (min_rnr_timer)").message())
+                .c_str());
+  }
+}
+
 // Performs `action`, the state's answer to an rdma_cm event carrying the
 // application's `data`.
 void Perform(VerbsMsgEp* ep, const MsgAction& action,
@@ -150,6 +172,7 @@ void Perform(VerbsMsgEp* ep, const MsgAction& action,
       return;
     }
     case MsgAction::kReportConnected:
+      SetMinRnrTimer(ep);
       PostCmEvent(ep, FI_CONNECTED, data);
       return;
     case MsgAction::kReportShutdown: {
@@ -208,17 +231,19 @@ void Complete(VerbsMsgEp* ep, const ibv_wc& wc) {
   ReleaseSlot(ep, posted);
 }
 
-// Reports every completion the CQ holds.
-void PollAll(VerbsMsgEp* ep) {
+// Reports every completion the CQ holds; returns how many.
+size_t PollAll(VerbsMsgEp* ep) {
   ibv_wc wc[kPollBatch];
+  size_t total = 0;
   for (;;) {
     int n = ibv_poll_cq(ep->cq, kPollBatch, wc);
     if (n < 0) {
       FI_WARN(ep->log(), FI_LOG_CQ, "ibv_poll_cq failed (%d)\n", n);
-      return;
+      return total;
     }
     for (int i = 0; i < n; ++i) Complete(ep, wc[i]);
-    if (n < kPollBatch) return;
+    total += static_cast<size_t>(n);
+    if (n < kPollBatch) return total;
   }
 }
 
@@ -255,6 +280,7 @@ int Enable(VerbsMsgEp* ep) {
     if (ep->cq == nullptr) return Fail(*ep, CallFailed("ibv_create_cq"));
   }
   if (ep->posted.empty()) {
+    ep->tx_slots = tx;
     ep->posted.resize(tx + rx);
     for (uint32_t i = 0; i < tx + rx; ++i) {
       ep->posted[i].index = i;
@@ -427,6 +453,8 @@ int Accept(fid_ep* ep_fid, const void* param, size_t paramlen) {
   if (created.ok() && ep->api().accept(ep->id, &conn) != 0) {
     created = CallFailed("rdma_accept");
   }
+  // At once: the requester sends as soon as it hears of the accept.
+  if (created.ok()) SetMinRnrTimer(ep);
   if (!created.ok()) {
     // The requester hears at once instead of at its CM's timeout.
     ep->api().reject(ep->id, nullptr, 0);
@@ -506,11 +534,12 @@ absl::Status OpenConnectionId(VerbsMsgEp* ep, const fi_info& info) {
 
 // --- events from librdmacm and the device ----------------------------------
 
-void VerbsCmEvents::Progress() {
-  std::lock_guard<OptionalMutex> lock(ep_->util.mutex);
-  const VerbsApi& api = ep_->api();
+// Acts on the connection's pending rdma_cm events; the lock is held (so
+// events are taken and acted on in order, whichever engine reads them).
+void ReadCmEventsLocked(VerbsMsgEp* ep) {
+  const VerbsApi& api = ep->api();
   rdma_cm_event* event = nullptr;
-  while (api.get_cm_event(ep_->cm_channel, &event) == 0) {
+  while (api.get_cm_event(ep->cm_channel, &event) == 0) {
     CmStep step = StepOf(event->event, event->status);
     std::vector<uint8_t> data;
     if (step.carries_data) {
@@ -520,18 +549,23 @@ void VerbsCmEvents::Progress() {
       if (unpacked.ok()) {
         data = *std::move(unpacked);
       } else {
-        FI_WARN(ep_->log(), FI_LOG_EP_CTRL, "connection data dropped: %s\n",
+        FI_WARN(ep->log(), FI_LOG_EP_CTRL, "connection data dropped: %s\n",
                 std::string(unpacked.status().message()).c_str());
       }
     }
     const int status = event->status;
-    FI_DBG(ep_->log(), FI_LOG_EP_CTRL, "rdma_cm event %s (status %d)\n",
+    FI_DBG(ep->log(), FI_LOG_EP_CTRL, "rdma_cm event %s (status %d)\n",
            api.event_str(event->event), status);
     // Acked before acting: nothing below needs the event, and destroying
     // the id later waits for every event of it to be acked.
     api.ack_cm_event(event);
-    Perform(ep_, ep_->state.OnStep(step), data, status);
+    Perform(ep, ep->state.OnStep(step), data, status);
   }
+}
+
+void VerbsCmEvents::Progress() {
+  std::lock_guard<OptionalMutex> lock(ep_->util.mutex);
+  ReadCmEventsLocked(ep_);
 }
 
 int VerbsCmEvents::progress_fd() const { return ep_->cm_channel->fd; }
@@ -552,7 +586,19 @@ void VerbsCompletions::Progress() {
     api.ack_cq_events(cq, 1);
     ep_->notify_armed = false;
   }
-  PollAll(ep_);
+  const size_t completed = PollAll(ep_);
+  // Transmits that wait without completing may wait on a peer that is gone:
+  // its disconnect (on the connection's channel, which the fabric's engine
+  // reads only when the application reads the EQ) moves the queue pair to
+  // the error state and flushes them, where the transport's retries would
+  // take (retry_cnt + 1) ACK timeouts, 17 s on RoCE. So the connection's
+  // events are read here too, every kCmCheckInterval idle passes: the
+  // system call it costs is not paid on a busy path.
+  if (completed == 0 && ep_->free_tx.size() < ep_->tx_slots &&
+      ++ep_->idle_passes >= kCmCheckInterval) {
+    ep_->idle_passes = 0;
+    ReadCmEventsLocked(ep_);
+  }
   if (ep_->wants_notify && !ep_->notify_armed) {
     if (ibv_req_notify_cq(ep_->cq, 0) == 0) ep_->notify_armed = true;
     // What completed before the request would not signal: take it now.
@@ -580,6 +626,7 @@ void VerbsCompletions::ArmFds() {
 
 void ReleaseSlot(VerbsMsgEp* ep, Posted* posted) {
   posted->reserved = false;
+  posted->registrations.Clear();
   (posted->transmit ? ep->free_tx : ep->free_rx).push_back(posted->index);
 }
 
@@ -618,6 +665,8 @@ int OpenVerbsMsgEp(fid_domain* domain_fid, fi_info* info, fid_ep** ep_out,
     return ToFiErrno(status);
   }
   ep->domain = ToVerbsDomain(domain);
+  ep->registers_buffers =
+      (domain->info->domain_attr->mr_mode & FI_MR_LOCAL) == 0;
   // Connection events arrive on the fabric's engine (EQ reads), which may
   // run on another thread than the endpoint's calls whatever the threading
   // model: the endpoint's state is always guarded.

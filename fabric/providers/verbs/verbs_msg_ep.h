@@ -12,7 +12,10 @@
 // read and write (with immediate data) and the atomics the device does
 // (64-bit fetch-and-add and compare-and-swap), FI_INJECT through inline
 // sends, FI_FENCE. Every send queue request is signaled: a completion
-// frees its slot whether or not the application wants an entry.
+// frees its slot whether or not the application wants an entry. On a
+// domain without FI_MR_LOCAL, buffers passed without a descriptor are
+// registered through the domain's cache and held by their slot until it
+// completes.
 #ifndef FABRIC_PROVIDERS_VERBS_VERBS_MSG_EP_H_
 #define FABRIC_PROVIDERS_VERBS_VERBS_MSG_EP_H_
 
@@ -87,6 +90,7 @@ struct Posted {
   bool reserved = false;   // a CQ slot was promised (CqReserve)
   CntrKind cntr = kSendCntr;
   uint32_t index = 0;      // in VerbsMsgEp::posted
+  LocalRegistrations registrations;  // buffers given without descriptors
 };
 
 // A receive posted before the queue pair exists (between fi_enable and
@@ -110,6 +114,9 @@ struct VerbsMsgEp {
   ibv_cq* cq = nullptr;  // made by fi_enable
   ibv_qp* qp = nullptr;  // made when the connection starts (id->qp)
   uint32_t max_inline = 0;  // what the queue pair took
+  // The domain has no FI_MR_LOCAL: buffers without descriptors are
+  // registered here.
+  bool registers_buffers = false;
   bool from_request = false;  // opened on an FI_CONNREQ: fi_accept next
   bool cm_registered = false;
   bool completions_registered = false;
@@ -119,6 +126,9 @@ struct VerbsMsgEp {
   std::vector<Posted> posted;
   std::vector<uint32_t> free_tx;
   std::vector<uint32_t> free_rx;
+  size_t tx_slots = 0;  // the first tx_slots of `posted`
+  // Data passes since the last completion while transmits were out.
+  uint32_t idle_passes = 0;
   std::vector<EarlyReceive> early_receives;
   // Where the old value of an fi_atomic (which returns none) lands: a
   // word per send queue slot, registered with the device.

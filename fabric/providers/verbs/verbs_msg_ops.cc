@@ -5,6 +5,7 @@
 #include <rdma/providers/fi_log.h>
 #include <string.h>
 
+#include <algorithm>
 #include <string>
 
 #include "absl/container/inlined_vector.h"
@@ -19,19 +20,6 @@
 namespace fabric {
 namespace verbs {
 namespace {
-
-// Descriptors are read (their lkey): each one given must be an open
-// region's, looked up before it is read (an application's garbage is
-// refused, not dereferenced).
-absl::Status CheckRegionDescs(void* const* desc, size_t count) {
-  for (size_t i = 0; desc != nullptr && i < count; ++i) {
-    if (desc[i] != nullptr && LiveRegion(desc[i]) == nullptr) {
-      return FiError(FI_EINVAL, absl::StrCat("desc[", i, "] is not an open "
-                                             "memory region"));
-    }
-  }
-  return absl::OkStatus();
-}
 
 // The operation flags each side takes (fi_sendmsg, fi_recvmsg, ...).
 // Completion of an RC send or write means the peer's device acknowledged
@@ -93,8 +81,49 @@ CntrKind CntrOf(const SendOp& op) {
   return kSendCntr;
 }
 
-// Checks what the queue pair cannot check itself; fills the local side.
-absl::Status Prepare(const VerbsMsgEp& ep, Transmit* tx, Sges* sges) {
+// Fills sge[0..count) for a request's local pieces (`device_writes`: the
+// device writes into them). Descriptors are read (their lkey), so each
+// one given is looked up as an open region first: an application's
+// garbage is refused, not dereferenced. On a domain without FI_MR_LOCAL a
+// descriptor is not needed and one that is not a region's is ignored
+// (fi_mr(3)): pieces without a usable one are registered, held by `held`
+// until the request completes. Inline sends need no keys.
+absl::Status DescribePieces(VerbsMsgEp* ep, const iovec* iov,
+                            void* const* desc, size_t count, size_t max_sge,
+                            bool inline_data, bool device_writes,
+                            LocalRegistrations* held, ibv_sge* sge) {
+  if (count > max_sge) {
+    return FiError(FI_EINVAL, absl::StrCat(count, " pieces; the queue pair "
+                                           "takes at most ", max_sge));
+  }
+  absl::InlinedVector<void*, 4> usable(count, nullptr);
+  for (size_t i = 0; desc != nullptr && i < count; ++i) {
+    if (desc[i] == nullptr) continue;
+    if (LiveRegion(desc[i]) != nullptr) {
+      usable[i] = desc[i];
+    } else if (!ep->registers_buffers) {
+      return FiError(FI_EINVAL, absl::StrCat("desc[", i, "] is not an open "
+                                             "memory region"));
+    }
+  }
+  const bool registers = ep->registers_buffers && !inline_data;
+  FABRIC_RETURN_IF_ERROR(GatherSges(iov, usable.data(), count, max_sge,
+                                    !inline_data && !registers, sge));
+  for (size_t i = 0; registers && i < count; ++i) {
+    if (usable[i] != nullptr) continue;
+    RegionDesc registered;
+    FABRIC_RETURN_IF_ERROR(
+        held->Add(ep->domain, iov[i], device_writes, &registered));
+    sge[i].lkey = registered.lkey;
+  }
+  return absl::OkStatus();
+}
+
+// Checks what the queue pair cannot check itself; fills the local side,
+// registering what needs it in `held`.
+absl::Status Prepare(VerbsMsgEp* ep_ptr, Transmit* tx, Sges* sges,
+                     LocalRegistrations* held) {
+  const VerbsMsgEp& ep = *ep_ptr;
   const fi_info& info = *ep.util.info;
   if ((tx->flags & ~kTxFlags) != 0) {
     return FiError(FI_EBADFLAGS,
@@ -136,26 +165,27 @@ absl::Status Prepare(const VerbsMsgEp& ep, Transmit* tx, Sges* sges) {
   const bool can_inline =
       op.kind == SendOp::kSend || op.kind == SendOp::kWrite;
   op.inject = can_inline && (inject || (total > 0 && total <= ep.max_inline));
-  sges->resize(tx->count);
-  FABRIC_RETURN_IF_ERROR(CheckRegionDescs(tx->desc, tx->count));
-  return GatherSges(tx->iov, tx->desc, tx->count, info.tx_attr->iov_limit,
-                    op.inject, sges->data());
+  sges->resize(std::min(tx->count, info.tx_attr->iov_limit));
+  return DescribePieces(ep_ptr, tx->iov, tx->desc, tx->count,
+                        info.tx_attr->iov_limit, op.inject,
+                        op.kind == SendOp::kRead, held, sges->data());
 }
 
 // The one piece an atomic's old value lands in: the application's result
 // buffer, or the slot's scratch word.
 absl::Status AtomicTarget(VerbsMsgEp* ep, const Transmit& tx,
-                          const Posted& posted, ibv_sge* sge) {
+                          Posted* posted, ibv_sge* sge) {
   if (!tx.op.fetch) {
-    sge->addr = reinterpret_cast<uintptr_t>(&ep->atomic_scratch[posted.index]);
+    sge->addr =
+        reinterpret_cast<uintptr_t>(&ep->atomic_scratch[posted->index]);
     sge->length = sizeof(uint64_t);
     sge->lkey = ep->scratch_mr->lkey;
     return absl::OkStatus();
   }
   iovec result = {tx.result, sizeof(uint64_t)};
   void* desc[1] = {tx.result_desc};
-  FABRIC_RETURN_IF_ERROR(CheckRegionDescs(desc, 1));
-  return GatherSges(&result, desc, 1, 1, false, sge);
+  return DescribePieces(ep, &result, desc, 1, 1, false, true,
+                        &posted->registrations, sge);
 }
 
 ssize_t PostTransmit(VerbsMsgEp* ep, Transmit tx) {
@@ -165,7 +195,8 @@ ssize_t PostTransmit(VerbsMsgEp* ep, Transmit tx) {
                                   "connected");
   }
   Sges sges;
-  if (absl::Status ok = Prepare(*ep, &tx, &sges); !ok.ok()) {
+  LocalRegistrations held;
+  if (absl::Status ok = Prepare(ep, &tx, &sges, &held); !ok.ok()) {
     return Fail(*ep, ok);
   }
   ibv_send_wr wr = {};
@@ -186,9 +217,10 @@ ssize_t PostTransmit(VerbsMsgEp* ep, Transmit tx) {
   posted->request.write_entry = write_entry;
   posted->reserved = write_entry;
   posted->cntr = CntrOf(tx.op);
+  posted->registrations = std::move(held);
   if (tx.op.kind == SendOp::kAtomic) {
     sges.resize(1);
-    absl::Status ok = AtomicTarget(ep, tx, *posted, sges.data());
+    absl::Status ok = AtomicTarget(ep, tx, posted, sges.data());
     if (!ok.ok()) {
       if (write_entry) CqUnreserve(ep->util.tx_cq);
       ReleaseSlot(ep, posted);
@@ -220,12 +252,25 @@ ssize_t PostReceive(VerbsMsgEp* ep, const iovec* iov, void* const* desc,
                 absl::StrCat("unknown receive flags 0x",
                              absl::Hex(flags & ~kRxFlags)));
   }
-  Sges sges(count);
-  absl::Status ok = CheckRegionDescs(desc, count);
-  if (ok.ok()) {
-    ok = GatherSges(iov, desc, count, ep->util.info->rx_attr->iov_limit,
-                    false, sges.data());
+  const size_t max_sge = ep->util.info->rx_attr->iov_limit;
+  if (count > 0 && iov == nullptr) {
+    return Fail(*ep, FI_EINVAL, "fi_recv: the iov array is NULL");
   }
+  // No message is longer than max_msg_size: a larger buffer is taken as
+  // that much (the device's lengths have 32 bits, and on a domain without
+  // FI_MR_LOCAL only what may be written is registered).
+  absl::InlinedVector<iovec, 4> pieces;
+  size_t room = ep->util.info->ep_attr->max_msg_size;
+  for (size_t i = 0; i < std::min(count, max_sge); ++i) {
+    iovec piece = iov[i];
+    piece.iov_len = std::min(piece.iov_len, room);
+    room -= piece.iov_len;
+    pieces.push_back(piece);
+  }
+  Sges sges(pieces.size());
+  LocalRegistrations held;
+  absl::Status ok = DescribePieces(ep, pieces.data(), desc, count, max_sge,
+                                   false, true, &held, sges.data());
   if (!ok.ok()) return Fail(*ep, ok);
   if (ep->free_rx.empty()) return -FI_EAGAIN;
   const bool write_entry = WantsRxEntry(ep->util, flags);
@@ -241,6 +286,7 @@ ssize_t PostReceive(VerbsMsgEp* ep, const iovec* iov, void* const* desc,
   posted->request.write_entry = write_entry;
   posted->reserved = write_entry;
   posted->cntr = kRecvCntr;
+  posted->registrations = std::move(held);
   if (ep->qp == nullptr) {
     ep->early_receives.push_back(
         EarlyReceive{std::vector<ibv_sge>(sges.begin(), sges.end()), posted});

@@ -114,7 +114,8 @@ class VerbsProvider : public Provider {
     support.progress = Bit(FI_PROGRESS_AUTO) | Bit(FI_PROGRESS_MANUAL);
     support.resource_mgmt = Bit(FI_RM_ENABLED);
     support.av_types = Bit(FI_AV_MAP);
-    support.mr_mode_required = verbs::kMrMode;
+    support.mr_mode_required = verbs::kMrModeRequired;
+    support.mr_mode_optional = verbs::kMrModeOptional;
     return support;
   }
 

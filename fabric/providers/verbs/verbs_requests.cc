@@ -24,7 +24,7 @@ int AccessOf(uint64_t access, bool atomics) {
 }
 
 absl::Status GatherSges(const iovec* iov, void* const* desc, size_t count,
-                        size_t max_sge, bool inline_data, ibv_sge* sge) {
+                        size_t max_sge, bool descs_required, ibv_sge* sge) {
   if (count > max_sge) {
     return FiError(FI_EINVAL, absl::StrCat(count,
                                            " pieces; the queue pair "
@@ -44,7 +44,7 @@ absl::Status GatherSges(const iovec* iov, void* const* desc, size_t count,
     }
     const auto* region =
         desc != nullptr ? static_cast<const RegionDesc*>(desc[i]) : nullptr;
-    if (region == nullptr && !inline_data) {
+    if (region == nullptr && descs_required) {
       return FiError(FI_EINVAL,
                      absl::StrCat("iov[", i,
                                   "] has no descriptor (FI_MR_LOCAL: "

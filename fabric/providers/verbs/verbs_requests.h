@@ -34,13 +34,14 @@ struct RegionDesc {
 // device has them (`atomics`).
 int AccessOf(uint64_t access, bool atomics);
 
-// Fills sge[0..count) from the application's buffers. FI_MR_LOCAL: every
-// piece needs its region's descriptor, except for inline sends
-// (IBV_SEND_INLINE: the device copies the bytes at post time and uses no
-// key). FI_EINVAL for more pieces than `max_sge`, a NULL iov or base, a
-// missing descriptor, or a piece of 2^32 bytes or more.
+// Fills sge[0..count) from the application's buffers. With
+// `descs_required` (FI_MR_LOCAL, not an inline send) every piece needs its
+// region's descriptor; otherwise a piece without one gets lkey 0 (an
+// inline send's bytes are copied at post time and use no key; the caller
+// registers the others). FI_EINVAL for more pieces than `max_sge`, a NULL
+// iov or base, a missing descriptor, or a piece of 2^32 bytes or more.
 absl::Status GatherSges(const iovec* iov, void* const* desc, size_t count,
-                        size_t max_sge, bool inline_data, ibv_sge* sge);
+                        size_t max_sge, bool descs_required, ibv_sge* sge);
 
 // Connection private data. The InfiniBand CM (and RoCE's) carries at most
 // 56 bytes of it with a connect (REQ), 196 with an accept (REP) and 148

@@ -32,7 +32,7 @@ TEST(VerbsRequestsTest, ScatterGatherEntriesCarryEachRegionsKey) {
   iovec iov[2] = {{a, sizeof(a)}, {b, sizeof(b)}};
   void* desc[2] = {&ra, &rb};
   ibv_sge sge[2];
-  ASSERT_TRUE(GatherSges(iov, desc, 2, 4, false, sge).ok());
+  ASSERT_TRUE(GatherSges(iov, desc, 2, 4, true, sge).ok());
   EXPECT_EQ(sge[0].addr, reinterpret_cast<uint64_t>(a));
   EXPECT_EQ(sge[0].length, 10u);
   EXPECT_EQ(sge[0].lkey, 0x11u);
@@ -48,19 +48,21 @@ TEST(VerbsRequestsTest, ScatterGatherListsRefuseWhatTheDeviceCannotTake) {
   void* desc[2] = {&region, &region};
   ibv_sge sge[2];
   auto code = [](const absl::Status& status) { return ToFiErrno(status); };
-  EXPECT_EQ(code(GatherSges(iov, desc, 2, 1, false, sge)), -FI_EINVAL);
-  EXPECT_EQ(code(GatherSges(nullptr, desc, 1, 4, false, sge)), -FI_EINVAL);
-  EXPECT_EQ(code(GatherSges(iov, nullptr, 1, 4, false, sge)), -FI_EINVAL);
+  EXPECT_EQ(code(GatherSges(iov, desc, 2, 1, true, sge)), -FI_EINVAL);
+  EXPECT_EQ(code(GatherSges(nullptr, desc, 1, 4, true, sge)), -FI_EINVAL);
+  EXPECT_EQ(code(GatherSges(iov, nullptr, 1, 4, true, sge)), -FI_EINVAL);
   void* missing[1] = {nullptr};
-  EXPECT_EQ(code(GatherSges(iov, missing, 1, 4, false, sge)), -FI_EINVAL);
+  EXPECT_EQ(code(GatherSges(iov, missing, 1, 4, true, sge)), -FI_EINVAL);
   iovec null_base = {nullptr, 4};
-  EXPECT_EQ(code(GatherSges(&null_base, desc, 1, 4, false, sge)), -FI_EINVAL);
+  EXPECT_EQ(code(GatherSges(&null_base, desc, 1, 4, true, sge)), -FI_EINVAL);
   iovec huge = {a, size_t{1} << 32};
-  EXPECT_EQ(code(GatherSges(&huge, desc, 1, 4, false, sge)), -FI_EINVAL);
-  // Inline sends need no key.
-  ASSERT_TRUE(GatherSges(iov, nullptr, 1, 4, true, sge).ok());
+  EXPECT_EQ(code(GatherSges(&huge, desc, 1, 4, true, sge)), -FI_EINVAL);
+  // Inline sends (and pieces the caller registers) need no key yet.
+  ASSERT_TRUE(GatherSges(iov, nullptr, 1, 4, false, sge).ok());
   EXPECT_EQ(sge[0].lkey, 0u);
-  EXPECT_TRUE(GatherSges(nullptr, nullptr, 0, 4, false, sge).ok());
+  ASSERT_TRUE(GatherSges(iov, missing, 1, 4, false, sge).ok());
+  EXPECT_EQ(sge[0].lkey, 0u);
+  EXPECT_TRUE(GatherSges(nullptr, nullptr, 0, 4, true, sge).ok());
 }
 
 TEST(VerbsRequestsTest, ConnectionDataRoundTripsThroughPaddedPrivateData) {

@@ -25,8 +25,14 @@ absl::Status Invalid(absl::string_view what) {
 
 absl::Status BuildSendWr(const SendOp& op, ibv_send_wr* wr) {
   if (op.with_data) {
-    if (op.kind == SendOp::kRead || op.kind == SendOp::kAtomic) {
-      return Invalid("remote CQ data on a read or atomic");
+    if (op.kind == SendOp::kRead) {
+      return Invalid("remote CQ data on a read");
+    }
+    if (op.kind == SendOp::kAtomic) {
+      // A valid request this provider does not carry (libfabric's verbs
+      // neither): an RC atomic has no immediate data.
+      return FiError(FI_EOPNOTSUPP, "remote CQ data on an atomic (verbs "
+                                    "atomics carry no immediate data)");
     }
     if (op.data >> (8 * kCqDataSize) != 0) {
       return Invalid(absl::StrCat("remote CQ data 0x", absl::Hex(op.data),

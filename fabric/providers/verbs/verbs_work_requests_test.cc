@@ -57,6 +57,9 @@ TEST(VerbsWorkRequestsTest, RefusesWhatVerbsCannotCarry) {
   op.data = 1;
   op.kind = SendOp::kRead;  // a read carries no data to the target's CQ
   EXPECT_EQ(Build(op, &wr), -FI_EINVAL);
+  op.kind = SendOp::kAtomic;  // nor does an RC atomic
+  EXPECT_EQ(Build(op, &wr), -FI_EOPNOTSUPP);
+  op.kind = SendOp::kRead;
   op.with_data = false;
   op.inject = true;  // nothing to copy at post time
   EXPECT_EQ(Build(op, &wr), -FI_EINVAL);
