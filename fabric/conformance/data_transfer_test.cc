@@ -285,7 +285,8 @@ TEST_P(DataTransferTest, RmaWriteReadAndWriteWithData) {
   memcpy(&landed, b().region.data() + 8, 8);
   EXPECT_EQ(landed, word);
   // A wrong key or a range outside the region fails the initiator's
-  // operation, not the target.
+  // operation, not the target, whose memory stays as it was.
+  const std::vector<char> before = b().region;
   ASSERT_EQ(fi_write(a().ep, &word, 8, nullptr, a().peer,
                      pair_.RegionAddress(0), key + 1, &word),
             0);
@@ -293,6 +294,7 @@ TEST_P(DataTransferTest, RmaWriteReadAndWriteWithData) {
   EXPECT_FALSE(a().Wait(std::chrono::seconds(10), &error).ok());
   EXPECT_EQ(error.op_context, &word);
   EXPECT_NE(error.err, 0);
+  EXPECT_TRUE(b().region == before) << "a write with a wrong key landed";
   // A connected endpoint is disabled by such an error (fi_domain(3),
   // resource management): it has no second chance.
   if (pair_.info().ep_attr->type == FI_EP_MSG) return;
@@ -302,6 +304,7 @@ TEST_P(DataTransferTest, RmaWriteReadAndWriteWithData) {
   error = {};
   EXPECT_FALSE(a().Wait(std::chrono::seconds(10), &error).ok());
   EXPECT_NE(error.err, 0);
+  EXPECT_TRUE(b().region == before) << "a write beyond the region landed";
 }
 
 TEST_P(DataTransferTest, AtomicsOnTheTargetsMemory) {

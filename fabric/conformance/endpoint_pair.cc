@@ -346,6 +346,7 @@ absl::Status EndpointPair::Connect() {
   size_t len = sizeof(name);
   rc = fi_getname(&pep_->fid, name, &len);
   if (rc != 0) return CallFailed("fi_getname(pep)", rc);
+  listen_name_.assign(name, len);
   // a connects to the passive endpoint's address.
   Info a_info = DupInfo(*info_);
   free(a_info->dest_addr);
@@ -378,6 +379,52 @@ absl::Status EndpointPair::Connect() {
     return s;
   }
   return WaitCmEvent(eq_a_, FI_CONNECTED, &connected);
+}
+
+absl::StatusOr<fid_ep*> EndpointPair::ConnectOneMore(
+    const std::string& name) {
+  Info info = DupInfo(*info_);
+  free(info->dest_addr);
+  info->dest_addr = malloc(name.size());
+  memcpy(info->dest_addr, name.data(), name.size());
+  info->dest_addrlen = name.size();
+  return OpenOneMore(info, eq_a_, a_, [&](fid_ep* ep) {
+    return fi_connect(ep, name.data(), nullptr, 0);
+  });
+}
+
+absl::StatusOr<fid_ep*> EndpointPair::AcceptOneMore(
+    const std::function<void(fid_ep*)>& before_accept) {
+  fi_eq_cm_entry request;
+  if (absl::Status s = WaitCmEvent(eq_b_, FI_CONNREQ, &request); !s.ok()) {
+    return s;
+  }
+  Info accepted(request.info);
+  return OpenOneMore(accepted, eq_b_, b_, [&](fid_ep* ep) {
+    before_accept(ep);
+    return fi_accept(ep, nullptr, 0);
+  });
+}
+
+absl::StatusOr<fid_ep*> EndpointPair::OpenOneMore(
+    const Info& info, Eq& eq, Side& side,
+    const std::function<int(fid_ep*)>& start) {
+  fid_ep* ep = nullptr;
+  int rc = fi_endpoint(domain_.get(), info.get(), &ep, nullptr);
+  if (rc != 0) return CallFailed("fi_endpoint", rc);
+  rc = fi_ep_bind(ep, &eq->fid, 0);
+  if (rc == 0) rc = fi_ep_bind(ep, &side.cq->fid, FI_TRANSMIT | FI_RECV);
+  if (rc == 0) rc = fi_enable(ep);
+  if (rc == 0) rc = start(ep);
+  fi_eq_cm_entry connected;
+  absl::Status status =
+      rc != 0 ? CallFailed("fi_connect / fi_accept", rc)
+              : WaitCmEvent(eq, FI_CONNECTED, &connected);
+  if (!status.ok()) {
+    fi_close(&ep->fid);
+    return status;
+  }
+  return ep;
 }
 
 uint64_t EndpointPair::RegionAddress(size_t offset) const {

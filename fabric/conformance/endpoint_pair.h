@@ -31,6 +31,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <ostream>
 #include <string>
@@ -164,6 +165,18 @@ class EndpointPair {
   // With PairOptions::b_learns_a_late: inserts a's name into b's AV and
   // sets b().peer to it.
   absl::Status InsertAAtB();
+  // MSG (not rxm): the passive endpoint b accepted a's request on, which
+  // goes on listening; its name lets another process connect.
+  std::string ListenName() const { return listen_name_; }
+  // MSG: one more endpoint, connected to the passive endpoint named
+  // `name` (another process's ListenName), bound to a's CQ and EQ. The
+  // caller closes it.
+  absl::StatusOr<fid_ep*> ConnectOneMore(const std::string& name);
+  // MSG: accepts the next connection request on b's EQ with one more
+  // endpoint, bound to b's CQ and EQ; `before_accept` runs on it first
+  // (to post receives). The caller closes it.
+  absl::StatusOr<fid_ep*> AcceptOneMore(
+      const std::function<void(fid_ep*)>& before_accept);
   // The shared contexts of PairOptions::shared_rx / shared_tx, or null.
   fid_ep* srx() const { return srx_; }
   fid_stx* stx() const { return stx_; }
@@ -174,6 +187,12 @@ class EndpointPair {
   absl::Status OpenSharedContexts(const PairOptions& options);
   absl::Status Connect();
   absl::Status OpenIdleEndpoints(size_t count);
+  // ConnectOneMore and AcceptOneMore: an endpoint on `info` bound to `eq`
+  // and `side`'s CQ, enabled, `start`ed (fi_connect or fi_accept), once
+  // FI_CONNECTED; closed on failure.
+  absl::StatusOr<fid_ep*> OpenOneMore(
+      const Info& info, Eq& eq, Side& side,
+      const std::function<int(fid_ep*)>& start);
 
   const ProviderCase* case_ = nullptr;
   Info info_;
@@ -186,6 +205,7 @@ class EndpointPair {
   Eq eq_a_;
   Eq eq_b_;
   fid_pep* pep_ = nullptr;
+  std::string listen_name_;  // pep_'s fi_getname
   fid_ep* srx_ = nullptr;
   fid_stx* stx_ = nullptr;
   Cq idle_cq_;

@@ -2,11 +2,13 @@
 // endpoint type where it applies:
 //  - a connected peer that calls fi_shutdown: the other side's EQ reports
 //    FI_SHUTDOWN for its endpoint, and its transmits fail from then on;
-//  - a peer process killed with SIGKILL while it streams messages (RDM): a
-//    real process, re-executed from this test binary, that never closes
-//    anything. The messages it sent arrive whole and in order, transmits
-//    to it fail (at posting or in an error completion) instead of hanging,
-//    and the endpoint goes on working with its other peers.
+//  - a peer process killed with SIGKILL while it streams messages: a real
+//    process, re-executed from this test binary, that never closes
+//    anything, joined through the AV (RDM) or connected to the pair's
+//    passive endpoint (MSG). The messages it sent arrive whole and in
+//    order, transmits to it fail (at posting or in an error completion)
+//    instead of hanging, a connection reports FI_SHUTDOWN, and the
+//    endpoint (or the other connection) goes on working.
 #include <fcntl.h>
 #include <poll.h>
 #include <rdma/fi_cm.h>
@@ -17,6 +19,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
@@ -73,10 +76,13 @@ class PeerFailureTest : public PairTest {
     PairTest::TearDown();
   }
   // The body of the re-executed peer: streams messages to the address in
-  // kStreamToEnv until it is killed (or 60 s pass).
+  // kStreamToEnv until it is killed (or 60 s pass), through the AV (RDM,
+  // after writing its own name) or over a connection to the passive
+  // endpoint of that name (MSG, after writing "connecting").
   void StreamToParent(const char* hex_target);
-  // Starts this test's binary as the streaming peer of b; its address.
-  std::string StartStreamingPeer();
+  // Starts this test's binary as the streaming peer of `hex_target`; the
+  // line it writes.
+  std::string StartStreamingPeer(const std::string& hex_target);
 
   pid_t child_ = -1;
 };
@@ -85,14 +91,25 @@ void PeerFailureTest::StreamToParent(const char* hex_target) {
   PairOptions options;
   ASSERT_TRUE(OpenPair(options).ok());
   std::string target = absl::HexStringToBytes(hex_target);
-  absl::StatusOr<std::vector<fi_addr_t>> parent =
-      pair_.av().Insert(target.data(), 1);
-  ASSERT_TRUE(parent.ok()) << parent.status();
-  std::string line = NameOf(a().ep) + "\n";
+  const bool connected = pair_.info().ep_attr->type == FI_EP_MSG;
+  fi_addr_t parent = FI_ADDR_UNSPEC;
+  if (!connected) {
+    absl::StatusOr<std::vector<fi_addr_t>> inserted =
+        pair_.av().Insert(target.data(), 1);
+    ASSERT_TRUE(inserted.ok()) << inserted.status();
+    parent = (*inserted)[0];
+  }
+  std::string line = (connected ? "connecting" : NameOf(a().ep)) + "\n";
   int fd = atoi(getenv(kNameFdEnv));
   ASSERT_EQ(write(fd, line.data(), line.size()),
             static_cast<ssize_t>(line.size()));
   close(fd);
+  fid_ep* ep = a().ep;
+  if (connected) {
+    absl::StatusOr<fid_ep*> more = pair_.ConnectOneMore(target);
+    ASSERT_TRUE(more.ok()) << more.status();
+    ep = *more;  // left open: the process is killed
+  }
   std::vector<char> out(kMsgSize);
   uint64_t seq = 0;
   Clock::time_point end = Clock::now() + std::chrono::seconds(60);
@@ -100,8 +117,8 @@ void PeerFailureTest::StreamToParent(const char* hex_target) {
   while (Clock::now() < end) {
     if (!posted) {
       FillMessage(seq, &out);
-      ssize_t rc = fi_send(a().ep, out.data(), out.size(), nullptr,
-                           (*parent)[0], nullptr);
+      ssize_t rc =
+          fi_send(ep, out.data(), out.size(), nullptr, parent, nullptr);
       if (rc == 0) {
         posted = true;
       } else {
@@ -118,7 +135,8 @@ void PeerFailureTest::StreamToParent(const char* hex_target) {
   }
 }
 
-std::string PeerFailureTest::StartStreamingPeer() {
+std::string PeerFailureTest::StartStreamingPeer(
+    const std::string& hex_target) {
   int fds[2];
   if (pipe2(fds, O_CLOEXEC) != 0) return "";
   const ::testing::TestInfo* test =
@@ -127,7 +145,7 @@ std::string PeerFailureTest::StartStreamingPeer() {
                                     ".", test->name());
   std::vector<std::string> env_strings;
   for (char** e = environ; *e != nullptr; ++e) env_strings.push_back(*e);
-  env_strings.push_back(absl::StrCat(kStreamToEnv, "=", NameOf(b().ep)));
+  env_strings.push_back(absl::StrCat(kStreamToEnv, "=", hex_target));
   env_strings.push_back(absl::StrCat(kNameFdEnv, "=", fds[1]));
   std::vector<char*> env;
   for (std::string& s : env_strings) env.push_back(s.data());
@@ -175,7 +193,7 @@ TEST_P(PeerFailureTest, AProcessKilledMidStream) {
   if (pair_.info().ep_attr->type != FI_EP_RDM) {
     GTEST_SKIP() << "the streaming peer joins through the AV (RDM)";
   }
-  std::string hex_name = StartStreamingPeer();
+  std::string hex_name = StartStreamingPeer(NameOf(b().ep));
   ASSERT_FALSE(hex_name.empty()) << "the peer process did not start";
   std::string name = absl::HexStringToBytes(hex_name);
   absl::StatusOr<std::vector<fi_addr_t>> inserted =
@@ -258,6 +276,109 @@ TEST_P(PeerFailureTest, AProcessKilledMidStream) {
     arrived = take_one(std::chrono::milliseconds(100));
   }
   EXPECT_TRUE(arrived) << "a's message after the peer died";
+}
+
+TEST_P(PeerFailureTest, AConnectedProcessKilledMidStream) {
+  if (const char* target = getenv(kStreamToEnv)) {
+    StreamToParent(target);
+    return;
+  }
+  PairOptions options;
+  OPEN_PAIR_OR_SKIP(options);
+  if (pair_.info().ep_attr->type != FI_EP_MSG || pair_.provider_case().rxm) {
+    GTEST_SKIP() << "connected endpoints only";
+  }
+  std::string line = StartStreamingPeer(
+      absl::BytesToHexString(pair_.ListenName()));
+  ASSERT_EQ(line, "connecting") << "the peer process did not start";
+  constexpr size_t kPosted = 4;
+  std::vector<std::vector<char>> in(kPosted, std::vector<char>(kMsgSize));
+  absl::StatusOr<fid_ep*> accepted = pair_.AcceptOneMore([&](fid_ep* ep) {
+    for (std::vector<char>& buf : in) {
+      ASSERT_EQ(fi_recv(ep, buf.data(), buf.size(), nullptr, FI_ADDR_UNSPEC,
+                        &buf),
+                0);
+    }
+  });
+  ASSERT_TRUE(accepted.ok()) << accepted.status();
+  fid_ep* to_child = *accepted;
+  uint64_t next_seq = 0;
+  // Checks a message of the stream (intact, in order) and posts its
+  // buffer again.
+  auto check = [&](const Completion& got) {
+    auto* buf = static_cast<std::vector<char>*>(got.entry.op_context);
+    EXPECT_EQ(got.entry.len, kMsgSize);
+    uint64_t seq;
+    EXPECT_TRUE(MessageIntact(*buf, &seq)) << "message " << next_seq;
+    EXPECT_EQ(seq, next_seq) << "the stream out of order";
+    next_seq = seq + 1;
+    EXPECT_EQ(fi_recv(to_child, buf->data(), buf->size(), nullptr,
+                      FI_ADDR_UNSPEC, buf),
+              0);
+  };
+  while (next_seq < 50 && !HasFailure()) {
+    absl::StatusOr<Completion> got = b().Wait();
+    ASSERT_TRUE(got.ok()) << got.status();
+    check(*got);
+  }
+  ASSERT_EQ(kill(child_, SIGKILL), 0);
+  int status = 0;
+  ASSERT_EQ(waitpid(child_, &status, 0), child_);
+  child_ = -1;
+  EXPECT_TRUE(WIFSIGNALED(status));
+
+  // What it sent before dying arrives, still in order, or not at all
+  // (receives flushed as the connection ends are error entries); transmits
+  // on the connection fail, none hangs; the EQ reports FI_SHUTDOWN.
+  std::vector<char> out(64 * 1024, 'd');
+  size_t failed = 0, posted = 0;
+  bool shutdown = false;
+  Clock::time_point deadline = Clock::now() + std::chrono::seconds(30);
+  while ((failed == 0 || !shutdown) && Clock::now() < deadline) {
+    ssize_t rc = fi_send(to_child, out.data(), out.size(), nullptr,
+                         FI_ADDR_UNSPEC, &out);
+    if (rc == 0) ++posted;
+    if (rc < 0 && rc != -FI_EAGAIN) ++failed;
+    fi_cq_err_entry error = {};
+    absl::StatusOr<std::optional<Completion>> got = b().Poll(&error);
+    if (!got.ok()) {
+      if (error.op_context == &out) ++failed;
+    } else if (got->has_value() && !((*got)->entry.flags & FI_SEND)) {
+      check(**got);
+    }
+    absl::StatusOr<std::optional<EqEvent>> event = pair_.eq_b().Read();
+    ASSERT_TRUE(event.ok()) << event.status();
+    if (event->has_value()) {
+      fi_eq_cm_entry entry = {};
+      memcpy(&entry, (*event)->data.data(),
+             std::min(sizeof(entry), (*event)->data.size()));
+      EXPECT_EQ((*event)->event, FI_SHUTDOWN);
+      EXPECT_EQ(entry.fid, &to_child->fid);
+      shutdown = true;
+    }
+  }
+  EXPECT_GT(failed, 0u) << posted << " sends to a killed peer, none failed";
+  EXPECT_TRUE(shutdown) << "no FI_SHUTDOWN in 30 s";
+  EXPECT_EQ(fi_close(&to_child->fid), 0);
+
+  // The pair's own connection still works.
+  char hello[8] = "still";
+  char got[8] = {};
+  ASSERT_EQ(fi_recv(b().ep, got, sizeof(got), nullptr, FI_ADDR_UNSPEC, got),
+            0);
+  ASSERT_EQ(fi_send(a().ep, hello, sizeof(hello), nullptr, FI_ADDR_UNSPEC,
+                    hello),
+            0);
+  Clock::time_point until = Clock::now() + std::chrono::seconds(10);
+  bool arrived = false;
+  while (!arrived && Clock::now() < until) {
+    absl::StatusOr<std::optional<Completion>> done = b().Poll();
+    arrived = done.ok() && done->has_value() &&
+              (*done)->entry.op_context == got;
+    (void)a().Poll();
+  }
+  EXPECT_TRUE(arrived) << "the pair's message after the peer died";
+  EXPECT_STREQ(got, "still");
 }
 
 TEST_P(PeerFailureTest, ShutdownReachesTheConnectedPeer) {

@@ -30,13 +30,19 @@ void DescribeRc(const PortDescription& port, InfoTemplate* t) {
   const uint64_t max_msg_size = port.port_attr.max_msg_sz;
   t->tx.msg_order = FI_ORDER_SAS;
   t->tx.comp_order = FI_ORDER_STRICT;
-  t->tx.size = Limit(device.max_qp_wr);
+  // An endpoint's sends and receives complete on one CQ of tx.size +
+  // rx.size entries, which the device caps at max_cqe, often below twice
+  // max_qp_wr (soft-RoCE: 32767 against 1048576): each queue gets at most
+  // half of it, so every size fi_getinfo offers can be created.
+  const size_t queue_limit =
+      std::min(Limit(device.max_qp_wr), Limit(device.max_cqe) / 2);
+  t->tx.size = queue_limit;
   t->tx.iov_limit = Limit(device.max_sge);
   t->tx.rma_iov_limit = 1;
   t->tx.inject_size = kInjectSize;
   t->rx.msg_order = FI_ORDER_SAS;
   t->rx.comp_order = FI_ORDER_STRICT;
-  t->rx.size = Limit(device.max_qp_wr);
+  t->rx.size = queue_limit;
   t->rx.iov_limit = Limit(device.max_sge);
   t->ep.type = FI_EP_MSG;
   t->ep.protocol = FI_PROTO_RDMA_CM_IB_RC;

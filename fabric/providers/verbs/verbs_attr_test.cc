@@ -254,6 +254,31 @@ TEST(VerbsAttrTest, SmallDevicesGiveTheirOwnLimits) {
   EXPECT_EQ(info->domain_attr->max_ep_srx_ctx, 0u);
 }
 
+// Soft-RoCE (rxe, as ibv_devinfo -v shows it in the guest): queues may be
+// far deeper than a CQ.
+TEST(VerbsAttrTest, QueuesFitTheCqTheirCompletionsShare) {
+  PortDescription rxe = Qedr();
+  rxe.device = "rxe0";
+  rxe.device_attr.max_qp = 1048560;
+  rxe.device_attr.max_qp_wr = 1048576;
+  rxe.device_attr.max_sge = 32;
+  rxe.device_attr.max_cq = 1048576;
+  rxe.device_attr.max_cqe = 32767;
+  fi_tx_attr tx = {};
+  fi_rx_attr rx = {};
+  fi_info hints = {};
+  hints.tx_attr = &tx;
+  hints.rx_attr = &rx;
+  tx.size = rx.size = 1u << 20;
+  absl::StatusOr<InfoList> list = PortInfos(rxe, kVersion, &hints);
+  ASSERT_TRUE(list.ok()) << list.status();
+  const fi_info* info = list->head();
+  ASSERT_NE(info, nullptr);
+  EXPECT_EQ(info->tx_attr->size, 16383u);
+  EXPECT_EQ(info->rx_attr->size, 16383u);
+  EXPECT_LE(info->tx_attr->size + info->rx_attr->size, 32767u);
+}
+
 TEST(VerbsAttrTest, PortsThatOfferNothingSayWhy) {
   PortDescription down = ConnectIb();
   down.port_attr.state = IBV_PORT_DOWN;

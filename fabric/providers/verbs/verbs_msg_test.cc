@@ -3,8 +3,9 @@
 // (its region's address and key travel in the accept's connection data),
 // and answers; the client sends, reads, writes with remote CQ data, and
 // reads with a key it was never given. A rejection carries the server's
-// data back to the client. Bad calls fail with clear errors. Two RDM
-// endpoints over RC queue pairs exchange a tagged message.
+// data back to the client. Bad calls fail with clear errors. The deepest
+// queues fi_getinfo offers can be made. Two RDM endpoints over RC queue
+// pairs exchange a tagged message.
 //
 // Runs where an RDMA device with an ACTIVE port and an IP address exists
 // (InfiniBand with IPoIB, RoCE, or soft-RoCE: `rdma link add rxe0 type rxe
@@ -51,10 +52,11 @@ uint64_t NowMs() {
   return now.tv_sec * 1000ull + now.tv_nsec / 1000000;
 }
 
-// The first verbs MSG info addressed by IPv4, or null (the reason in
+// The first verbs MSG info addressed by IPv4 (with send and receive
+// queues of `queue_size` entries, 0: the default), or null (the reason in
 // *why).
 fi_info* VerbsInfo(const char* node, const char* service, uint64_t flags,
-                   std::string* why) {
+                   std::string* why, size_t queue_size = 0) {
   fi_info* hints = fi_allocinfo();
   hints->fabric_attr->prov_name = strdup("verbs");
   hints->ep_attr->type = FI_EP_MSG;
@@ -63,6 +65,8 @@ fi_info* VerbsInfo(const char* node, const char* service, uint64_t flags,
   hints->addr_format = FI_SOCKADDR_IN;
   hints->domain_attr->mr_mode =
       FI_MR_LOCAL | FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY;
+  hints->tx_attr->size = queue_size;
+  hints->rx_attr->size = queue_size;
   fi_info* info = nullptr;
   int rc = fi_getinfo(FI_VERSION(1, 18), node, service, flags, hints, &info);
   fi_freeinfo(hints);
@@ -457,6 +461,27 @@ TEST_F(VerbsMsgTest, RegionsWithoutRemoteAccessAllRegister) {
 
 // RDM endpoints over RC queue pairs (rxm_ep.h): two in this process, each
 // with its own fabric and domain, reach each other through their AVs.
+// The deepest queues fi_getinfo offers can be made: their completions
+// share one CQ, which the device may cap below twice the queue pair's
+// depth (soft-RoCE: max_cqe 32767, max_qp_wr 1048576; fi_enable failed
+// making that CQ before fi_getinfo took it into account).
+TEST_F(VerbsMsgTest, TheDeepestQueuesOfferedCanBeMade) {
+  std::string why;
+  size_t deepest = 1, beyond = size_t{1} << 26;
+  while (beyond - deepest > 1) {
+    size_t middle = deepest + (beyond - deepest) / 2;
+    fi_info* info = VerbsInfo(nullptr, nullptr, 0, &why, middle);
+    fi_freeinfo(info);
+    (info != nullptr ? deepest : beyond) = middle;
+  }
+  Side side;
+  ASSERT_EQ(side.Open(VerbsInfo(nullptr, nullptr, 0, &why, deepest)), 0)
+      << why;
+  EXPECT_EQ(side.info->tx_attr->size, deepest);
+  EXPECT_EQ(side.OpenEndpoint(side.info), 0)
+      << "queues of " << deepest << " entries";
+}
+
 TEST(VerbsRdmTest, MessagesBetweenTwoRdmEndpoints) {
   fi_info* hints = fi_allocinfo();
   hints->fabric_attr->prov_name = strdup("verbs");
