@@ -8,7 +8,8 @@
 #  - rds_example on verbs RDM (FI_SOURCE, a reply to an address learnt from
 #    the message, cancel);
 #  - Debian's fi_pingpong -p verbs -e msg and -e rdm, -c -S all, against
-#    our libfabric.so.1, and -e rdm with FI_UNIVERSE_SIZE=1048576.
+#    our libfabric.so.1, and -e rdm with FI_UNIVERSE_SIZE=1048576;
+#  - our apps/pingpong -p verbs -e msg and -e rdm, -c -S all.
 # Exits 1 when any fails.
 set -uo pipefail
 export PAIR_HOST=10.0.2.15
@@ -20,6 +21,12 @@ bash apps/testing/run_pair.sh apps/rds_example/rds_example \
 for ep_type in msg rdm; do
   bash tools/testing/fi_pingpong_pair.sh fabric/libfabric.so.1 verbs \
     "$ep_type" -S all || status=1
+done
+# Our own pingpong, server and client, every size (46 rows).
+for ep_type in msg rdm; do
+  bash apps/pingpong/pair_test.sh apps/pingpong/pingpong \
+    apps/pingpong/pingpong 46 -p verbs -e "$ep_type" -c -S all -I 5 ||
+    status=1
 done
 # A universe as large as an MPI job's: libfabric 1.17's verbs RDM sizes its
 # CQ from it and fails on soft-RoCE ("Unable to create verbs CQ": more than
