@@ -8,9 +8,10 @@ set -euo pipefail
 # Debian's libfabric 1.17 as the ABI reference and benchmark baseline; iproute2
 # for the network namespaces of the integration tests; pkgconf for the
 # install test, which builds a program against the installed libfabric.pc;
-# gnuplot for the benchmark's plot; QEMU, busybox and xz for the soft-RoCE
-# guest the verbs tests run in (tools/testing/rdma_vm, which then fetches
-# Debian's kernel package without installing it), rdma-core's rxe driver.
+# gnuplot for the benchmark's plot; valgrind for bench:verbs_instructions;
+# QEMU, busybox and xz for the soft-RoCE guest the verbs tests run in
+# (tools/testing/rdma_vm, which then fetches Debian's kernel package
+# without installing it), rdma-core's rxe driver.
 packages=(
   bazel-bootstrap
   bazel-rules-java
@@ -25,6 +26,7 @@ packages=(
   iproute2
   pkgconf
   gnuplot-nox
+  valgrind
   qemu-system-x86 busybox-static xz-utils ibverbs-providers
 )
 

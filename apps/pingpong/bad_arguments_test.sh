@@ -27,4 +27,7 @@ check -p          # missing value
 check -h
 check 127.0.0.1 extra
 check --loopback 127.0.0.1
+check --settle-us -1
+check --settle-us 99999999
+check --receive-timeout 0
 [ "$failures" -eq 0 ]

@@ -37,6 +37,9 @@ void PrintUsage(const char* program) {
       {"-6", "use IPv6 address"},
       {"--loopback", "run every case on this machine, one table each"},
       {"--mpi", "exchange addresses through MPI (automatic under mpirun)"},
+      {"--settle-us <us>", "sleep before polling for each completion (for"
+                           " instruction counts), report empty polls"},
+      {"--receive-timeout <s>", "fail a receive that waits this long (5)"},
   };
   for (const auto& line : lines) {
     std::fprintf(stderr, " %-20s %s\n", line[0], line[1]);
@@ -126,7 +129,7 @@ bool ApplyOption(int option, const char* value, Options& options) {
   }
 }
 
-enum LongOption { kLoopback = 256, kMpi };
+enum LongOption { kLoopback = 256, kMpi, kSettleUs, kReceiveTimeout };
 
 }  // namespace
 
@@ -134,6 +137,8 @@ std::optional<Options> ParseOptions(int argc, char** argv) {
   static const option kLongOptions[] = {
       {"loopback", no_argument, nullptr, kLoopback},
       {"mpi", no_argument, nullptr, kMpi},
+      {"settle-us", required_argument, nullptr, kSettleUs},
+      {"receive-timeout", required_argument, nullptr, kReceiveTimeout},
       {nullptr, 0, nullptr, 0},
   };
   Options options;
@@ -148,6 +153,15 @@ std::optional<Options> ParseOptions(int argc, char** argv) {
       loopback = true;
     } else if (option == kMpi) {
       mpi = true;
+    } else if (option == kSettleUs || option == kReceiveTimeout) {
+      auto value = ParseNumber(optarg, 10'000'000);
+      if (!value || (option == kReceiveTimeout && *value == 0)) {
+        if (value) std::fprintf(stderr, "--receive-timeout must be > 0\n");
+        PrintUsage(argv[0]);
+        return std::nullopt;
+      }
+      (option == kSettleUs ? options.settle_us : options.receive_timeout_s) =
+          static_cast<int>(*value);
     } else if (!ApplyOption(option, optarg, options)) {
       PrintUsage(argv[0]);
       return std::nullopt;
@@ -181,6 +195,14 @@ std::vector<std::string> TestArguments(const Options& options) {
   if (options.tagged) args.insert(args.end(), {"-m", "tagged"});
   if (options.ipv6) args.push_back("-6");
   if (options.verbose) args.push_back("-v");
+  if (options.settle_us > 0) {
+    args.insert(args.end(),
+                {"--settle-us", std::to_string(options.settle_us)});
+  }
+  if (options.receive_timeout_s != Options().receive_timeout_s) {
+    args.insert(args.end(), {"--receive-timeout",
+                             std::to_string(options.receive_timeout_s)});
+  }
   return args;
 }
 

@@ -42,6 +42,15 @@ struct Options {
   bool tagged = false;          // -m tagged
   bool ipv6 = false;            // -6
   bool verbose = false;         // -v
+  // --settle-us N: the timed loop sleeps N us before it polls for each
+  // completion, and the client reports the polls that found nothing
+  // ("empty polls: K" on stderr). For counting instructions per message
+  // (bench:verbs_instructions): a spinning wait's empty polls grow with the
+  // round trip, not with the library's work.
+  int settle_us = 0;
+  // --receive-timeout S: a receive that sees nothing for this long fails
+  // the run (a lost datagram or a dead peer ends it instead of hanging it).
+  int receive_timeout_s = 5;
 };
 
 inline constexpr uint16_t kDefaultControlPort = 47592;

@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <thread>
 
 #include "apps/pingpong/result_table.h"
 #include "apps/pingpong/test_sizes.h"
@@ -21,9 +22,6 @@ using Clock = std::chrono::steady_clock;
 // fi_pingpong's tag for -m tagged (1234, seen in its messages on the wire),
 // so that either side can be Debian's fi_pingpong.
 constexpr uint64_t kTag = 1234;
-// A receive that sees nothing for this long fails the run: a lost datagram
-// (or a dead peer) ends it instead of hanging it.
-constexpr int kReceiveTimeoutS = 5;
 constexpr char kFin[] = "fin";
 
 // fi_pingpong's data pattern: the alphabet from a rotating start.
@@ -59,14 +57,26 @@ struct DataPattern {
   }
 };
 
+// How the timed loop waits (Options::settle_us) and what it saw.
+struct Waiting {
+  int settle_us = 0;
+  int receive_timeout_s = 0;
+  long empty_polls = 0;
+};
+
 // Reads one completion from `cq`; gives up after `timeout_s` seconds when
-// it is not negative.
-int WaitForCompletion(fid_cq* cq, int timeout_s) {
+// it is not negative. With `waiting`, sleeps its settle time first and
+// counts the polls that found nothing.
+int WaitForCompletion(fid_cq* cq, int timeout_s, Waiting* waiting = nullptr) {
   auto deadline = Clock::now() + std::chrono::seconds(timeout_s);
+  if (waiting != nullptr && waiting->settle_us > 0) {
+    std::this_thread::sleep_for(std::chrono::microseconds(waiting->settle_us));
+  }
   for (;;) {
     fi_cq_entry entry;
     ssize_t ret = fi_cq_read(cq, &entry, 1);
     if (ret > 0) return 0;
+    if (ret == -FI_EAGAIN && waiting != nullptr) ++waiting->empty_polls;
     if (ret == -FI_EAVAIL) {
       fi_cq_err_entry error = {};
       fi_cq_readerr(cq, &error, 0);
@@ -100,7 +110,8 @@ int PostWithRetry(FabricObjects& objects, const char* call, Post post) {
 
 // Sends `size` bytes: small ones with fi_inject (no completion), others
 // with fi_send and a wait for the completion.
-int SendMessage(FabricObjects& objects, bool tagged, int size) {
+int SendMessage(FabricObjects& objects, bool tagged, int size,
+                Waiting& waiting) {
   fid_ep* ep = objects.ep;
   if (static_cast<size_t>(size) < objects.info->tx_attr->inject_size) {
     return PostWithRetry(objects, tagged ? "fi_tinject" : "fi_inject", [&] {
@@ -114,28 +125,29 @@ int SendMessage(FabricObjects& objects, bool tagged, int size) {
                   : fi_send(ep, objects.tx_buf, size, objects.desc,
                             objects.peer, &objects.tx_context);
   });
-  return ret ? ret : WaitForCompletion(objects.tx_cq, -1);
+  return ret ? ret : WaitForCompletion(objects.tx_cq, -1, &waiting);
 }
 
 // Waits for the posted receive to complete, then posts the next one.
-int ReceiveMessage(FabricObjects& objects, bool tagged) {
-  int ret = WaitForCompletion(objects.rx_cq, kReceiveTimeoutS);
+int ReceiveMessage(FabricObjects& objects, bool tagged, Waiting& waiting) {
+  int ret =
+      WaitForCompletion(objects.rx_cq, waiting.receive_timeout_s, &waiting);
   return ret ? ret : PostReceive(objects, tagged);
 }
 
 // One size: `iterations` round trips, timed; returns the elapsed time.
 int TimedLoop(const Options& options, bool is_client, int size,
               FabricObjects& objects, DataPattern& pattern, long& received,
-              int64_t& elapsed_usec) {
+              int64_t& elapsed_usec, Waiting& waiting) {
   auto start = Clock::now();
   for (int i = 0; i < options.iterations; i++) {
     for (bool sending : {is_client, !is_client}) {
       int ret;
       if (sending) {
         if (options.check_data) pattern.Fill(objects.tx_buf, size);
-        ret = SendMessage(objects, options.tagged, size);
+        ret = SendMessage(objects, options.tagged, size, waiting);
       } else {
-        ret = ReceiveMessage(objects, options.tagged);
+        ret = ReceiveMessage(objects, options.tagged, waiting);
         // The receive just posted uses the same buffer, but nothing can
         // arrive in it before we answer.
         if (!ret && options.check_data &&
@@ -174,9 +186,15 @@ int RunPingPong(const Options& options, bool is_client, OutOfBand& channel,
     if (ret) return ret;
     long received = 0;
     int64_t elapsed_usec = 0;
+    Waiting waiting;
+    waiting.settle_us = options.settle_us;
+    waiting.receive_timeout_s = options.receive_timeout_s;
     ret = TimedLoop(options, is_client, size, objects, pattern, received,
-                    elapsed_usec);
+                    elapsed_usec, waiting);
     if (ret) return ret;
+    if (options.settle_us > 0 && is_client) {
+      std::fprintf(stderr, "empty polls: %ld\n", waiting.empty_polls);
+    }
     // The server reports what the client received.
     ret = ExchangeAckCount(channel, is_client, received);
     if (ret) return ret;
@@ -218,7 +236,9 @@ int Finish(const Options& options, FabricObjects& objects) {
   }
   if (ret) return Report("fi_sendmsg(fin)", static_cast<int>(ret));
   int result = WaitForCompletion(objects.tx_cq, -1);
-  if (!result) result = WaitForCompletion(objects.rx_cq, kReceiveTimeoutS);
+  if (!result) {
+    result = WaitForCompletion(objects.rx_cq, options.receive_timeout_s);
+  }
   if (!result && std::strcmp(objects.rx_buf, kFin) != 0) {
     std::fprintf(stderr, "the peer's last message is not \"fin\"\n");
     result = -FI_EIO;

@@ -61,6 +61,8 @@ absl::Status LoadIbverbs(void* library, VerbsApi* api) {
   load("ibv_destroy_comp_channel", &api->destroy_comp_channel);
   load("ibv_create_cq", &api->create_cq);
   load("ibv_destroy_cq", &api->destroy_cq);
+  load("ibv_create_srq", &api->create_srq);
+  load("ibv_destroy_srq", &api->destroy_srq);
   load("ibv_get_cq_event", &api->get_cq_event);
   load("ibv_ack_cq_events", &api->ack_cq_events);
   load("ibv_wc_status_str", &api->wc_status_str);

@@ -45,6 +45,8 @@ struct VerbsApi {
   ibv_cq* (*create_cq)(ibv_context*, int, void*, ibv_comp_channel*,
                        int) = nullptr;
   int (*destroy_cq)(ibv_cq*) = nullptr;
+  ibv_srq* (*create_srq)(ibv_pd*, ibv_srq_init_attr*) = nullptr;
+  int (*destroy_srq)(ibv_srq*) = nullptr;
   int (*get_cq_event)(ibv_comp_channel*, ibv_cq**, void**) = nullptr;
   void (*ack_cq_events)(ibv_cq*, unsigned int) = nullptr;
   const char* (*wc_status_str)(ibv_wc_status) = nullptr;

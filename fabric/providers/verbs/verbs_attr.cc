@@ -58,8 +58,9 @@ void DescribeRc(const PortDescription& port, InfoTemplate* t) {
   t->domain.ep_cnt = Limit(device.max_qp);
   t->domain.tx_ctx_cnt = std::min(Limit(device.max_cq), Limit(device.max_qp));
   t->domain.rx_ctx_cnt = t->domain.tx_ctx_cnt;
-  // No shared receive queues yet: fi_getinfo offers no FI_SHARED_CONTEXT.
-  t->domain.max_ep_srx_ctx = 0;
+  // An endpoint takes its receives from at most one SRQ, where the device
+  // has them (fi_srx_context).
+  t->domain.max_ep_srx_ctx = device.max_srq > 0 ? 1 : 0;
   t->domain.mr_cnt = Limit(device.max_mr);
   t->domain.max_err_data = 0;
   uint64_t atomic = device.atomic_cap != IBV_ATOMIC_NONE

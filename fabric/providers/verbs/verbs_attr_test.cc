@@ -191,8 +191,8 @@ TEST(VerbsAttrTest, ARocePortGivesItsIpAddressesAndItsAtomics) {
     EXPECT_STREQ(info->fabric_attr->name, "IB-0xfe80000000000000");
     EXPECT_NE(info->caps & FI_ATOMIC, 0u);
     EXPECT_NE(info->rx_attr->caps & FI_ATOMIC, 0u);
-    // Shared receive queues are not implemented: not offered.
-    EXPECT_EQ(info->domain_attr->max_ep_srx_ctx, 0u);
+    // The device has shared receive queues: an endpoint may take one.
+    EXPECT_EQ(info->domain_attr->max_ep_srx_ctx, 1u);
   }
 }
 

@@ -85,7 +85,9 @@ class VerbsDomain : public DomainResources {
 class LocalRegistrations {
  public:
   LocalRegistrations() = default;
-  ~LocalRegistrations() { Clear(); }
+  ~LocalRegistrations() {
+    if (!entries_.empty()) Clear();
+  }
   LocalRegistrations(LocalRegistrations&& other) noexcept;
   LocalRegistrations& operator=(LocalRegistrations&& other) noexcept;
 
@@ -93,6 +95,7 @@ class LocalRegistrations {
   // lkey); a piece of no bytes needs none.
   absl::Status Add(VerbsDomain* domain, const iovec& piece,
                    bool device_writes, RegionDesc* desc);
+  bool empty() const { return entries_.empty(); }
   void Clear();
 
  private:

@@ -21,6 +21,7 @@
 #include "fabric/providers/verbs/verbs_cm_address.h"
 #include "fabric/providers/verbs/verbs_cm_events.h"
 #include "fabric/providers/verbs/verbs_requests.h"
+#include "fabric/providers/verbs/verbs_srx.h"
 #include "fabric/providers/verbs/verbs_work_requests.h"
 
 namespace fabric {
@@ -98,6 +99,12 @@ absl::Status CreateQp(VerbsMsgEp* ep) {
   attr.send_cq = ep->cq;
   attr.recv_cq = ep->cq;
   attr.cap = *caps;
+  if (ep->srx != nullptr) {
+    // Receives come from the shared queue: none of its own.
+    attr.srq = ep->srx->srq;
+    attr.cap.max_recv_wr = 0;
+    attr.cap.max_recv_sge = 0;
+  }
   attr.qp_type = IBV_QPT_RC;
   attr.sq_sig_all = 0;
   if (ep->api().create_qp(ep->id, ep->domain->pd(), &attr) != 0) {
@@ -195,9 +202,58 @@ void Perform(VerbsMsgEp* ep, const MsgAction& action,
   }
 }
 
+// Reports a receive of the shared receive context that completed on this
+// endpoint; false when its CQ is full (nothing was reported: the caller
+// holds the completion and calls again later).
+bool CompleteSharedReceive(VerbsMsgEp* ep, const ibv_wc& wc) {
+  auto* posted = reinterpret_cast<Posted*>(wc.wr_id);
+  UtilEndpoint* util = &ep->util;
+  UtilCq* cq = util->rx_cq;
+  if (wc.status == IBV_WC_SUCCESS) {
+    if (cq != nullptr && WantsRxEntry(*util, posted->flags) &&
+        CqWrite(cq, CompletionOf(wc, posted->request)) == -FI_EAGAIN) {
+      return false;
+    }
+    if (util->cntrs[kRecvCntr] != nullptr) {
+      CntrAdd(util->cntrs[kRecvCntr], 1);
+    }
+  } else {
+    FI_WARN(ep->log(), FI_LOG_CQ, "shared receive failed: %s (vendor error "
+            "0x%x)\n", ep->api().wc_status_str(wc.status), wc.vendor_err);
+    if (cq != nullptr &&
+        CqWriteError(cq, ErrorOf(wc, posted->request)) == -FI_EAGAIN) {
+      return false;
+    }
+    if (util->cntrs[kRecvCntr] != nullptr) {
+      CntrAddError(util->cntrs[kRecvCntr], 1);
+    }
+  }
+  ReleaseSrxSlot(posted->srx, posted);
+  return true;
+}
+
+// Reports the shared receives held while the CQ was full, in order, as
+// far as there is room.
+void ReportHeldReceives(VerbsMsgEp* ep) {
+  size_t done = 0;
+  while (done < ep->held_receives.size() &&
+         CompleteSharedReceive(ep, ep->held_receives[done])) {
+    ++done;
+  }
+  ep->held_receives.erase(ep->held_receives.begin(),
+                          ep->held_receives.begin() + done);
+}
+
 // Takes one completion off the CQ and reports it.
 void Complete(VerbsMsgEp* ep, const ibv_wc& wc) {
   auto* posted = reinterpret_cast<Posted*>(wc.wr_id);
+  if (posted->srx != nullptr) {
+    // Behind earlier ones held for room, in order.
+    if (!ep->held_receives.empty() || !CompleteSharedReceive(ep, wc)) {
+      ep->held_receives.push_back(wc);
+    }
+    return;
+  }
   UtilEndpoint* util = &ep->util;
   UtilCq* cq = posted->transmit ? util->tx_cq : util->rx_cq;
   if (wc.status == IBV_WC_SUCCESS) {
@@ -325,6 +381,13 @@ int CloseMsgEp(fid* object) {
     posted.reserved = false;
   }
   if (ep->qp != nullptr) api.destroy_qp(ep->id);
+  // Completions held for CQ room are dropped with the endpoint, their
+  // receives' slots given back.
+  for (const ibv_wc& wc : ep->held_receives) {
+    auto* posted = reinterpret_cast<Posted*>(wc.wr_id);
+    ReleaseSrxSlot(posted->srx, posted);
+  }
+  if (ep->srx != nullptr) ep->srx->bound.fetch_sub(1);
   if (ep->id != nullptr) api.destroy_id(ep->id);
   if (ep->cm_channel != nullptr) api.destroy_event_channel(ep->cm_channel);
   if (ep->scratch_mr != nullptr) api.dereg_mr(ep->scratch_mr);
@@ -342,6 +405,26 @@ int BindMsgEp(fid* object, fid* bound, uint64_t flags) {
   std::lock_guard<OptionalMutex> lock(ep->util.mutex);
   if (bound != nullptr && bound->fclass == FI_CLASS_AV) {
     return Fail(*ep, FI_EINVAL, "fi_ep_bind: an MSG endpoint takes no AV");
+  }
+  if (bound != nullptr && bound->fclass == FI_CLASS_SRX_CTX) {
+    VerbsSrx* srx = AsVerbsSrx(bound);
+    if (srx == nullptr || srx->util_domain != ep->util.domain) {
+      return Fail(*ep, FI_EINVAL, "fi_ep_bind: not a shared receive context "
+                                  "of the endpoint's domain");
+    }
+    if (flags != 0) {
+      return Fail(*ep, FI_EBADFLAGS, "fi_ep_bind: a shared receive context "
+                                     "binds with flags 0");
+    }
+    if (ep->srx != nullptr || ep->qp != nullptr ||
+        !ep->early_receives.empty()) {
+      return Fail(*ep, FI_EOPBADSTATE,
+                  "fi_ep_bind: a shared receive context binds once, before "
+                  "receives are posted and the connection starts");
+    }
+    ep->srx = srx;
+    srx->bound.fetch_add(1);
+    return 0;
   }
   return BindUtilEndpoint(&ep->util, bound, flags);
 }
@@ -586,6 +669,7 @@ void VerbsCompletions::Progress() {
     api.ack_cq_events(cq, 1);
     ep_->notify_armed = false;
   }
+  if (!ep_->held_receives.empty()) ReportHeldReceives(ep_);
   const size_t completed = PollAll(ep_);
   // Transmits that wait without completing may wait on a peer that is gone:
   // its disconnect (on the connection's channel, which the fabric's engine
@@ -626,7 +710,7 @@ void VerbsCompletions::ArmFds() {
 
 void ReleaseSlot(VerbsMsgEp* ep, Posted* posted) {
   posted->reserved = false;
-  posted->registrations.Clear();
+  if (!posted->registrations.empty()) posted->registrations.Clear();
   (posted->transmit ? ep->free_tx : ep->free_rx).push_back(posted->index);
 }
 

@@ -27,6 +27,9 @@
 #include <cstdint>
 #include <vector>
 
+#include "absl/container/inlined_vector.h"
+#include "absl/status/status.h"
+
 #include "fabric/providers/util/endpoint.h"
 #include "fabric/providers/util/progress.h"
 #include "fabric/providers/verbs/verbs_completion.h"
@@ -37,6 +40,7 @@ namespace fabric {
 namespace verbs {
 
 struct VerbsMsgEp;
+struct VerbsSrx;
 
 // An FI_CONNREQ's handle: the connection id librdmacm made for the
 // request, until fi_endpoint takes it (and fi_accept answers) or fi_reject
@@ -89,8 +93,12 @@ struct Posted {
   bool transmit = true;    // the transmit CQ, else the receive CQ
   bool reserved = false;   // a CQ slot was promised (CqReserve)
   CntrKind cntr = kSendCntr;
-  uint32_t index = 0;      // in VerbsMsgEp::posted
+  uint32_t index = 0;      // in VerbsMsgEp::posted (or VerbsSrx::posted)
   LocalRegistrations registrations;  // buffers given without descriptors
+  // A receive of a shared receive context: its slot is the context's, and
+  // its entry is written (or not) by the flags it was posted with.
+  VerbsSrx* srx = nullptr;
+  uint64_t flags = 0;
 };
 
 // A receive posted before the queue pair exists (between fi_enable and
@@ -130,6 +138,10 @@ struct VerbsMsgEp {
   // Data passes since the last completion while transmits were out.
   uint32_t idle_passes = 0;
   std::vector<EarlyReceive> early_receives;
+  // The shared receive context bound (verbs_srx.h), and its completions
+  // that found this endpoint's CQ full, reported once there is room.
+  VerbsSrx* srx = nullptr;
+  std::vector<ibv_wc> held_receives;
   // Where the old value of an fi_atomic (which returns none) lands: a
   // word per send queue slot, registered with the device.
   std::vector<uint64_t> atomic_scratch;
@@ -168,6 +180,15 @@ bool TakeVerbsConnReq(fid* handle, VerbsConnReq* taken);
 // The data path (verbs_msg_ops.cc): installs the endpoint's msg, rma and
 // atomic tables.
 void InstallVerbsDataOps(VerbsMsgEp* ep);
+// The scatter-gather list of a receive into `count` pieces (at most
+// `max_sge`; cut so that together they take at most `max_msg_size`): each
+// piece with its descriptor's key, or on a domain without FI_MR_LOCAL
+// (`registers_buffers`) registered in `held` when it has none.
+absl::Status DescribeReceive(VerbsDomain* domain, bool registers_buffers,
+                             const iovec* iov, void* const* desc, size_t count,
+                             size_t max_sge, size_t max_msg_size,
+                             LocalRegistrations* held,
+                             absl::InlinedVector<ibv_sge, 4>* sges);
 // Posts receives kept while the queue pair did not exist.
 int PostEarlyReceives(VerbsMsgEp* ep);
 // Frees a slot after its completion (or when it was never posted).

@@ -88,10 +88,16 @@ CntrKind CntrOf(const SendOp& op) {
 // descriptor is not needed and one that is not a region's is ignored
 // (fi_mr(3)): pieces without a usable one are registered, held by `held`
 // until the request completes. Inline sends need no keys.
-absl::Status DescribePieces(VerbsMsgEp* ep, const iovec* iov,
-                            void* const* desc, size_t count, size_t max_sge,
-                            bool inline_data, bool device_writes,
-                            LocalRegistrations* held, ibv_sge* sge) {
+absl::Status DescribePieces(VerbsDomain* domain, bool registers_buffers,
+                            const iovec* iov, void* const* desc, size_t count,
+                            size_t max_sge, bool inline_data,
+                            bool device_writes, LocalRegistrations* held,
+                            ibv_sge* sge) {
+  if (inline_data) {
+    // The device copies the bytes at post time: no key, and descriptors
+    // are not read.
+    return GatherSges(iov, nullptr, count, max_sge, false, sge);
+  }
   if (count > max_sge) {
     return FiError(FI_EINVAL, absl::StrCat(count, " pieces; the queue pair "
                                            "takes at most ", max_sge));
@@ -101,19 +107,18 @@ absl::Status DescribePieces(VerbsMsgEp* ep, const iovec* iov,
     if (desc[i] == nullptr) continue;
     if (LiveRegion(desc[i]) != nullptr) {
       usable[i] = desc[i];
-    } else if (!ep->registers_buffers) {
+    } else if (!registers_buffers) {
       return FiError(FI_EINVAL, absl::StrCat("desc[", i, "] is not an open "
                                              "memory region"));
     }
   }
-  const bool registers = ep->registers_buffers && !inline_data;
   FABRIC_RETURN_IF_ERROR(GatherSges(iov, usable.data(), count, max_sge,
-                                    !inline_data && !registers, sge));
-  for (size_t i = 0; registers && i < count; ++i) {
+                                    !registers_buffers, sge));
+  for (size_t i = 0; registers_buffers && i < count; ++i) {
     if (usable[i] != nullptr) continue;
     RegionDesc registered;
     FABRIC_RETURN_IF_ERROR(
-        held->Add(ep->domain, iov[i], device_writes, &registered));
+        held->Add(domain, iov[i], device_writes, &registered));
     sge[i].lkey = registered.lkey;
   }
   return absl::OkStatus();
@@ -166,8 +171,8 @@ absl::Status Prepare(VerbsMsgEp* ep_ptr, Transmit* tx, Sges* sges,
       op.kind == SendOp::kSend || op.kind == SendOp::kWrite;
   op.inject = can_inline && (inject || (total > 0 && total <= ep.max_inline));
   sges->resize(std::min(tx->count, info.tx_attr->iov_limit));
-  return DescribePieces(ep_ptr, tx->iov, tx->desc, tx->count,
-                        info.tx_attr->iov_limit, op.inject,
+  return DescribePieces(ep.domain, ep.registers_buffers, tx->iov, tx->desc,
+                        tx->count, info.tx_attr->iov_limit, op.inject,
                         op.kind == SendOp::kRead, held, sges->data());
 }
 
@@ -184,8 +189,8 @@ absl::Status AtomicTarget(VerbsMsgEp* ep, const Transmit& tx,
   }
   iovec result = {tx.result, sizeof(uint64_t)};
   void* desc[1] = {tx.result_desc};
-  return DescribePieces(ep, &result, desc, 1, 1, false, true,
-                        &posted->registrations, sge);
+  return DescribePieces(ep->domain, ep->registers_buffers, &result, desc, 1,
+                        1, false, true, &posted->registrations, sge);
 }
 
 ssize_t PostTransmit(VerbsMsgEp* ep, Transmit tx) {
@@ -217,7 +222,7 @@ ssize_t PostTransmit(VerbsMsgEp* ep, Transmit tx) {
   posted->request.write_entry = write_entry;
   posted->reserved = write_entry;
   posted->cntr = CntrOf(tx.op);
-  posted->registrations = std::move(held);
+  if (!held.empty()) posted->registrations = std::move(held);
   if (tx.op.kind == SendOp::kAtomic) {
     sges.resize(1);
     absl::Status ok = AtomicTarget(ep, tx, posted, sges.data());
@@ -252,25 +257,16 @@ ssize_t PostReceive(VerbsMsgEp* ep, const iovec* iov, void* const* desc,
                 absl::StrCat("unknown receive flags 0x",
                              absl::Hex(flags & ~kRxFlags)));
   }
-  const size_t max_sge = ep->util.info->rx_attr->iov_limit;
-  if (count > 0 && iov == nullptr) {
-    return Fail(*ep, FI_EINVAL, "fi_recv: the iov array is NULL");
+  if (ep->srx != nullptr) {
+    return Fail(*ep, FI_EOPNOTSUPP, "fi_recv on an endpoint bound to a "
+                                    "shared receive context: post there");
   }
-  // No message is longer than max_msg_size: a larger buffer is taken as
-  // that much (the device's lengths have 32 bits, and on a domain without
-  // FI_MR_LOCAL only what may be written is registered).
-  absl::InlinedVector<iovec, 4> pieces;
-  size_t room = ep->util.info->ep_attr->max_msg_size;
-  for (size_t i = 0; i < std::min(count, max_sge); ++i) {
-    iovec piece = iov[i];
-    piece.iov_len = std::min(piece.iov_len, room);
-    room -= piece.iov_len;
-    pieces.push_back(piece);
-  }
-  Sges sges(pieces.size());
+  Sges sges;
   LocalRegistrations held;
-  absl::Status ok = DescribePieces(ep, pieces.data(), desc, count, max_sge,
-                                   false, true, &held, sges.data());
+  absl::Status ok = DescribeReceive(
+      ep->domain, ep->registers_buffers, iov, desc, count,
+      ep->util.info->rx_attr->iov_limit, ep->util.info->ep_attr->max_msg_size,
+      &held, &sges);
   if (!ok.ok()) return Fail(*ep, ok);
   if (ep->free_rx.empty()) return -FI_EAGAIN;
   const bool write_entry = WantsRxEntry(ep->util, flags);
@@ -286,7 +282,7 @@ ssize_t PostReceive(VerbsMsgEp* ep, const iovec* iov, void* const* desc,
   posted->request.write_entry = write_entry;
   posted->reserved = write_entry;
   posted->cntr = kRecvCntr;
-  posted->registrations = std::move(held);
+  if (!held.empty()) posted->registrations = std::move(held);
   if (ep->qp == nullptr) {
     ep->early_receives.push_back(
         EarlyReceive{std::vector<ibv_sge>(sges.begin(), sges.end()), posted});
@@ -788,6 +784,30 @@ fi_ops_atomic kVerbsAtomicOps = {
 };
 
 }  // namespace
+
+absl::Status DescribeReceive(VerbsDomain* domain, bool registers_buffers,
+                             const iovec* iov, void* const* desc, size_t count,
+                             size_t max_sge, size_t max_msg_size,
+                             LocalRegistrations* held,
+                             absl::InlinedVector<ibv_sge, 4>* sges) {
+  if (count > 0 && iov == nullptr) {
+    return FiError(FI_EINVAL, "fi_recv: the iov array is NULL");
+  }
+  // No message is longer than max_msg_size: a larger buffer is taken as
+  // that much (the device's lengths have 32 bits, and on a domain without
+  // FI_MR_LOCAL only what may be written is registered).
+  absl::InlinedVector<iovec, 4> pieces;
+  size_t room = max_msg_size;
+  for (size_t i = 0; i < std::min(count, max_sge); ++i) {
+    iovec piece = iov[i];
+    piece.iov_len = std::min(piece.iov_len, room);
+    room -= piece.iov_len;
+    pieces.push_back(piece);
+  }
+  sges->resize(pieces.size());
+  return DescribePieces(domain, registers_buffers, pieces.data(), desc, count,
+                        max_sge, false, true, held, sges->data());
+}
 
 void InstallVerbsDataOps(VerbsMsgEp* ep) {
   fid_ep& ep_fid = ep->util.ep_fid;

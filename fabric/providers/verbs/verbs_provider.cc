@@ -24,6 +24,7 @@
 #include "fabric/providers/verbs/verbs_devices.h"
 #include "fabric/providers/verbs/verbs_domain.h"
 #include "fabric/providers/verbs/verbs_msg_ep.h"
+#include "fabric/providers/verbs/verbs_srx.h"
 #include "fabric/providers/verbs/verbs_work_requests.h"
 
 namespace fabric {
@@ -167,13 +168,11 @@ class VerbsProvider : public Provider {
   }
 
   // RDM endpoints share receive and transmit contexts as tcp's do: theirs
-  // is the same data path (rxm_ep.h). MSG endpoints have none (no SRQ yet;
-  // fi_getinfo offers them none).
+  // is the same data path (rxm_ep.h). MSG endpoints share receive contexts
+  // over an SRQ (verbs_srx.h) and no transmit contexts.
   int OpenSharedRxContext(fid_domain* domain, fi_rx_attr* attr, fid_ep** srx,
                           void* context) const override {
-    if (!IsRdm(domain)) {
-      return Provider::OpenSharedRxContext(domain, attr, srx, context);
-    }
+    if (!IsRdm(domain)) return verbs::OpenVerbsSrx(domain, attr, srx, context);
     return tcp::OpenSharedRx(domain, attr, srx, context);
   }
 

@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# The guest side of bench:verbs_instructions (verbs_instructions.sh says
+# what it measures): runs inside the soft-RoCE guest.
+#
+# Usage: verbs_instructions_guest.sh PINGPONG LIB_ROOT FEW MANY SETTLE_US SIZE CASE...
+#   LIB_ROOT holds ours/libfabric.so.1 and libfabric/libfabric.so.1.
+set -uo pipefail
+pingpong=$1 lib_root=$2 few=$3 many=$4 settle_us=$5 size=$6
+shift 6
+address=10.0.2.15
+export FI_UNIVERSE_SIZE=16
+port=47600
+
+# Runs a server and a callgrind'ed client of `iterations`; prints
+# "INSTRUCTIONS EMPTY_POLLS", or "failed: WHY" and returns 1.
+count() {
+  local lib=$1 ep=$2 iterations=$3 out
+  out=$(mktemp -d /tmp/vi.XXXXXX)
+  port=$((port + 1))
+  LD_LIBRARY_PATH="$lib_root/$lib" timeout 900 "$pingpong" -p verbs -e "$ep" \
+    -S "$size" -I "$iterations" -B "$port" --receive-timeout 300 \
+    >"$out/server" 2>&1 &
+  local server=$!
+  sleep 1
+  LD_LIBRARY_PATH="$lib_root/$lib" timeout 900 valgrind --tool=callgrind \
+    --callgrind-out-file=/dev/null "$pingpong" -p verbs -e "$ep" \
+    -S "$size" -I "$iterations" -P "$port" --settle-us "$settle_us" \
+    --receive-timeout 300 \
+    "$address" >"$out/client" 2>&1
+  local client_rc=$?
+  wait "$server"
+  local server_rc=$?
+  local collected empty
+  collected=$(sed -n 's/^==[0-9]*== Collected : \([0-9]*\)$/\1/p' "$out/client")
+  empty=$(sed -n 's/^empty polls: \([0-9]*\)$/\1/p' "$out/client")
+  if [ "$client_rc" -ne 0 ] || [ "$server_rc" -ne 0 ] || [ -z "$collected" ]; then
+    echo "failed: client $client_rc, server $server_rc: $(grep -m1 -iE 'error|fail|timeout' "$out/client" "$out/server")"
+    rm -rf "$out"
+    return 1
+  fi
+  echo "$collected ${empty:-?}"
+  rm -rf "$out"
+}
+
+printf '%-5s %-10s %14s %14s %12s\n' case library "run of $few" "run of $many" "per trip"
+declare -A per_trip
+for ep in "$@"; do
+  for lib in ours libfabric; do
+    a=$(count "$lib" "$ep" "$few") || { echo "$ep $lib: $a"; continue; }
+    b=$(count "$lib" "$ep" "$many") || { echo "$ep $lib: $b"; continue; }
+    read -r a_total a_empty <<<"$a"
+    read -r b_total b_empty <<<"$b"
+    per_trip[$ep.$lib]=$(( (b_total - a_total) / (many - few) ))
+    printf '%-5s %-10s %14s %14s %12s   (empty polls %s, %s)\n' "$ep" "$lib" \
+      "$a_total" "$b_total" "${per_trip[$ep.$lib]}" "$a_empty" "$b_empty"
+  done
+done
+echo
+status=0
+for ep in "$@"; do
+  ours=${per_trip[$ep.ours]:-} theirs=${per_trip[$ep.libfabric]:-}
+  goal=0.7
+  [ "$ep" = rdm ] && goal=0.5
+  if [ -z "$ours" ] || [ -z "$theirs" ]; then
+    echo "$ep: no ratio (a run failed)"
+    status=1
+    continue
+  fi
+  ratio=$(awk -v o="$ours" -v t="$theirs" 'BEGIN { printf "%.2f", o / t }')
+  verdict=$(awk -v r="$ratio" -v g="$goal" 'BEGIN { print (r <= g) ? "PASS" : "MISS" }')
+  echo "$ep: ours $ours, libfabric $theirs instructions per round trip: ${ratio}x (goal <= ${goal}x) $verdict"
+done
+exit "$status"

@@ -1,0 +1,225 @@
+#include "fabric/providers/verbs/verbs_srx.h"
+
+#include <errno.h>
+#include <rdma/fi_errno.h>
+#include <rdma/providers/fi_log.h>
+#include <string.h>
+
+#include <memory>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "fabric/api/core/status.h"
+#include "fabric/providers/util/fid_ops.h"
+#include "fabric/providers/util/no_ops.h"
+#include "fabric/providers/verbs/verbs_attr.h"
+
+namespace fabric {
+namespace verbs {
+namespace {
+
+constexpr uint64_t kRxFlags = FI_COMPLETION | FI_MORE;
+
+int Fail(const fi_provider* log, int fi_errno, const std::string& what) {
+  FI_WARN(log, FI_LOG_EP_CTRL, "%s\n", what.c_str());
+  return -fi_errno;
+}
+
+VerbsSrx* Srx(fid_ep* ep) { return reinterpret_cast<VerbsSrx*>(ep); }
+
+ssize_t PostSharedReceive(VerbsSrx* srx, const iovec* iov, void* const* desc,
+                          size_t count, void* context, uint64_t flags) {
+  if ((flags & ~kRxFlags) != 0) {
+    return Fail(srx->log(), FI_EBADFLAGS,
+                absl::StrCat("fi_recv: unknown receive flags 0x",
+                             absl::Hex(flags & ~kRxFlags)));
+  }
+  absl::InlinedVector<ibv_sge, 4> sges;
+  LocalRegistrations held;
+  absl::Status ok =
+      DescribeReceive(srx->domain, srx->registers_buffers, iov, desc, count,
+                      srx->iov_limit, srx->max_msg_size, &held, &sges);
+  if (!ok.ok()) {
+    return Fail(srx->log(), -ToFiErrno(ok), std::string(ok.message()));
+  }
+  std::lock_guard<std::mutex> lock(srx->mutex);
+  if (srx->free.empty()) return -FI_EAGAIN;
+  Posted* posted = &srx->posted[srx->free.back()];
+  srx->free.pop_back();
+  posted->request = WorkRequest();
+  posted->request.context = context;
+  posted->request.flags = FI_RECV | FI_MSG;
+  posted->request.buf = count > 0 ? iov[0].iov_base : nullptr;
+  posted->flags = flags;
+  if (!held.empty()) posted->registrations = std::move(held);
+  ibv_recv_wr wr = {};
+  wr.wr_id = reinterpret_cast<uintptr_t>(&posted->request);
+  wr.sg_list = sges.data();
+  wr.num_sge = static_cast<int>(sges.size());
+  ibv_recv_wr* bad = nullptr;
+  if (int rc = ibv_post_srq_recv(srx->srq, &wr, &bad); rc != 0) {
+    posted->registrations.Clear();
+    srx->free.push_back(posted->index);
+    if (rc == ENOMEM) return -FI_EAGAIN;
+    return Fail(srx->log(), FI_EIO,
+                absl::StrCat("ibv_post_srq_recv: ", strerror(rc)));
+  }
+  return 0;
+}
+
+ssize_t Recv(fid_ep* ep, void* buf, size_t len, void* desc, fi_addr_t,
+             void* context) {
+  iovec iov = {buf, len};
+  return PostSharedReceive(Srx(ep), &iov, &desc, 1, context,
+                           Srx(ep)->op_flags);
+}
+
+ssize_t Recvv(fid_ep* ep, const iovec* iov, void** desc, size_t count,
+              fi_addr_t, void* context) {
+  return PostSharedReceive(Srx(ep), iov, desc, count, context,
+                           Srx(ep)->op_flags);
+}
+
+ssize_t Recvmsg(fid_ep* ep, const fi_msg* msg, uint64_t flags) {
+  if (msg == nullptr) {
+    return Fail(Srx(ep)->log(), FI_EINVAL, "fi_recvmsg: msg is NULL");
+  }
+  return PostSharedReceive(Srx(ep), msg->msg_iov, msg->desc, msg->iov_count,
+                           msg->context, flags);
+}
+
+int Close(fid* object) {
+  VerbsSrx* srx = reinterpret_cast<VerbsSrx*>(object);
+  if (srx->bound.load() > 0) {
+    return Fail(srx->log(), FI_EBUSY,
+                "fi_close: endpoints are bound to the shared receive "
+                "context");
+  }
+  if (srx->srq != nullptr) srx->domain->api().destroy_srq(srx->srq);
+  srx->util_domain->open_children.fetch_sub(1);
+  delete srx;  // its slots' registrations go with it
+  return 0;
+}
+
+fi_ops kSrxFidOps = {
+    .size = sizeof(fi_ops),
+    .close = Close,
+    .bind = FABRIC_NO_OP(fi_ops, bind),
+    .control = FABRIC_NO_OP(fi_ops, control),
+    .ops_open = FABRIC_NO_OP(fi_ops, ops_open),
+    .tostr = nullptr,
+    .ops_set = nullptr,
+};
+
+fi_ops_msg kSrxMsgOps = {
+    .size = sizeof(fi_ops_msg),
+    .recv = Recv,
+    .recvv = Recvv,
+    .recvmsg = Recvmsg,
+    .send = FABRIC_NO_OP(fi_ops_msg, send),
+    .sendv = FABRIC_NO_OP(fi_ops_msg, sendv),
+    .sendmsg = FABRIC_NO_OP(fi_ops_msg, sendmsg),
+    .inject = FABRIC_NO_OP(fi_ops_msg, inject),
+    .senddata = FABRIC_NO_OP(fi_ops_msg, senddata),
+    .injectdata = FABRIC_NO_OP(fi_ops_msg, injectdata),
+};
+
+fi_ops_cm kSrxCmOps = {
+    .size = sizeof(fi_ops_cm),
+    .setname = FABRIC_NO_OP(fi_ops_cm, setname),
+    .getname = FABRIC_NO_OP(fi_ops_cm, getname),
+    .getpeer = FABRIC_NO_OP(fi_ops_cm, getpeer),
+    .connect = FABRIC_NO_OP(fi_ops_cm, connect),
+    .listen = FABRIC_NO_OP(fi_ops_cm, listen),
+    .accept = FABRIC_NO_OP(fi_ops_cm, accept),
+    .reject = FABRIC_NO_OP(fi_ops_cm, reject),
+    .shutdown = FABRIC_NO_OP(fi_ops_cm, shutdown),
+    .join = FABRIC_NO_OP(fi_ops_cm, join),
+};
+
+}  // namespace
+
+int OpenVerbsSrx(fid_domain* domain_fid, fi_rx_attr* attr, fid_ep** srx_out,
+                 void* context) {
+  auto* util_domain = reinterpret_cast<UtilDomain*>(domain_fid);
+  const fi_provider* log = util_domain->fabric->provider->c_provider();
+  VerbsDomain* domain = ToVerbsDomain(util_domain);
+  const ibv_device_attr& device = domain->device_attr();
+  const fi_rx_attr& limits = *util_domain->info->rx_attr;
+  const size_t size = attr->size != 0 ? attr->size : kDefaultQueueSize;
+  const size_t iov_limit =
+      attr->iov_limit != 0 ? attr->iov_limit : kDefaultIovLimit;
+  if (device.max_srq <= 0) {
+    return Fail(log, FI_ENOSYS, absl::StrCat("fi_srx_context: the device "
+                                             "has no shared receive queues"));
+  }
+  if (size > static_cast<size_t>(std::max(device.max_srq_wr, 0)) ||
+      iov_limit > static_cast<size_t>(std::max(device.max_srq_sge, 0)) ||
+      iov_limit > limits.iov_limit) {
+    return Fail(log, FI_EINVAL,
+                absl::StrCat("fi_srx_context: size ", size, " or iov_limit ",
+                             iov_limit, " beyond the device's (",
+                             device.max_srq_wr, ", ", device.max_srq_sge,
+                             ")"));
+  }
+  if ((attr->op_flags & ~kRxFlags) != 0) {
+    return Fail(log, FI_EBADFLAGS,
+                "fi_srx_context: op_flags other than FI_COMPLETION");
+  }
+  auto srx = std::make_unique<VerbsSrx>();
+  srx->ep_fid = {};
+  InitFid(&srx->ep_fid.fid, FI_CLASS_SRX_CTX, context, &kSrxFidOps);
+  srx->ep_fid.ops = &kNoEpOps;
+  srx->ep_fid.cm = &kSrxCmOps;
+  srx->ep_fid.msg = &kSrxMsgOps;
+  srx->ep_fid.tagged = &kNoTaggedOps;
+  srx->ep_fid.rma = &kNoRmaOps;
+  srx->ep_fid.atomic = &kNoAtomicOps;
+  srx->ep_fid.collective = &kNoCollectiveOps;
+  srx->util_domain = util_domain;
+  srx->domain = domain;
+  srx->iov_limit = iov_limit;
+  srx->max_msg_size = util_domain->info->ep_attr->max_msg_size;
+  srx->op_flags = attr->op_flags;
+  srx->registers_buffers =
+      (util_domain->info->domain_attr->mr_mode & FI_MR_LOCAL) == 0;
+  ibv_srq_init_attr init = {};
+  init.srq_context = srx.get();
+  init.attr.max_wr = static_cast<uint32_t>(size);
+  init.attr.max_sge = static_cast<uint32_t>(iov_limit);
+  srx->srq = domain->api().create_srq(domain->pd(), &init);
+  if (srx->srq == nullptr) {
+    return Fail(log, errno == ENOMEM ? FI_ENOMEM : FI_EINVAL,
+                absl::StrCat("ibv_create_srq of ", size, " entries: ",
+                             strerror(errno)));
+  }
+  // The device may round the depth up: a slot for each entry it takes.
+  srx->posted.resize(init.attr.max_wr);
+  for (uint32_t i = 0; i < srx->posted.size(); ++i) {
+    srx->posted[i].index = i;
+    srx->posted[i].transmit = false;
+    srx->posted[i].srx = srx.get();
+    srx->posted[i].cntr = kRecvCntr;
+    srx->free.push_back(i);
+  }
+  util_domain->open_children.fetch_add(1);
+  *srx_out = &srx.release()->ep_fid;
+  return 0;
+}
+
+VerbsSrx* AsVerbsSrx(fid* object) {
+  if (object == nullptr || object->fclass != FI_CLASS_SRX_CTX ||
+      object->ops != &kSrxFidOps) {
+    return nullptr;
+  }
+  return reinterpret_cast<VerbsSrx*>(object);
+}
+
+void ReleaseSrxSlot(VerbsSrx* srx, Posted* posted) {
+  std::lock_guard<std::mutex> lock(srx->mutex);
+  if (!posted->registrations.empty()) posted->registrations.Clear();
+  srx->free.push_back(posted->index);
+}
+
+}  // namespace verbs
+}  // namespace fabric
