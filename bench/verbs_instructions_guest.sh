@@ -28,6 +28,8 @@ count() {
     --receive-timeout 300 \
     "$address" >"$out/client" 2>&1
   local client_rc=$?
+  # A client that failed before it connected leaves the server waiting.
+  [ "$client_rc" -ne 0 ] && kill "$server" 2>/dev/null
   wait "$server"
   local server_rc=$?
   local collected empty

@@ -68,10 +68,10 @@ struct Waiting {
 // it is not negative. With `waiting`, sleeps its settle time first and
 // counts the polls that found nothing.
 int WaitForCompletion(fid_cq* cq, int timeout_s, Waiting* waiting = nullptr) {
-  auto deadline = Clock::now() + std::chrono::seconds(timeout_s);
   if (waiting != nullptr && waiting->settle_us > 0) {
     std::this_thread::sleep_for(std::chrono::microseconds(waiting->settle_us));
   }
+  auto deadline = Clock::now() + std::chrono::seconds(timeout_s);
   for (;;) {
     fi_cq_entry entry;
     ssize_t ret = fi_cq_read(cq, &entry, 1);

@@ -101,7 +101,9 @@ TEST_P(SharedContextTest, ReceivesPostedOnTheContextServeBothEndpoints) {
                     FI_ADDR_UNSPEC, &waiting),
             0);
   std::vector<Completion> both = Collect(b(), 1);
-  both.push_back(Collect(a(), 1).front());
+  std::vector<Completion> sent = Collect(a(), 1);
+  ASSERT_EQ(sent.size(), 1u);
+  both.push_back(sent.front());
   size_t receives = 0;
   for (const Completion& c : both) {
     if (!(c.entry.flags & FI_RECV)) continue;
@@ -138,8 +140,8 @@ TEST_P(SharedContextTest, ATaggedMessageWaitsForItsTaggedReceive) {
 
 // No CQ room is reserved for a receive of the context (the endpoint it
 // completes on is not known when it is posted): completions that find the
-// CQ full wait, and every one arrives, in order, as the CQ is read.
-TEST_P(SharedContextTest, CompletionsThatFindTheCqFullWait) {
+// CQ full are not lost, and every one arrives, in order, as it is read.
+TEST_P(SharedContextTest, CompletionsThatFindTheCqFullAreKept) {
   constexpr size_t kMessages = 6;
   PairOptions options;
   options.caps = FI_MSG;
@@ -191,7 +193,9 @@ TEST_P(SharedContextTest, CancelOnTheContext) {
 }
 
 TEST_P(SharedContextTest, OneTransmitContextBoundsBothEndpoints) {
-  constexpr size_t kEach = 300;
+  // Enough to fill the 4 slots many times over; few enough for soft-RoCE
+  // under emulation (300 took 19.9-28.5 s there) within the deadline.
+  constexpr size_t kEach = 100;
   PairOptions options;
   options.caps = FI_MSG;
   options.shared_tx = true;

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include <algorithm>
+#include <chrono>
 #include <string>
 
 #include "absl/strings/str_cat.h"
@@ -44,6 +45,9 @@ constexpr int kPollBatch = 16;
 // Passes of the data path that find no completion while transmits are out
 // before it reads the connection's events (VerbsCompletions::Progress).
 constexpr uint32_t kCmCheckInterval = 256;
+// How long the CQ of a closing endpoint on a shared receive context must
+// stay empty before its flushed receives are all counted back.
+constexpr int kDrainQuietMs = 5;
 
 int Fail(const VerbsMsgEp& ep, const absl::Status& status) {
   FI_WARN(ep.log(), FI_LOG_EP_CTRL, "%s\n",
@@ -202,57 +206,14 @@ void Perform(VerbsMsgEp* ep, const MsgAction& action,
   }
 }
 
-// Reports a receive of the shared receive context that completed on this
-// endpoint; false when its CQ is full (nothing was reported: the caller
-// holds the completion and calls again later).
-bool CompleteSharedReceive(VerbsMsgEp* ep, const ibv_wc& wc) {
-  auto* posted = reinterpret_cast<Posted*>(wc.wr_id);
-  UtilEndpoint* util = &ep->util;
-  UtilCq* cq = util->rx_cq;
-  if (wc.status == IBV_WC_SUCCESS) {
-    if (cq != nullptr && WantsRxEntry(*util, posted->flags) &&
-        CqWrite(cq, CompletionOf(wc, posted->request)) == -FI_EAGAIN) {
-      return false;
-    }
-    if (util->cntrs[kRecvCntr] != nullptr) {
-      CntrAdd(util->cntrs[kRecvCntr], 1);
-    }
-  } else {
-    FI_WARN(ep->log(), FI_LOG_CQ, "shared receive failed: %s (vendor error "
-            "0x%x)\n", ep->api().wc_status_str(wc.status), wc.vendor_err);
-    if (cq != nullptr &&
-        CqWriteError(cq, ErrorOf(wc, posted->request)) == -FI_EAGAIN) {
-      return false;
-    }
-    if (util->cntrs[kRecvCntr] != nullptr) {
-      CntrAddError(util->cntrs[kRecvCntr], 1);
-    }
-  }
-  ReleaseSrxSlot(posted->srx, posted);
-  return true;
-}
-
-// Reports the shared receives held while the CQ was full, in order, as
-// far as there is room.
-void ReportHeldReceives(VerbsMsgEp* ep) {
-  size_t done = 0;
-  while (done < ep->held_receives.size() &&
-         CompleteSharedReceive(ep, ep->held_receives[done])) {
-    ++done;
-  }
-  ep->held_receives.erase(ep->held_receives.begin(),
-                          ep->held_receives.begin() + done);
-}
-
 // Takes one completion off the CQ and reports it.
 void Complete(VerbsMsgEp* ep, const ibv_wc& wc) {
   auto* posted = reinterpret_cast<Posted*>(wc.wr_id);
   if (posted->srx != nullptr) {
-    // Behind earlier ones held for room, in order.
-    if (!ep->held_receives.empty() || !CompleteSharedReceive(ep, wc)) {
-      ep->held_receives.push_back(wc);
-    }
-    return;
+    // A receive of the shared context: the endpoint it arrived on decides
+    // whether it writes an entry. No CQ room was reserved for it (the
+    // endpoint was not known); a full CQ takes it past its size (util/cq.h).
+    posted->request.write_entry = WantsRxEntry(ep->util, posted->flags);
   }
   UtilEndpoint* util = &ep->util;
   UtilCq* cq = posted->transmit ? util->tx_cq : util->rx_cq;
@@ -322,17 +283,20 @@ int Enable(VerbsMsgEp* ep) {
   absl::Status nonblocking =
       MakeNonBlocking(ep->comp_channel->fd, "the completion channel");
   if (!nonblocking.ok()) return Fail(*ep, nonblocking);
-  // Every queue entry may complete at once: the CQ holds them all.
+  // Every queue entry may complete at once: the CQ holds them all. With a
+  // shared receive context, every entry of the SRQ may complete here.
+  const size_t receives = ep->srx != nullptr ? ep->srx->posted.size() : rx;
   const int max_cqe = ep->domain->device_attr().max_cqe;
-  if (tx + rx > static_cast<size_t>(std::max(max_cqe, 0))) {
+  if (tx + receives > static_cast<size_t>(std::max(max_cqe, 0))) {
     return Fail(*ep, FI_EINVAL,
-                absl::StrCat("fi_enable: tx_attr->size + rx_attr->size (",
-                             tx + rx, ") exceed the device's max_cqe (",
+                absl::StrCat("fi_enable: ", tx, " transmits and ", receives,
+                             " receives exceed the device's max_cqe (",
                              max_cqe, ")"));
   }
   if (ep->cq == nullptr) {
-    ep->cq = api.create_cq(ep->domain->context(), static_cast<int>(tx + rx),
-                           ep, ep->comp_channel, 0);
+    ep->cq = api.create_cq(ep->domain->context(),
+                           static_cast<int>(tx + receives), ep,
+                           ep->comp_channel, 0);
     if (ep->cq == nullptr) return Fail(*ep, CallFailed("ibv_create_cq"));
   }
   if (ep->posted.empty()) {
@@ -366,11 +330,36 @@ void WatchCmEvents(VerbsMsgEp* ep) {
   ep->cm_engine()->Add(&ep->cm_events);
 }
 
+// Before an endpoint on a shared receive context closes: the receives its
+// queue pair took from the SRQ (completed and not yet read, or under way)
+// go back to the context, unreported, so that its slots are not lost. The
+// queue pair in the error state flushes what it had under way; the device
+// may take a moment, so the CQ is read until it stays empty for
+// kDrainQuietMs.
+void ReturnSharedReceives(VerbsMsgEp* ep) {
+  ibv_qp_attr attr = {};
+  attr.qp_state = IBV_QPS_ERR;
+  ep->api().modify_qp(ep->qp, &attr, IBV_QP_STATE);
+  ibv_wc wc[kPollBatch];
+  auto quiet_since = std::chrono::steady_clock::now();
+  while (std::chrono::steady_clock::now() - quiet_since <
+         std::chrono::milliseconds(kDrainQuietMs)) {
+    int n = ibv_poll_cq(ep->cq, kPollBatch, wc);
+    if (n <= 0) continue;
+    quiet_since = std::chrono::steady_clock::now();
+    for (int i = 0; i < n; ++i) {
+      auto* posted = reinterpret_cast<Posted*>(wc[i].wr_id);
+      if (posted->srx != nullptr) ReleaseSrxSlot(posted->srx, posted);
+    }
+  }
+}
+
 int CloseMsgEp(fid* object) {
   VerbsMsgEp* ep = ToVerbsMsgEp(reinterpret_cast<fid_ep*>(object));
   const VerbsApi& api = ep->api();
-  if (ep->cm_registered) ep->cm_engine()->Remove(&ep->cm_events);
+  // The data pass reads connection events too: it goes first.
   if (ep->completions_registered) ep->data_engine()->Remove(&ep->completions);
+  if (ep->cm_registered) ep->cm_engine()->Remove(&ep->cm_events);
   if (ep->state.state() == MsgState::kConnected && ep->id != nullptr) {
     api.disconnect(ep->id);
   }
@@ -380,13 +369,8 @@ int CloseMsgEp(fid* object) {
     CqUnreserve(posted.transmit ? ep->util.tx_cq : ep->util.rx_cq);
     posted.reserved = false;
   }
+  if (ep->srx != nullptr && ep->qp != nullptr) ReturnSharedReceives(ep);
   if (ep->qp != nullptr) api.destroy_qp(ep->id);
-  // Completions held for CQ room are dropped with the endpoint, their
-  // receives' slots given back.
-  for (const ibv_wc& wc : ep->held_receives) {
-    auto* posted = reinterpret_cast<Posted*>(wc.wr_id);
-    ReleaseSrxSlot(posted->srx, posted);
-  }
   if (ep->srx != nullptr) ep->srx->bound.fetch_sub(1);
   if (ep->id != nullptr) api.destroy_id(ep->id);
   if (ep->cm_channel != nullptr) api.destroy_event_channel(ep->cm_channel);
@@ -416,11 +400,10 @@ int BindMsgEp(fid* object, fid* bound, uint64_t flags) {
       return Fail(*ep, FI_EBADFLAGS, "fi_ep_bind: a shared receive context "
                                      "binds with flags 0");
     }
-    if (ep->srx != nullptr || ep->qp != nullptr ||
-        !ep->early_receives.empty()) {
+    if (ep->srx != nullptr || ep->util.enabled.load()) {
       return Fail(*ep, FI_EOPBADSTATE,
                   "fi_ep_bind: a shared receive context binds once, before "
-                  "receives are posted and the connection starts");
+                  "fi_enable");
     }
     ep->srx = srx;
     srx->bound.fetch_add(1);
@@ -669,8 +652,8 @@ void VerbsCompletions::Progress() {
     api.ack_cq_events(cq, 1);
     ep_->notify_armed = false;
   }
-  if (!ep_->held_receives.empty()) ReportHeldReceives(ep_);
   const size_t completed = PollAll(ep_);
+  if (completed > 0) ep_->idle_passes = 0;
   // Transmits that wait without completing may wait on a peer that is gone:
   // its disconnect (on the connection's channel, which the fabric's engine
   // reads only when the application reads the EQ) moves the queue pair to
@@ -709,6 +692,7 @@ void VerbsCompletions::ArmFds() {
 }
 
 void ReleaseSlot(VerbsMsgEp* ep, Posted* posted) {
+  if (posted->srx != nullptr) return ReleaseSrxSlot(posted->srx, posted);
   posted->reserved = false;
   if (!posted->registrations.empty()) posted->registrations.Clear();
   (posted->transmit ? ep->free_tx : ep->free_rx).push_back(posted->index);

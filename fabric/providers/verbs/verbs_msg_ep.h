@@ -135,13 +135,10 @@ struct VerbsMsgEp {
   std::vector<uint32_t> free_tx;
   std::vector<uint32_t> free_rx;
   size_t tx_slots = 0;  // the first tx_slots of `posted`
-  // Data passes since the last completion while transmits were out.
+  // Data passes without a completion while transmits were out.
   uint32_t idle_passes = 0;
   std::vector<EarlyReceive> early_receives;
-  // The shared receive context bound (verbs_srx.h), and its completions
-  // that found this endpoint's CQ full, reported once there is room.
-  VerbsSrx* srx = nullptr;
-  std::vector<ibv_wc> held_receives;
+  VerbsSrx* srx = nullptr;  // the shared receive context bound (verbs_srx.h)
   // Where the old value of an fi_atomic (which returns none) lands: a
   // word per send queue slot, registered with the device.
   std::vector<uint64_t> atomic_scratch;

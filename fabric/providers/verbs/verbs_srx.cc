@@ -5,6 +5,7 @@
 #include <rdma/providers/fi_log.h>
 #include <string.h>
 
+#include <algorithm>
 #include <memory>
 #include <string>
 
@@ -95,7 +96,13 @@ int Close(fid* object) {
                 "fi_close: endpoints are bound to the shared receive "
                 "context");
   }
-  if (srx->srq != nullptr) srx->domain->api().destroy_srq(srx->srq);
+  if (srx->srq != nullptr) {
+    if (int rc = srx->domain->api().destroy_srq(srx->srq); rc != 0) {
+      return Fail(srx->log(), FI_EBUSY,
+                  absl::StrCat("fi_close: ibv_destroy_srq: ", strerror(rc)));
+    }
+    srx->srq = nullptr;
+  }
   srx->util_domain->open_children.fetch_sub(1);
   delete srx;  // its slots' registrations go with it
   return 0;
@@ -148,7 +155,10 @@ int OpenVerbsSrx(fid_domain* domain_fid, fi_rx_attr* attr, fid_ep** srx_out,
   const fi_rx_attr& limits = *util_domain->info->rx_attr;
   const size_t size = attr->size != 0 ? attr->size : kDefaultQueueSize;
   const size_t iov_limit =
-      attr->iov_limit != 0 ? attr->iov_limit : kDefaultIovLimit;
+      attr->iov_limit != 0
+          ? attr->iov_limit
+          : std::min(kDefaultIovLimit,
+                     static_cast<size_t>(std::max(device.max_srq_sge, 1)));
   if (device.max_srq <= 0) {
     return Fail(log, FI_ENOSYS, absl::StrCat("fi_srx_context: the device "
                                              "has no shared receive queues"));

@@ -4,15 +4,17 @@
 // shared receive queue (SRQ). Receives posted on it (fi_recv, fi_recvv,
 // fi_recvmsg) are taken in the order they were posted by the messages
 // arriving on any endpoint bound to it, and each completes on the CQ (and
-// counters) of the endpoint it arrived on. An endpoint binds it before its
-// connection starts: its queue pair is made on the SRQ, with no receive
-// queue of its own, and fi_recv on the endpoint is -FI_EOPNOTSUPP.
+// counters) of the endpoint it arrived on. An endpoint binds it before
+// fi_enable: its queue pair is made on the SRQ, with no receive queue of
+// its own (its device CQ holds the SRQ's depth of receives), and fi_recv
+// on the endpoint is -FI_EOPNOTSUPP. An endpoint that closes gives the
+// receives its queue pair took back to the context, unreported.
 //
 // The endpoint a receive will complete on is not known when it is posted,
-// so no CQ room is reserved for it: a completion that finds its CQ full
-// waits in the endpoint (VerbsMsgEp::held_receives) until room is made.
-// fi_cancel is -FI_ENOSYS (an SRQ cannot take back a posted receive), and
-// the context closes only once no endpoint is bound (-FI_EBUSY).
+// so no CQ room is reserved for it: a full CQ takes its entry past its
+// size (util/cq.h), nothing is lost. fi_cancel is -FI_ENOSYS (an SRQ
+// cannot take back a posted receive), and the context closes only once no
+// endpoint is bound (-FI_EBUSY).
 #ifndef FABRIC_PROVIDERS_VERBS_VERBS_SRX_H_
 #define FABRIC_PROVIDERS_VERBS_VERBS_SRX_H_
 
