@@ -4,6 +4,7 @@
 #include <rdma/providers/fi_log.h>
 #include <sys/random.h>
 
+#include <atomic>
 #include <mutex>
 #include <optional>
 #include <unordered_map>
@@ -84,8 +85,10 @@ uint64_t RegionStart(const UtilMr& mr) {
   return mr.iov.empty() ? 0 : reinterpret_cast<uintptr_t>(mr.iov[0].iov_base);
 }
 
-// Every open region of the process, by its descriptor (LiveRegion).
+// Every open region of the process, by its descriptor (LiveRegion), and
+// how many have closed (LiveRegionCache).
 std::mutex live_regions_mutex;
+std::atomic<uint64_t> regions_closed{0};
 std::unordered_map<const void*, const UtilMr*>& LiveRegions() {
   static auto* regions = new std::unordered_map<const void*, const UtilMr*>;
   return *regions;
@@ -96,6 +99,7 @@ int CloseMr(fid* object) {
   {
     std::lock_guard<std::mutex> lock(live_regions_mutex);
     LiveRegions().erase(mr->mr_fid.mem_desc);
+    regions_closed.fetch_add(1, std::memory_order_release);
   }
   {
     std::lock_guard<std::mutex> lock(mr->domain->mr_mutex);
@@ -471,6 +475,15 @@ const UtilMr* LiveRegion(const void* desc) {
   std::lock_guard<std::mutex> lock(live_regions_mutex);
   auto it = LiveRegions().find(desc);
   return it != LiveRegions().end() ? it->second : nullptr;
+}
+
+bool LiveRegionCache::IsLive(const void* desc) {
+  const uint64_t closes = regions_closed.load(std::memory_order_acquire);
+  if (desc == known_ && closes == closes_ && desc != nullptr) return true;
+  if (LiveRegion(desc) == nullptr) return false;
+  known_ = desc;
+  closes_ = closes;
+  return true;
 }
 
 }  // namespace fabric

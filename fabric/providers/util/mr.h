@@ -15,6 +15,7 @@
 #include <rdma/fi_domain.h>
 #include <sys/uio.h>
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -55,6 +56,20 @@ extern fi_ops_mr kUtilMrOps;
 // (an application's made-up value, a closed region's): what a transfer's
 // descriptor is checked against before it is read.
 const UtilMr* LiveRegion(const void* desc);
+
+// LiveRegion for one caller that checks the same descriptor again and
+// again (a data path posting from one registered buffer): the last
+// descriptor found live stays known to be live until a region of the
+// process closes, and is then looked up again. Not thread-safe: one per
+// caller, under the caller's lock.
+class LiveRegionCache {
+ public:
+  bool IsLive(const void* desc);
+
+ private:
+  const void* known_ = nullptr;
+  uint64_t closes_ = 0;  // regions closed when `known_` was found
+};
 
 // A remote access arriving at endpoint `target` (null: the checks that
 // need an endpoint are skipped).

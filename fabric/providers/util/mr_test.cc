@@ -107,6 +107,31 @@ TEST_F(MrTest, ApplicationKeysMustBeUnique) {
   EXPECT_EQ(fi_close(&domain_->fid), -FI_EBUSY);  // the domain holds its MRs
 }
 
+// A cache of the last descriptor found live answers without a lookup until
+// a region closes; a closed region's descriptor (even one whose memory was
+// reused for a new region's) and a made-up one are never live.
+TEST_F(MrTest, CachedDescriptorChecksSeeClosedRegions) {
+  OpenDomain(FI_MR_PROV_KEY | FI_MR_VIRT_ADDR);
+  char buffer[64];
+  fid_mr* mr = nullptr;
+  ASSERT_EQ(fi_mr_reg(domain_, buffer, sizeof(buffer), FI_SEND, 0, 0, 0, &mr,
+                      nullptr),
+            0);
+  void* desc = fi_mr_desc(mr);
+  fabric::LiveRegionCache cache;
+  EXPECT_TRUE(cache.IsLive(desc));
+  EXPECT_TRUE(cache.IsLive(desc));
+  int garbage = 0;
+  EXPECT_FALSE(cache.IsLive(&garbage));
+  EXPECT_FALSE(cache.IsLive(nullptr));
+  EXPECT_TRUE(cache.IsLive(desc));
+  ASSERT_EQ(fi_close(&mr->fid), 0);
+  EXPECT_FALSE(cache.IsLive(desc));
+  fid_mr* other = Reg(buffer, sizeof(buffer), FI_SEND);
+  ASSERT_NE(other, nullptr);
+  EXPECT_TRUE(cache.IsLive(fi_mr_desc(other)));
+}
+
 TEST_F(MrTest, RemoteAccessIsCheckedForKeyBoundsAndRights) {
   OpenDomain(FI_MR_PROV_KEY | FI_MR_VIRT_ADDR);
   char buffer[100];

@@ -31,6 +31,7 @@
 #include "absl/status/status.h"
 
 #include "fabric/providers/util/endpoint.h"
+#include "fabric/providers/util/mr.h"
 #include "fabric/providers/util/progress.h"
 #include "fabric/providers/verbs/verbs_completion.h"
 #include "fabric/providers/verbs/verbs_domain.h"
@@ -139,6 +140,7 @@ struct VerbsMsgEp {
   uint32_t idle_passes = 0;
   std::vector<EarlyReceive> early_receives;
   VerbsSrx* srx = nullptr;  // the shared receive context bound (verbs_srx.h)
+  LiveRegionCache regions;  // descriptors checked, under util.mutex
   // Where the old value of an fi_atomic (which returns none) lands: a
   // word per send queue slot, registered with the device.
   std::vector<uint64_t> atomic_scratch;
@@ -179,12 +181,13 @@ bool TakeVerbsConnReq(fid* handle, VerbsConnReq* taken);
 void InstallVerbsDataOps(VerbsMsgEp* ep);
 // The scatter-gather list of a receive into `count` pieces (at most
 // `max_sge`; cut so that together they take at most `max_msg_size`): each
-// piece with its descriptor's key, or on a domain without FI_MR_LOCAL
+// piece with its descriptor's key (checked live through `regions`, or
+// LiveRegion when null), or on a domain without FI_MR_LOCAL
 // (`registers_buffers`) registered in `held` when it has none.
 absl::Status DescribeReceive(VerbsDomain* domain, bool registers_buffers,
-                             const iovec* iov, void* const* desc, size_t count,
-                             size_t max_sge, size_t max_msg_size,
-                             LocalRegistrations* held,
+                             LiveRegionCache* regions, const iovec* iov,
+                             void* const* desc, size_t count, size_t max_sge,
+                             size_t max_msg_size, LocalRegistrations* held,
                              absl::InlinedVector<ibv_sge, 4>* sges);
 // Posts receives kept while the queue pair did not exist.
 int PostEarlyReceives(VerbsMsgEp* ep);

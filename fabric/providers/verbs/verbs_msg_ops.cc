@@ -89,10 +89,10 @@ CntrKind CntrOf(const SendOp& op) {
 // (fi_mr(3)): pieces without a usable one are registered, held by `held`
 // until the request completes. Inline sends need no keys.
 absl::Status DescribePieces(VerbsDomain* domain, bool registers_buffers,
-                            const iovec* iov, void* const* desc, size_t count,
-                            size_t max_sge, bool inline_data,
-                            bool device_writes, LocalRegistrations* held,
-                            ibv_sge* sge) {
+                            LiveRegionCache* regions, const iovec* iov,
+                            void* const* desc, size_t count, size_t max_sge,
+                            bool inline_data, bool device_writes,
+                            LocalRegistrations* held, ibv_sge* sge) {
   if (inline_data) {
     // The device copies the bytes at post time: no key, and descriptors
     // are not read.
@@ -105,7 +105,8 @@ absl::Status DescribePieces(VerbsDomain* domain, bool registers_buffers,
   absl::InlinedVector<void*, 4> usable(count, nullptr);
   for (size_t i = 0; desc != nullptr && i < count; ++i) {
     if (desc[i] == nullptr) continue;
-    if (LiveRegion(desc[i]) != nullptr) {
+    if (regions != nullptr ? regions->IsLive(desc[i])
+                           : LiveRegion(desc[i]) != nullptr) {
       usable[i] = desc[i];
     } else if (!registers_buffers) {
       return FiError(FI_EINVAL, absl::StrCat("desc[", i, "] is not an open "
@@ -171,9 +172,10 @@ absl::Status Prepare(VerbsMsgEp* ep_ptr, Transmit* tx, Sges* sges,
       op.kind == SendOp::kSend || op.kind == SendOp::kWrite;
   op.inject = can_inline && (inject || (total > 0 && total <= ep.max_inline));
   sges->resize(std::min(tx->count, info.tx_attr->iov_limit));
-  return DescribePieces(ep.domain, ep.registers_buffers, tx->iov, tx->desc,
-                        tx->count, info.tx_attr->iov_limit, op.inject,
-                        op.kind == SendOp::kRead, held, sges->data());
+  return DescribePieces(ep.domain, ep.registers_buffers, &ep_ptr->regions,
+                        tx->iov, tx->desc, tx->count, info.tx_attr->iov_limit,
+                        op.inject, op.kind == SendOp::kRead, held,
+                        sges->data());
 }
 
 // The one piece an atomic's old value lands in: the application's result
@@ -189,8 +191,9 @@ absl::Status AtomicTarget(VerbsMsgEp* ep, const Transmit& tx,
   }
   iovec result = {tx.result, sizeof(uint64_t)};
   void* desc[1] = {tx.result_desc};
-  return DescribePieces(ep->domain, ep->registers_buffers, &result, desc, 1,
-                        1, false, true, &posted->registrations, sge);
+  return DescribePieces(ep->domain, ep->registers_buffers, &ep->regions,
+                        &result, desc, 1, 1, false, true,
+                        &posted->registrations, sge);
 }
 
 ssize_t PostTransmit(VerbsMsgEp* ep, Transmit tx) {
@@ -264,7 +267,7 @@ ssize_t PostReceive(VerbsMsgEp* ep, const iovec* iov, void* const* desc,
   Sges sges;
   LocalRegistrations held;
   absl::Status ok = DescribeReceive(
-      ep->domain, ep->registers_buffers, iov, desc, count,
+      ep->domain, ep->registers_buffers, &ep->regions, iov, desc, count,
       ep->util.info->rx_attr->iov_limit, ep->util.info->ep_attr->max_msg_size,
       &held, &sges);
   if (!ok.ok()) return Fail(*ep, ok);
@@ -786,9 +789,9 @@ fi_ops_atomic kVerbsAtomicOps = {
 }  // namespace
 
 absl::Status DescribeReceive(VerbsDomain* domain, bool registers_buffers,
-                             const iovec* iov, void* const* desc, size_t count,
-                             size_t max_sge, size_t max_msg_size,
-                             LocalRegistrations* held,
+                             LiveRegionCache* regions, const iovec* iov,
+                             void* const* desc, size_t count, size_t max_sge,
+                             size_t max_msg_size, LocalRegistrations* held,
                              absl::InlinedVector<ibv_sge, 4>* sges) {
   if (count > 0 && iov == nullptr) {
     return FiError(FI_EINVAL, "fi_recv: the iov array is NULL");
@@ -805,8 +808,9 @@ absl::Status DescribeReceive(VerbsDomain* domain, bool registers_buffers,
     pieces.push_back(piece);
   }
   sges->resize(pieces.size());
-  return DescribePieces(domain, registers_buffers, pieces.data(), desc, count,
-                        max_sge, false, true, held, sges->data());
+  return DescribePieces(domain, registers_buffers, regions, pieces.data(),
+                        desc, count, max_sge, false, true, held,
+                        sges->data());
 }
 
 void InstallVerbsDataOps(VerbsMsgEp* ep) {

@@ -38,8 +38,8 @@ ssize_t PostSharedReceive(VerbsSrx* srx, const iovec* iov, void* const* desc,
   absl::InlinedVector<ibv_sge, 4> sges;
   LocalRegistrations held;
   absl::Status ok =
-      DescribeReceive(srx->domain, srx->registers_buffers, iov, desc, count,
-                      srx->iov_limit, srx->max_msg_size, &held, &sges);
+      DescribeReceive(srx->domain, srx->registers_buffers, nullptr, iov, desc,
+                      count, srx->iov_limit, srx->max_msg_size, &held, &sges);
   if (!ok.ok()) {
     return Fail(srx->log(), -ToFiErrno(ok), std::string(ok.message()));
   }
