@@ -46,13 +46,15 @@ int Run(const Options& options, int* argc, char*** argv) {
     }
     case Mode::kServer: {
       uint16_t port = options.src_port ? options.src_port : kDefaultControlPort;
-      std::unique_ptr<TcpControl> control = TcpControl::Accept(port, options.ipv6);
+      std::unique_ptr<TcpControl> control =
+          TcpControl::Accept(port, options.ipv6, options.receive_timeout_s);
       return control ? RunSide(options, /*is_client=*/false, *control) : -1;
     }
     case Mode::kClient: {
       uint16_t port = options.dst_port ? options.dst_port : kDefaultControlPort;
       std::unique_ptr<TcpControl> control = TcpControl::Connect(
-          options.server_address, port, options.src_port, options.ipv6);
+          options.server_address, port, options.src_port, options.ipv6,
+          options.receive_timeout_s);
       return control ? RunSide(options, /*is_client=*/true, *control) : -1;
     }
   }

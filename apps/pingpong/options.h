@@ -49,7 +49,9 @@ struct Options {
   // round trip, not with the library's work.
   int settle_us = 0;
   // --receive-timeout S: a receive that sees nothing for this long fails
-  // the run (a lost datagram or a dead peer ends it instead of hanging it).
+  // the run (a lost datagram or a dead peer ends it instead of hanging
+  // it), and so does a control-channel receive; connection events wait
+  // this long or 10 s, whichever is longer.
   int receive_timeout_s = 5;
 };
 

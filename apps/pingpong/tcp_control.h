@@ -13,13 +13,16 @@ namespace pingpong {
 
 class TcpControl : public OutOfBand {
  public:
-  // Server: listens on `port` (all addresses) and accepts one client.
-  static std::unique_ptr<TcpControl> Accept(uint16_t port, bool ipv6);
+  // Server: listens on `port` (all addresses) and accepts one client. A
+  // receive on the channel fails after `timeout_s` seconds without data
+  // (a peer that stops answering fails the run instead of hanging it).
+  static std::unique_ptr<TcpControl> Accept(uint16_t port, bool ipv6,
+                                            int timeout_s);
   // Client: connects to `host`:`port`, retrying for a few seconds while the
   // server is not listening yet; binds to `src_port` when it is not 0.
   static std::unique_ptr<TcpControl> Connect(const std::string& host,
                                              uint16_t port, uint16_t src_port,
-                                             bool ipv6);
+                                             bool ipv6, int timeout_s);
   ~TcpControl() override;
 
   int Send(const void* data, size_t size) override;
@@ -28,7 +31,7 @@ class TcpControl : public OutOfBand {
  private:
   explicit TcpControl(int fd) : fd_(fd) {}
   // Owns a connected socket, with a receive timeout set on it.
-  static std::unique_ptr<TcpControl> FromSocket(int fd);
+  static std::unique_ptr<TcpControl> FromSocket(int fd, int timeout_s);
   int fd_;
 };
 
