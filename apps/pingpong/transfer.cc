@@ -60,7 +60,6 @@ struct DataPattern {
 // How the timed loop waits (Options::settle_us) and what it saw.
 struct Waiting {
   int settle_us = 0;
-  int receive_timeout_s = 0;
   long empty_polls = 0;
 };
 
@@ -129,9 +128,9 @@ int SendMessage(FabricObjects& objects, bool tagged, int size,
 }
 
 // Waits for the posted receive to complete, then posts the next one.
-int ReceiveMessage(FabricObjects& objects, bool tagged, Waiting& waiting) {
-  int ret =
-      WaitForCompletion(objects.rx_cq, waiting.receive_timeout_s, &waiting);
+int ReceiveMessage(FabricObjects& objects, bool tagged, int timeout_s,
+                   Waiting& waiting) {
+  int ret = WaitForCompletion(objects.rx_cq, timeout_s, &waiting);
   return ret ? ret : PostReceive(objects, tagged);
 }
 
@@ -147,7 +146,8 @@ int TimedLoop(const Options& options, bool is_client, int size,
         if (options.check_data) pattern.Fill(objects.tx_buf, size);
         ret = SendMessage(objects, options.tagged, size, waiting);
       } else {
-        ret = ReceiveMessage(objects, options.tagged, waiting);
+        ret = ReceiveMessage(objects, options.tagged,
+                             options.receive_timeout_s, waiting);
         // The receive just posted uses the same buffer, but nothing can
         // arrive in it before we answer.
         if (!ret && options.check_data &&
@@ -188,7 +188,6 @@ int RunPingPong(const Options& options, bool is_client, OutOfBand& channel,
     int64_t elapsed_usec = 0;
     Waiting waiting;
     waiting.settle_us = options.settle_us;
-    waiting.receive_timeout_s = options.receive_timeout_s;
     ret = TimedLoop(options, is_client, size, objects, pattern, received,
                     elapsed_usec, waiting);
     if (ret) return ret;

@@ -436,6 +436,13 @@ uint64_t EndpointPair::RegionAddress(size_t offset) const {
 
 void PrintTo(const ProviderCase& c, std::ostream* out) { *out << c.name; }
 
+bool CancelsReceives(fid_ep* ep) {
+  char never_posted;
+  ssize_t rc = fi_cancel(&ep->fid, &never_posted);
+  if (rc != -FI_ENOSYS) EXPECT_EQ(rc, -FI_ENOENT);
+  return rc != -FI_ENOSYS;
+}
+
 absl::Status EndpointPair::Close() {
   absl::Status status;
   for (Side* side : {&a_, &b_}) {

@@ -216,6 +216,12 @@ class EndpointPair {
   Side b_;
 };
 
+// Whether `ep` (an endpoint or a shared receive context) cancels receives:
+// fi_cancel of a context never posted is -FI_ENOENT there (checked), and
+// -FI_ENOSYS where the provider cannot (verbs: a receive queue's entries
+// cannot be taken back).
+bool CancelsReceives(fid_ep* ep);
+
 // A test over every case: the fixture's pair_, opened by OpenPair.
 class PairTest : public ::testing::TestWithParam<ProviderCase> {
  protected:

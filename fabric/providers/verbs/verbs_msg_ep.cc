@@ -161,6 +161,19 @@ void SetMinRnrTimer(VerbsMsgEp* ep) {
   }
 }
 
+// Moves the queue pair (if any) to the error state: its posted work
+// flushes. A failure is logged.
+void MoveQpToError(VerbsMsgEp* ep) {
+  ibv_qp_attr attr = {};
+  attr.qp_state = IBV_QPS_ERR;
+  if (ep->qp != nullptr &&
+      ep->api().modify_qp(ep->qp, &attr, IBV_QP_STATE) != 0) {
+    FI_WARN(ep->log(), FI_LOG_EP_CTRL, "%s\n",
+            std::string(CallFailed("ibv_modify_qp to ERR").message())
+                .c_str());
+  }
+}
+
 // Performs `action`, the state's answer to an rdma_cm event carrying the
 // application's `data`.
 void Perform(VerbsMsgEp* ep, const MsgAction& action,
@@ -186,20 +199,12 @@ void Perform(VerbsMsgEp* ep, const MsgAction& action,
       SetMinRnrTimer(ep);
       PostCmEvent(ep, FI_CONNECTED, data);
       return;
-    case MsgAction::kReportShutdown: {
+    case MsgAction::kReportShutdown:
       // Posted work flushes (FI_ECANCELED entries) once the queue pair is
       // in the error state, whichever side disconnected.
-      ibv_qp_attr attr = {};
-      attr.qp_state = IBV_QPS_ERR;
-      if (ep->qp != nullptr &&
-          ep->api().modify_qp(ep->qp, &attr, IBV_QP_STATE) != 0) {
-        FI_WARN(ep->log(), FI_LOG_EP_CTRL, "%s\n",
-                std::string(CallFailed("ibv_modify_qp to ERR").message())
-                    .c_str());
-      }
+      MoveQpToError(ep);
       PostCmEvent(ep, FI_SHUTDOWN, {});
       return;
-    }
     case MsgAction::kReportError:
       PostCmError(ep, action.error, prov_errno, data);
       return;
@@ -337,9 +342,7 @@ void WatchCmEvents(VerbsMsgEp* ep) {
 // may take a moment, so the CQ is read until it stays empty for
 // kDrainQuietMs.
 void ReturnSharedReceives(VerbsMsgEp* ep) {
-  ibv_qp_attr attr = {};
-  attr.qp_state = IBV_QPS_ERR;
-  ep->api().modify_qp(ep->qp, &attr, IBV_QP_STATE);
+  MoveQpToError(ep);
   ibv_wc wc[kPollBatch];
   auto quiet_since = std::chrono::steady_clock::now();
   while (std::chrono::steady_clock::now() - quiet_since <

@@ -108,41 +108,22 @@ int Close(fid* object) {
   return 0;
 }
 
-fi_ops kSrxFidOps = {
-    .size = sizeof(fi_ops),
-    .close = Close,
-    .bind = FABRIC_NO_OP(fi_ops, bind),
-    .control = FABRIC_NO_OP(fi_ops, control),
-    .ops_open = FABRIC_NO_OP(fi_ops, ops_open),
-    .tostr = nullptr,
-    .ops_set = nullptr,
-};
+fi_ops kSrxFidOps = MakeFidOps({.close = Close});
 
-fi_ops_msg kSrxMsgOps = {
-    .size = sizeof(fi_ops_msg),
-    .recv = Recv,
-    .recvv = Recvv,
-    .recvmsg = Recvmsg,
-    .send = FABRIC_NO_OP(fi_ops_msg, send),
-    .sendv = FABRIC_NO_OP(fi_ops_msg, sendv),
-    .sendmsg = FABRIC_NO_OP(fi_ops_msg, sendmsg),
-    .inject = FABRIC_NO_OP(fi_ops_msg, inject),
-    .senddata = FABRIC_NO_OP(fi_ops_msg, senddata),
-    .injectdata = FABRIC_NO_OP(fi_ops_msg, injectdata),
-};
+// The receive calls; transmits are not the context's (-FI_ENOSYS).
+fi_ops_msg SrxMsgOps() {
+  fi_ops_msg ops = kNoMsgOps;
+  ops.recv = Recv;
+  ops.recvv = Recvv;
+  ops.recvmsg = Recvmsg;
+  return ops;
+}
+fi_ops_msg kSrxMsgOps = SrxMsgOps();
 
-fi_ops_cm kSrxCmOps = {
-    .size = sizeof(fi_ops_cm),
-    .setname = FABRIC_NO_OP(fi_ops_cm, setname),
-    .getname = FABRIC_NO_OP(fi_ops_cm, getname),
-    .getpeer = FABRIC_NO_OP(fi_ops_cm, getpeer),
-    .connect = FABRIC_NO_OP(fi_ops_cm, connect),
-    .listen = FABRIC_NO_OP(fi_ops_cm, listen),
-    .accept = FABRIC_NO_OP(fi_ops_cm, accept),
-    .reject = FABRIC_NO_OP(fi_ops_cm, reject),
-    .shutdown = FABRIC_NO_OP(fi_ops_cm, shutdown),
-    .join = FABRIC_NO_OP(fi_ops_cm, join),
-};
+// A context has no address of its own.
+fi_ops_cm kSrxCmOps =
+    ConnectionlessCmOps(FABRIC_NO_OP(fi_ops_cm, setname),
+                        FABRIC_NO_OP(fi_ops_cm, getname));
 
 }  // namespace
 
