@@ -3,9 +3,10 @@
 // (its region's address and key travel in the accept's connection data),
 // and answers; the client sends, reads, writes with remote CQ data, and
 // reads with a key it was never given. A rejection carries the server's
-// data back to the client. Bad calls fail with clear errors. The deepest
-// queues fi_getinfo offers can be made. Two RDM endpoints over RC queue
-// pairs exchange a tagged message.
+// data back to the client. Bad calls fail with clear errors, on endpoints
+// and on shared receive contexts (SRQs). The deepest queues fi_getinfo
+// offers can be made. Two RDM endpoints over RC queue pairs exchange a
+// tagged message.
 //
 // Runs where an RDMA device with an ACTIVE port and an IP address exists
 // (InfiniBand with IPoIB, RoCE, or soft-RoCE: `rdma link add rxe0 type rxe
@@ -436,6 +437,40 @@ TEST_F(VerbsMsgTest, BadCallsFailCleanly) {
             -FI_EOPNOTSUPP);
   EXPECT_EQ(fi_compare_atomicvalid(side.ep, FI_UINT64, FI_SUM, &count),
             -FI_EOPNOTSUPP);
+}
+
+// fi_srx_context on an MSG domain (an SRQ) and its bindings refuse what
+// they cannot take, each with its error.
+TEST_F(VerbsMsgTest, SharedReceiveContextsRefuseBadCalls) {
+  Side side;
+  ASSERT_EQ(side.Open(fi_dupinfo(info_)), 0);
+  fi_rx_attr attr = {};
+  fid_ep* srx = nullptr;
+  attr.size = size_t{1} << 40;  // beyond any device's SRQ
+  EXPECT_EQ(fi_srx_context(side.domain, &attr, &srx, nullptr), -FI_EINVAL);
+  attr.size = 0;
+  attr.op_flags = FI_MULTI_RECV;
+  EXPECT_EQ(fi_srx_context(side.domain, &attr, &srx, nullptr), -FI_EBADFLAGS);
+  attr.op_flags = 0;
+  ASSERT_EQ(fi_srx_context(side.domain, &attr, &srx, nullptr), 0);
+  char buf[8];
+  EXPECT_EQ(fi_recvmsg(srx, nullptr, 0), -FI_EINVAL);
+  iovec iov = {buf, sizeof(buf)};
+  void* desc = side.desc();
+  fi_msg msg = {&iov, &desc, 1, 0, nullptr, 0};
+  EXPECT_EQ(fi_recvmsg(srx, &msg, FI_MULTI_RECV), -FI_EBADFLAGS);
+  EXPECT_EQ(fi_send(srx, buf, sizeof(buf), desc, 0, nullptr), -FI_ENOSYS);
+  EXPECT_EQ(fi_cancel(&srx->fid, buf), -FI_ENOSYS);
+  // Binds: flags, and only before fi_enable.
+  fid_ep* ep = nullptr;
+  ASSERT_EQ(fi_endpoint(side.domain, side.info, &ep, nullptr), 0);
+  EXPECT_EQ(fi_ep_bind(ep, &srx->fid, FI_RECV), -FI_EBADFLAGS);
+  ASSERT_EQ(fi_ep_bind(ep, &side.eq->fid, 0), 0);
+  ASSERT_EQ(fi_ep_bind(ep, &side.cq->fid, FI_TRANSMIT | FI_RECV), 0);
+  ASSERT_EQ(fi_enable(ep), 0);
+  EXPECT_EQ(fi_ep_bind(ep, &srx->fid, 0), -FI_EOPBADSTATE);
+  EXPECT_EQ(fi_close(&ep->fid), 0);
+  EXPECT_EQ(fi_close(&srx->fid), 0);
 }
 
 // Regions without remote access: soft-RoCE gives each the remote key 0,
