@@ -32,7 +32,7 @@ absl::StatusOr<Info> CaseInfo(const ProviderCase& c, fi_ep_type type,
   hints->caps = options.caps;
   if (type == FI_EP_RDM) hints->caps |= FI_SOURCE;
   if (type == FI_EP_MSG && c.rxm) hints->caps = FI_MSG;  // rxm's streams
-  hints->addr_format = FI_SOCKADDR_IN;
+  hints->addr_format = c.addr_format;
   hints->domain_attr->resource_mgmt = options.resource_mgmt;
   if (options.shared_rx) hints->ep_attr->rx_ctx_cnt = FI_SHARED_CONTEXT;
   if (options.shared_tx) hints->ep_attr->tx_ctx_cnt = FI_SHARED_CONTEXT;
@@ -92,6 +92,8 @@ const std::vector<ProviderCase>& AllCases() {
       {"udp_dgram", "udp", FI_EP_DGRAM, nullptr, false},
       {"verbs_msg", "verbs", FI_EP_MSG, nullptr, false, nullptr},
       {"verbs_rdm", "verbs", FI_EP_RDM, nullptr, false, nullptr},
+      {"verbs_dgram", "verbs", FI_EP_DGRAM, nullptr, false, nullptr,
+       FI_ADDR_IB_UD},
   };
   return cases;
 }

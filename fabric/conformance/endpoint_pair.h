@@ -62,14 +62,16 @@ struct ProviderCase {
   // fi_getinfo's node: 127.0.0.1, or null where the provider's device
   // gives the address (verbs: the first active port's IP address).
   const char* node = "127.0.0.1";
+  // The address format the case asks for (verbs datagrams: FI_ADDR_IB_UD).
+  uint32_t addr_format = FI_SOCKADDR_IN;
 };
 
 // Prints the case's name (gtest's parameter output).
 void PrintTo(const ProviderCase& c, std::ostream* out);
 
 // Every case the suite runs: tcp MSG, tcp RDM over TCP, tcp RDM through
-// the local path, shm RDM, rxm over tcp MSG, udp DGRAM, and verbs MSG and
-// RDM (skipped without an RDMA device; //fabric/conformance:
+// the local path, shm RDM, rxm over tcp MSG, udp DGRAM, and verbs MSG, RDM
+// and DGRAM (skipped without an RDMA device; //fabric/conformance:
 // verbs_in_guest_test runs them on soft-RoCE).
 const std::vector<ProviderCase>& AllCases();
 

@@ -90,6 +90,16 @@ class Provider {
   virtual int OpenPassiveEndpoint(fid_fabric* fabric, fi_info* info,
                                   fid_pep** pep, void* context) const;
 
+  // fi_av_open on one of this provider's domains: the provider's own AV for
+  // addresses the utility AV (util/av.h: IP addresses) does not take, or
+  // null (the default) for the utility AV.
+  using AvOpen = int (*)(fid_domain* domain, fi_av_attr* attr, fid_av** av,
+                         void* context);
+  virtual AvOpen av_open(const UtilDomain& domain) const {
+    (void)domain;
+    return nullptr;
+  }
+
   // fi_query_atomic on one of this provider's domains. Arguments are not
   // yet checked. -FI_ENOSYS unless the provider has atomics.
   virtual int QueryAtomic(fid_domain* domain, fi_datatype datatype, fi_op op,

@@ -93,61 +93,6 @@ void Refresh(UtilAv& av) {
   }
 }
 
-// Reports each insert's outcome as fi_av_insert(3) asks: FI_SYNC_ERR
-// errors, an EQ error entry per failure and FI_AV_COMPLETE with FI_EVENT.
-struct InsertReport {
-  UtilAv& av;
-  uint64_t flags;
-  void* context;
-  int inserted = 0;
-
-  void Failed(size_t i, int fi_errno) {
-    if (flags & FI_SYNC_ERR) static_cast<int*>(context)[i] = -fi_errno;
-    if (av.eq != nullptr && (av.flags & FI_EVENT)) {
-      fi_eq_err_entry error = {};
-      error.fid = &av.av_fid.fid;
-      error.context = context;
-      error.data = i;
-      error.err = fi_errno;
-      EqPostError(&av.eq->eq_fid, error);
-    }
-  }
-  void Succeeded(size_t i) {
-    if (flags & FI_SYNC_ERR) static_cast<int*>(context)[i] = 0;
-    ++inserted;
-  }
-  int Finish() {
-    if (av.eq == nullptr || !(av.flags & FI_EVENT)) return inserted;
-    fi_eq_entry done = {};
-    done.fid = &av.av_fid.fid;
-    done.context = context;
-    done.data = static_cast<uint64_t>(inserted);
-    EqPost(&av.eq->eq_fid, FI_AV_COMPLETE, &done, sizeof(done));
-    return 0;
-  }
-};
-
-absl::Status CheckInsert(const UtilAv& av, const void* input, size_t count,
-                         uint64_t flags, void* context) {
-  if (av.flags & FI_READ) {
-    return FiError(FI_EOPNOTSUPP, "fi_av_insert: the AV is opened read-only "
-                                  "(FI_READ)");
-  }
-  if (input == nullptr && count > 0) {
-    return FiError(FI_EINVAL, "fi_av_insert: addr is NULL");
-  }
-  if ((flags & ~kInsertFlags) != 0) {
-    return FiError(FI_EBADFLAGS, "fi_av_insert: unknown flags");
-  }
-  if ((flags & FI_SYNC_ERR) && context == nullptr) {
-    return FiError(FI_EINVAL, "fi_av_insert: FI_SYNC_ERR needs an error "
-                              "array as context");
-  }
-  if ((av.flags & FI_EVENT) && av.eq == nullptr) {
-    return FiError(FI_ENOEQ, "fi_av_insert: FI_EVENT AV without a bound EQ");
-  }
-  return absl::OkStatus();
-}
 
 // Inserts already-parsed addresses (or errors), filling fi_addr.
 int InsertParsed(UtilAv& av,
@@ -359,26 +304,51 @@ int CloseAv(fid* object) {
   return 0;
 }
 
-int BindAv(fid* object, fid* bound, uint64_t flags) {
-  UtilAv* av = reinterpret_cast<UtilAv*>(object);
-  UtilEq* eq = AsUtilEq(bound);
-  if (eq == nullptr || eq->fabric != av->domain->fabric || flags != 0 ||
-      av->eq != nullptr) {
-    return AvFail(*av, FiError(FI_EINVAL, "fi_av_bind: one EQ of this fabric, "
-                                          "with flags 0"));
-  }
-  eq->open_children.fetch_add(1);
-  av->eq = eq;
-  return 0;
-}
 
-fi_ops kAvFidOps = MakeFidOps({.close = CloseAv, .bind = BindAv});
+fi_ops kAvFidOps = MakeFidOps({.close = CloseAv, .bind = BindUtilAv});
 
 fi_ops_av kAvOps = {sizeof(fi_ops_av), InsertAv,  InsertSvcAv,
                     InsertSymAv,       RemoveAv,  LookupAv,
                     StraddrAv,         OpenUtilAvSet};
 
-absl::Status CheckAttr(const UtilDomain& domain, const fi_av_attr& attr) {
+
+// The table of a named AV: created or joined, or with FI_READ mapped
+// read-only.
+absl::StatusOr<std::unique_ptr<SharedAvTable>> OpenShared(
+    const UtilDomain& domain, const fi_av_attr& attr) {
+  absl::string_view name(attr.name,
+                         strnlen(attr.name, kSharedAvMaxNameLength + 1));
+  uint32_t format = domain.info->addr_format;
+  return (attr.flags & FI_READ)
+             ? SharedAvTable::OpenForRead(name, format)
+             : SharedAvTable::OpenForWrite(name, format, attr.count);
+}
+
+}  // namespace
+
+absl::Status CheckInsert(const UtilAv& av, const void* input, size_t count,
+                         uint64_t flags, void* context) {
+  if (av.flags & FI_READ) {
+    return FiError(FI_EOPNOTSUPP, "fi_av_insert: the AV is opened read-only "
+                                  "(FI_READ)");
+  }
+  if (input == nullptr && count > 0) {
+    return FiError(FI_EINVAL, "fi_av_insert: addr is NULL");
+  }
+  if ((flags & ~kInsertFlags) != 0) {
+    return FiError(FI_EBADFLAGS, "fi_av_insert: unknown flags");
+  }
+  if ((flags & FI_SYNC_ERR) && context == nullptr) {
+    return FiError(FI_EINVAL, "fi_av_insert: FI_SYNC_ERR needs an error "
+                              "array as context");
+  }
+  if ((av.flags & FI_EVENT) && av.eq == nullptr) {
+    return FiError(FI_ENOEQ, "fi_av_insert: FI_EVENT AV without a bound EQ");
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CheckAvAttr(const UtilDomain& domain, const fi_av_attr& attr) {
   int type = EnumValue(attr.type);
   if (type < FI_AV_UNSPEC || type > FI_AV_TABLE) {
     return FiError(FI_EINVAL, absl::StrCat("fi_av_open: unknown type ", type));
@@ -407,19 +377,45 @@ absl::Status CheckAttr(const UtilDomain& domain, const fi_av_attr& attr) {
   return absl::OkStatus();
 }
 
-// The table of a named AV: created or joined, or with FI_READ mapped
-// read-only.
-absl::StatusOr<std::unique_ptr<SharedAvTable>> OpenShared(
-    const UtilDomain& domain, const fi_av_attr& attr) {
-  absl::string_view name(attr.name,
-                         strnlen(attr.name, kSharedAvMaxNameLength + 1));
-  uint32_t format = domain.info->addr_format;
-  return (attr.flags & FI_READ)
-             ? SharedAvTable::OpenForRead(name, format)
-             : SharedAvTable::OpenForWrite(name, format, attr.count);
+int BindUtilAv(fid* object, fid* bound, uint64_t flags) {
+  UtilAv* av = reinterpret_cast<UtilAv*>(object);
+  UtilEq* eq = AsUtilEq(bound);
+  if (eq == nullptr || eq->fabric != av->domain->fabric || flags != 0 ||
+      av->eq != nullptr) {
+    return AvFail(*av, FiError(FI_EINVAL, "fi_av_bind: one EQ of this fabric, "
+                                          "with flags 0"));
+  }
+  eq->open_children.fetch_add(1);
+  av->eq = eq;
+  return 0;
 }
 
-}  // namespace
+void InsertReport::Failed(size_t i, int fi_errno) {
+  if (flags & FI_SYNC_ERR) static_cast<int*>(context)[i] = -fi_errno;
+  if (av.eq != nullptr && (av.flags & FI_EVENT)) {
+    fi_eq_err_entry error = {};
+    error.fid = &av.av_fid.fid;
+    error.context = context;
+    error.data = i;
+    error.err = fi_errno;
+    EqPostError(&av.eq->eq_fid, error);
+  }
+}
+
+void InsertReport::Succeeded(size_t i) {
+  if (flags & FI_SYNC_ERR) static_cast<int*>(context)[i] = 0;
+  ++inserted;
+}
+
+int InsertReport::Finish() {
+  if (av.eq == nullptr || !(av.flags & FI_EVENT)) return inserted;
+  fi_eq_entry done = {};
+  done.fid = &av.av_fid.fid;
+  done.context = context;
+  done.data = static_cast<uint64_t>(inserted);
+  EqPost(&av.eq->eq_fid, FI_AV_COMPLETE, &done, sizeof(done));
+  return 0;
+}
 
 int AvFail(const UtilAv& av, const absl::Status& status) {
   FI_WARN(Log(av), FI_LOG_AV, "%s\n", std::string(status.message()).c_str());
@@ -440,7 +436,7 @@ int OpenUtilAv(fid_domain* domain_fid, fi_av_attr* attr, fid_av** av_out,
   absl::Status status =
       attr == nullptr || av_out == nullptr
           ? FiError(FI_EINVAL, "fi_av_open: attr and av must not be NULL")
-          : CheckAttr(*domain, *attr);
+          : CheckAvAttr(*domain, *attr);
   std::unique_ptr<SharedAvTable> shared;
   if (status.ok() && attr->name != nullptr) {
     absl::StatusOr<std::unique_ptr<SharedAvTable>> opened =

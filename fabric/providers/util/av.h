@@ -79,6 +79,31 @@ struct UtilAv {
 // Logs `status` as a warning of `av` and returns its negative fi_errno.
 int AvFail(const UtilAv& av, const absl::Status& status);
 
+// What a provider's own AV (one embedding UtilAv first, with its own
+// insert, remove and lookup) shares with this one:
+// fi_av_open's checks of `attr` (type, flags, no rx_ctx_bits, names only
+// with FI_SHARED_AV),
+absl::Status CheckAvAttr(const UtilDomain& domain, const fi_av_attr& attr);
+// fi_av_insert's checks (FI_READ, NULL input, flags, FI_SYNC_ERR's array,
+// FI_EVENT's EQ),
+absl::Status CheckInsert(const UtilAv& av, const void* input, size_t count,
+                         uint64_t flags, void* context);
+// fi_av_bind (one EQ of the domain's fabric, flags 0),
+int BindUtilAv(fid* object, fid* bound, uint64_t flags);
+// and how each insert's outcome is reported as fi_av_insert(3) asks:
+// FI_SYNC_ERR errors, an EQ error entry per failure and FI_AV_COMPLETE
+// with FI_EVENT; Finish is fi_av_insert's return value.
+struct InsertReport {
+  UtilAv& av;
+  uint64_t flags;
+  void* context;
+  int inserted = 0;
+
+  void Failed(size_t i, int fi_errno);
+  void Succeeded(size_t i);
+  int Finish();
+};
+
 // The UtilAv behind `object`, or null when it is not one of our AVs.
 UtilAv* AsUtilAv(fid* object);
 

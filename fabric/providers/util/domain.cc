@@ -120,6 +120,14 @@ int QueryAtomic(fid_domain* domain, fi_datatype datatype, fi_op op,
   return ToUtilDomain(&domain->fid)->fabric->provider->QueryAtomic(
       domain, datatype, op, attr, flags);
 }
+int OpenAv(fid_domain* domain, fi_av_attr* attr, fid_av** av,
+           void* context) {
+  const UtilDomain& util = *ToUtilDomain(&domain->fid);
+  if (Provider::AvOpen open = util.fabric->provider->av_open(util)) {
+    return open(domain, attr, av, context);
+  }
+  return OpenUtilAv(domain, attr, av, context);
+}
 int NoQueryCollective(fid_domain*, fi_collective_op, fi_collective_attr*,
                       uint64_t) {
   return -FI_ENOSYS;
@@ -158,7 +166,7 @@ fi_ops kDomainFidOps = MakeFidOps(
     {.close = CloseDomain, .bind = BindDomain, .ops_set = SetOpsDomain});
 
 fi_ops_domain kDomainOps = {
-    sizeof(fi_ops_domain), OpenUtilAv,   OpenUtilCq,      OpenEndpoint,
+    sizeof(fi_ops_domain), OpenAv,       OpenUtilCq,      OpenEndpoint,
     NoScalableEp,          OpenUtilCntr, OpenUtilPollSet,    OpenStxContext,
     OpenSrxContext,        QueryAtomic,   NoQueryCollective, OpenEndpoint2,
 };

@@ -67,6 +67,10 @@ absl::Status LoadIbverbs(void* library, VerbsApi* api) {
   load("ibv_ack_cq_events", &api->ack_cq_events);
   load("ibv_wc_status_str", &api->wc_status_str);
   load("ibv_modify_qp", &api->modify_qp);
+  load("ibv_create_qp", &api->create_queue_pair);
+  load("ibv_destroy_qp", &api->destroy_queue_pair);
+  load("ibv_create_ah", &api->create_ah);
+  load("ibv_destroy_ah", &api->destroy_ah);
   if (load.missing().empty()) return absl::OkStatus();
   return FiError(FI_ENODATA,
                  absl::StrCat(kIbverbs, " has no ", load.missing()));

@@ -51,6 +51,12 @@ struct VerbsApi {
   void (*ack_cq_events)(ibv_cq*, unsigned int) = nullptr;
   const char* (*wc_status_str)(ibv_wc_status) = nullptr;
   int (*modify_qp)(ibv_qp*, ibv_qp_attr*, int) = nullptr;
+  // Queue pairs without a connection id (UD), and the address handles
+  // their sends name peers by.
+  ibv_qp* (*create_queue_pair)(ibv_pd*, ibv_qp_init_attr*) = nullptr;
+  int (*destroy_queue_pair)(ibv_qp*) = nullptr;
+  ibv_ah* (*create_ah)(ibv_pd*, ibv_ah_attr*) = nullptr;
+  int (*destroy_ah)(ibv_ah*) = nullptr;
 
   // librdmacm: connection management of RC queue pairs.
   rdma_event_channel* (*create_event_channel)() = nullptr;

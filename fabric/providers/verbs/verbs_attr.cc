@@ -82,10 +82,12 @@ sockaddr_ib IbAddress(const ibv_gid& gid) {
   return address;
 }
 
-// A copy of `base` named for `port`, with `address` as its source.
-absl::StatusOr<InfoPtr> Named(const fi_info& base, const PortDescription& port,
-                              uint32_t prov_version, uint32_t addr_format,
-                              const void* address, size_t len) {
+}  // namespace
+
+absl::StatusOr<InfoPtr> NamedInfo(const fi_info& base,
+                                  const PortDescription& port,
+                                  uint32_t prov_version, uint32_t addr_format,
+                                  const void* address, size_t len) {
   InfoPtr info = DupInfo(base);
   if (info == nullptr ||
       !SetString(&info->fabric_attr->name, FabricName(port.gid)) ||
@@ -98,8 +100,6 @@ absl::StatusOr<InfoPtr> Named(const fi_info& base, const PortDescription& port,
   info->addr_format = addr_format;
   return info;
 }
-
-}  // namespace
 
 std::string FabricName(const ibv_gid& gid) {
   return absl::StrFormat("IB-0x%016x", be64toh(gid.global.subnet_prefix));
@@ -149,16 +149,17 @@ absl::StatusOr<InfoList> PortInfos(const PortDescription& port,
   InfoList infos;
   if (infiniband) {
     sockaddr_ib address = IbAddress(port.gid);
-    absl::StatusOr<InfoPtr> info = Named(
-        rc.info, port, prov_version, FI_SOCKADDR_IB, &address, sizeof(address));
+    absl::StatusOr<InfoPtr> info =
+        NamedInfo(rc.info, port, prov_version, FI_SOCKADDR_IB, &address,
+                  sizeof(address));
     if (!info.ok()) return info.status();
     infos.Append(*std::move(info));
   }
   for (const IpAddress& ip : port.ip_addresses) {
     uint32_t format =
         ip.family() == AF_INET6 ? FI_SOCKADDR_IN6 : FI_SOCKADDR_IN;
-    absl::StatusOr<InfoPtr> info = Named(rc.info, port, prov_version, format,
-                                         ip.sockaddr_ptr(), ip.length());
+    absl::StatusOr<InfoPtr> info = NamedInfo(
+        rc.info, port, prov_version, format, ip.sockaddr_ptr(), ip.length());
     if (!info.ok()) return info.status();
     infos.Append(*std::move(info));
   }

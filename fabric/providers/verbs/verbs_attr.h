@@ -75,6 +75,13 @@ inline constexpr size_t kDefaultIovLimit = 4;
 //   data are unaffected).
 void FitToHints(const fi_info* hints, InfoTemplate* t);
 
+// A copy of `base` named for `port` (its fabric, its device as the domain,
+// prov_name "verbs", `prov_version`), with `address` as its source.
+absl::StatusOr<InfoPtr> NamedInfo(const fi_info& base,
+                                  const PortDescription& port,
+                                  uint32_t prov_version, uint32_t addr_format,
+                                  const void* address, size_t len);
+
 // "IB-0xfe80000000000000": the fabric of GID `gid`'s subnet.
 std::string FabricName(const ibv_gid& gid);
 

@@ -40,8 +40,6 @@ constexpr uint8_t kRnrRetryCount = 7;
 // 0, which encodes the longest wait, 655 ms: a receiver a little behind
 // then stalls its peer for most of a second per buffer it lacked.
 constexpr uint8_t kMinRnrTimer = 12;
-// Completions taken from the CQ per ibv_poll_cq call.
-constexpr int kPollBatch = 16;
 // Passes of the data path that find no completion while transmits are out
 // before it reads the connection's events (VerbsCompletions::Progress).
 constexpr uint32_t kCmCheckInterval = 256;
@@ -100,8 +98,8 @@ absl::Status CreateQp(VerbsMsgEp* ep) {
   if (!caps.ok()) return caps.status();
   ibv_qp_init_attr attr = {};
   attr.qp_context = ep;
-  attr.send_cq = ep->cq;
-  attr.recv_cq = ep->cq;
+  attr.send_cq = ep->device_cq.cq;
+  attr.recv_cq = ep->device_cq.cq;
   attr.cap = *caps;
   if (ep->srx != nullptr) {
     // Receives come from the shared queue: none of its own.
@@ -220,53 +218,17 @@ void Complete(VerbsMsgEp* ep, const ibv_wc& wc) {
     // endpoint was not known); a full CQ takes it past its size (util/cq.h).
     posted->request.write_entry = WantsRxEntry(ep->util, posted->flags);
   }
-  UtilEndpoint* util = &ep->util;
-  UtilCq* cq = posted->transmit ? util->tx_cq : util->rx_cq;
-  if (wc.status == IBV_WC_SUCCESS) {
-    fi_cq_tagged_entry entry = CompletionOf(wc, posted->request);
-    // A remote write with immediate data consumed this receive: it counts
-    // as a remote write.
-    CntrKind cntr = (entry.flags & FI_REMOTE_WRITE) != 0 ? kRemoteWriteCntr
-                                                         : posted->cntr;
-    ReportSuccess(util, cq, posted->request.write_entry, posted->reserved,
-                  entry, FI_ADDR_NOTAVAIL, cntr);
-  } else {
-    fi_cq_err_entry error = ErrorOf(wc, posted->request);
-    if (wc.status != IBV_WC_WR_FLUSH_ERR) {
-      FI_WARN(ep->log(), FI_LOG_CQ, "work completion failed: %s (vendor "
-              "error 0x%x)\n", ep->api().wc_status_str(wc.status),
-              wc.vendor_err);
-    }
-    // A flush of an operation that reports nothing (an inject, a
-    // selective completion) is no news: the connection's end says it.
-    bool silent = wc.status == IBV_WC_WR_FLUSH_ERR &&
-                  !posted->request.write_entry;
-    if (cq != nullptr && !silent) {
-      CqWriteError(cq, error, posted->reserved);
-    } else if (posted->reserved) {
-      CqUnreserve(cq);
-    }
-    if (util->cntrs[posted->cntr] != nullptr) {
-      CntrAddError(util->cntrs[posted->cntr], 1);
-    }
-  }
+  fi_cq_tagged_entry entry = {};
+  if (wc.status == IBV_WC_SUCCESS) entry = CompletionOf(wc, posted->request);
+  ReportWorkCompletion(&ep->util, ep->api(), ep->log(), wc, *posted, entry,
+                       FI_ADDR_NOTAVAIL);
   ReleaseSlot(ep, posted);
 }
 
 // Reports every completion the CQ holds; returns how many.
 size_t PollAll(VerbsMsgEp* ep) {
-  ibv_wc wc[kPollBatch];
-  size_t total = 0;
-  for (;;) {
-    int n = ibv_poll_cq(ep->cq, kPollBatch, wc);
-    if (n < 0) {
-      FI_WARN(ep->log(), FI_LOG_CQ, "ibv_poll_cq failed (%d)\n", n);
-      return total;
-    }
-    for (int i = 0; i < n; ++i) Complete(ep, wc[i]);
-    total += static_cast<size_t>(n);
-    if (n < kPollBatch) return total;
-  }
+  return PollCq(ep->device_cq.cq, ep->log(),
+                [ep](const ibv_wc& wc) { Complete(ep, wc); });
 }
 
 // fi_enable: the CQ and its completion channel, the request slots, and the
@@ -278,16 +240,6 @@ int Enable(VerbsMsgEp* ep) {
   const VerbsApi& api = ep->api();
   const size_t tx = std::max<size_t>(info.tx_attr->size, 1);
   const size_t rx = std::max<size_t>(info.rx_attr->size, 1);
-  // A failed fi_enable may be retried: what it made stays until close.
-  if (ep->comp_channel == nullptr) {
-    ep->comp_channel = api.create_comp_channel(ep->domain->context());
-    if (ep->comp_channel == nullptr) {
-      return Fail(*ep, CallFailed("ibv_create_comp_channel"));
-    }
-  }
-  absl::Status nonblocking =
-      MakeNonBlocking(ep->comp_channel->fd, "the completion channel");
-  if (!nonblocking.ok()) return Fail(*ep, nonblocking);
   // Every queue entry may complete at once: the CQ holds them all. With a
   // shared receive context, every entry of the SRQ may complete here.
   const size_t receives = ep->srx != nullptr ? ep->srx->posted.size() : rx;
@@ -298,21 +250,11 @@ int Enable(VerbsMsgEp* ep) {
                              " receives exceed the device's max_cqe (",
                              max_cqe, ")"));
   }
-  if (ep->cq == nullptr) {
-    ep->cq = api.create_cq(ep->domain->context(),
-                           static_cast<int>(tx + receives), ep,
-                           ep->comp_channel, 0);
-    if (ep->cq == nullptr) return Fail(*ep, CallFailed("ibv_create_cq"));
-  }
-  if (ep->posted.empty()) {
-    ep->tx_slots = tx;
-    ep->posted.resize(tx + rx);
-    for (uint32_t i = 0; i < tx + rx; ++i) {
-      ep->posted[i].index = i;
-      ep->posted[i].transmit = i < tx;
-      (i < tx ? ep->free_tx : ep->free_rx).push_back(i);
-    }
-  }
+  // A failed fi_enable may be retried: what it made stays until close.
+  absl::Status opened =
+      OpenDeviceCq(*ep->domain, tx + receives, ep, &ep->device_cq);
+  if (!opened.ok()) return Fail(*ep, opened);
+  ep->slots.Init(tx, rx);
   if ((info.caps & FI_ATOMIC) != 0 && ep->scratch_mr == nullptr) {
     ep->atomic_scratch.assign(tx, 0);
     ep->scratch_mr =
@@ -343,17 +285,14 @@ void WatchCmEvents(VerbsMsgEp* ep) {
 // kDrainQuietMs.
 void ReturnSharedReceives(VerbsMsgEp* ep) {
   MoveQpToError(ep);
-  ibv_wc wc[kPollBatch];
   auto quiet_since = std::chrono::steady_clock::now();
   while (std::chrono::steady_clock::now() - quiet_since <
          std::chrono::milliseconds(kDrainQuietMs)) {
-    int n = ibv_poll_cq(ep->cq, kPollBatch, wc);
-    if (n <= 0) continue;
-    quiet_since = std::chrono::steady_clock::now();
-    for (int i = 0; i < n; ++i) {
-      auto* posted = reinterpret_cast<Posted*>(wc[i].wr_id);
+    size_t n = PollCq(ep->device_cq.cq, ep->log(), [](const ibv_wc& wc) {
+      auto* posted = reinterpret_cast<Posted*>(wc.wr_id);
       if (posted->srx != nullptr) ReleaseSrxSlot(posted->srx, posted);
-    }
+    });
+    if (n > 0) quiet_since = std::chrono::steady_clock::now();
   }
 }
 
@@ -366,22 +305,14 @@ int CloseMsgEp(fid* object) {
   if (ep->state.state() == MsgState::kConnected && ep->id != nullptr) {
     api.disconnect(ep->id);
   }
-  // Promised CQ room is given back; closing reports nothing.
-  for (Posted& posted : ep->posted) {
-    if (!posted.reserved) continue;
-    CqUnreserve(posted.transmit ? ep->util.tx_cq : ep->util.rx_cq);
-    posted.reserved = false;
-  }
+  ep->slots.Unreserve(&ep->util);
   if (ep->srx != nullptr && ep->qp != nullptr) ReturnSharedReceives(ep);
   if (ep->qp != nullptr) api.destroy_qp(ep->id);
   if (ep->srx != nullptr) ep->srx->bound.fetch_sub(1);
   if (ep->id != nullptr) api.destroy_id(ep->id);
   if (ep->cm_channel != nullptr) api.destroy_event_channel(ep->cm_channel);
   if (ep->scratch_mr != nullptr) api.dereg_mr(ep->scratch_mr);
-  if (ep->cq != nullptr) api.destroy_cq(ep->cq);
-  if (ep->comp_channel != nullptr) {
-    api.destroy_comp_channel(ep->comp_channel);
-  }
+  CloseDeviceCq(api, &ep->device_cq);
   ReleaseUtilEndpoint(&ep->util);
   delete ep;
   return 0;
@@ -646,15 +577,7 @@ bool VerbsCmEvents::auto_progress() const {
 
 void VerbsCompletions::Progress() {
   std::lock_guard<OptionalMutex> lock(ep_->util.mutex);
-  const VerbsApi& api = ep_->api();
-  ibv_cq* cq = nullptr;
-  void* context = nullptr;
-  // A notification fired: it is used up (and must be acked).
-  while (ep_->notify_armed &&
-         api.get_cq_event(ep_->comp_channel, &cq, &context) == 0) {
-    api.ack_cq_events(cq, 1);
-    ep_->notify_armed = false;
-  }
+  AckNotification(ep_->api(), &ep_->device_cq);
   const size_t completed = PollAll(ep_);
   if (completed > 0) ep_->idle_passes = 0;
   // Transmits that wait without completing may wait on a peer that is gone:
@@ -664,19 +587,17 @@ void VerbsCompletions::Progress() {
   // take (retry_cnt + 1) ACK timeouts, 17 s on RoCE. So the connection's
   // events are read here too, every kCmCheckInterval idle passes: the
   // system call it costs is not paid on a busy path.
-  if (completed == 0 && ep_->free_tx.size() < ep_->tx_slots &&
+  if (completed == 0 && ep_->slots.transmits_out() > 0 &&
       ++ep_->idle_passes >= kCmCheckInterval) {
     ep_->idle_passes = 0;
     ReadCmEventsLocked(ep_);
   }
-  if (ep_->wants_notify && !ep_->notify_armed) {
-    if (ibv_req_notify_cq(ep_->cq, 0) == 0) ep_->notify_armed = true;
-    // What completed before the request would not signal: take it now.
-    PollAll(ep_);
-  }
+  if (ArmNotification(&ep_->device_cq, false)) PollAll(ep_);
 }
 
-int VerbsCompletions::progress_fd() const { return ep_->comp_channel->fd; }
+int VerbsCompletions::progress_fd() const {
+  return ep_->device_cq.channel->fd;
+}
 
 bool VerbsCompletions::auto_progress() const {
   return ep_->util.domain->info->domain_attr->data_progress ==
@@ -685,20 +606,14 @@ bool VerbsCompletions::auto_progress() const {
 
 void VerbsCompletions::ArmFds() {
   std::lock_guard<OptionalMutex> lock(ep_->util.mutex);
-  ep_->wants_notify = true;
-  if (!ep_->notify_armed && ibv_req_notify_cq(ep_->cq, 0) == 0) {
-    ep_->notify_armed = true;
-    // Completions that came before the request will not signal: reported
-    // now, else nothing would wake for them.
-    PollAll(ep_);
-  }
+  // Completions that came before the request will not signal: reported
+  // now, else nothing would wake for them.
+  if (ArmNotification(&ep_->device_cq, true)) PollAll(ep_);
 }
 
 void ReleaseSlot(VerbsMsgEp* ep, Posted* posted) {
   if (posted->srx != nullptr) return ReleaseSrxSlot(posted->srx, posted);
-  posted->reserved = false;
-  if (!posted->registrations.empty()) posted->registrations.Clear();
-  (posted->transmit ? ep->free_tx : ep->free_rx).push_back(posted->index);
+  ep->slots.Release(posted);
 }
 
 int OpenVerbsMsgEp(fid_domain* domain_fid, fi_info* info, fid_ep** ep_out,

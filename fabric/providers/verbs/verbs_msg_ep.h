@@ -40,6 +40,7 @@
 #include "fabric/providers/verbs/verbs_completion.h"
 #include "fabric/providers/verbs/verbs_domain.h"
 #include "fabric/providers/verbs/verbs_msg_state.h"
+#include "fabric/providers/verbs/verbs_posted.h"
 
 namespace fabric {
 namespace verbs {
@@ -91,21 +92,6 @@ class VerbsCompletions : public ProgressSource {
   VerbsMsgEp* ep_;
 };
 
-// A posted work request, from posting to its completion: what the entry
-// reports (WorkRequest is the wr_id) and where.
-struct Posted {
-  WorkRequest request;  // first: wr_id points at it
-  bool transmit = true;    // the transmit CQ, else the receive CQ
-  bool reserved = false;   // a CQ slot was promised (CqReserve)
-  CntrKind cntr = kSendCntr;
-  uint32_t index = 0;      // in VerbsMsgEp::posted (or VerbsSrx::posted)
-  LocalRegistrations registrations;  // buffers given without descriptors
-  // A receive of a shared receive context: its slot is the context's, and
-  // its entry is written (or not) by the flags it was posted with.
-  VerbsSrx* srx = nullptr;
-  uint64_t flags = 0;
-};
-
 // A receive posted before the queue pair exists (between fi_enable and
 // the connection's start), kept until it does.
 struct EarlyReceive {
@@ -123,8 +109,7 @@ struct VerbsMsgEp {
   MsgState state;  // guarded by util.mutex
   rdma_event_channel* cm_channel = nullptr;
   rdma_cm_id* id = nullptr;
-  ibv_comp_channel* comp_channel = nullptr;
-  ibv_cq* cq = nullptr;  // made by fi_enable
+  DeviceCq device_cq;  // made by fi_enable
   ibv_qp* qp = nullptr;  // made when the connection starts (id->qp)
   uint32_t max_inline = 0;  // what the queue pair took
   // The domain has no FI_MR_LOCAL: buffers without descriptors are
@@ -133,13 +118,7 @@ struct VerbsMsgEp {
   bool from_request = false;  // opened on an FI_CONNREQ: fi_accept next
   bool cm_registered = false;
   bool completions_registered = false;
-  bool notify_armed = false;  // ibv_req_notify_cq is in effect
-  bool wants_notify = false;  // ArmFds was called: keep it in effect
-  // One slot per send and receive queue entry; a free list for each queue.
-  std::vector<Posted> posted;
-  std::vector<uint32_t> free_tx;
-  std::vector<uint32_t> free_rx;
-  size_t tx_slots = 0;  // the first tx_slots of `posted`
+  WorkSlots slots;  // one per send and receive queue entry
   // Data passes without a completion while transmits were out.
   uint32_t idle_passes = 0;
   std::vector<EarlyReceive> early_receives;
@@ -183,19 +162,10 @@ bool TakeVerbsConnReq(fid* handle, VerbsConnReq* taken);
 // The data path (verbs_msg_ops.cc): installs the endpoint's msg, rma and
 // atomic tables.
 void InstallVerbsDataOps(VerbsMsgEp* ep);
-// The scatter-gather list of a receive into `count` pieces (at most
-// `max_sge`; cut so that together they take at most `max_msg_size`): each
-// piece with its descriptor's key (checked live through `regions`, or
-// LiveRegion when null), or on a domain without FI_MR_LOCAL
-// (`registers_buffers`) registered in `held` when it has none.
-absl::Status DescribeReceive(VerbsDomain* domain, bool registers_buffers,
-                             LiveRegionCache* regions, const iovec* iov,
-                             void* const* desc, size_t count, size_t max_sge,
-                             size_t max_msg_size, LocalRegistrations* held,
-                             absl::InlinedVector<ibv_sge, 4>* sges);
 // Posts receives kept while the queue pair did not exist.
 int PostEarlyReceives(VerbsMsgEp* ep);
-// Frees a slot after its completion (or when it was never posted).
+// Frees a slot after its completion (or when it was never posted): the
+// endpoint's, or its shared receive context's.
 void ReleaseSlot(VerbsMsgEp* ep, Posted* posted);
 
 }  // namespace verbs

@@ -15,6 +15,7 @@
 #include "fabric/providers/util/no_ops.h"
 #include "fabric/providers/verbs/verbs_msg_ep.h"
 #include "fabric/providers/verbs/verbs_requests.h"
+#include "fabric/providers/verbs/verbs_sges.h"
 #include "fabric/providers/verbs/verbs_work_requests.h"
 
 namespace fabric {
@@ -30,8 +31,6 @@ constexpr uint64_t kTxFlags = FI_REMOTE_CQ_DATA | FI_INJECT | FI_COMPLETION |
                               FI_FENCE | FI_MORE | FI_INJECT_COMPLETE |
                               FI_TRANSMIT_COMPLETE;
 constexpr uint64_t kRxFlags = FI_COMPLETION | FI_MORE;
-
-using Sges = absl::InlinedVector<ibv_sge, 4>;
 
 ssize_t Fail(const VerbsMsgEp& ep, const absl::Status& status) {
   FI_WARN(ep.log(), FI_LOG_EP_DATA, "%s\n",
@@ -79,50 +78,6 @@ CntrKind CntrOf(const SendOp& op) {
       return op.fetch ? kReadCntr : kWriteCntr;
   }
   return kSendCntr;
-}
-
-// Fills sge[0..count) for a request's local pieces (`device_writes`: the
-// device writes into them). Descriptors are read (their lkey), so each
-// one given is looked up as an open region first: an application's
-// garbage is refused, not dereferenced. On a domain without FI_MR_LOCAL a
-// descriptor is not needed and one that is not a region's is ignored
-// (fi_mr(3)): pieces without a usable one are registered, held by `held`
-// until the request completes. Inline sends need no keys.
-absl::Status DescribePieces(VerbsDomain* domain, bool registers_buffers,
-                            LiveRegionCache* regions, const iovec* iov,
-                            void* const* desc, size_t count, size_t max_sge,
-                            bool inline_data, bool device_writes,
-                            LocalRegistrations* held, ibv_sge* sge) {
-  if (inline_data) {
-    // The device copies the bytes at post time: no key, and descriptors
-    // are not read.
-    return GatherSges(iov, nullptr, count, max_sge, false, sge);
-  }
-  if (count > max_sge) {
-    return FiError(FI_EINVAL, absl::StrCat(count, " pieces; the queue pair "
-                                           "takes at most ", max_sge));
-  }
-  absl::InlinedVector<void*, 4> usable(count, nullptr);
-  for (size_t i = 0; desc != nullptr && i < count; ++i) {
-    if (desc[i] == nullptr) continue;
-    if (regions != nullptr ? regions->IsLive(desc[i])
-                           : LiveRegion(desc[i]) != nullptr) {
-      usable[i] = desc[i];
-    } else if (!registers_buffers) {
-      return FiError(FI_EINVAL, absl::StrCat("desc[", i, "] is not an open "
-                                             "memory region"));
-    }
-  }
-  FABRIC_RETURN_IF_ERROR(GatherSges(iov, usable.data(), count, max_sge,
-                                    !registers_buffers, sge));
-  for (size_t i = 0; registers_buffers && i < count; ++i) {
-    if (usable[i] != nullptr) continue;
-    RegionDesc registered;
-    FABRIC_RETURN_IF_ERROR(
-        held->Add(domain, iov[i], device_writes, &registered));
-    sge[i].lkey = registered.lkey;
-  }
-  return absl::OkStatus();
 }
 
 // Checks what the queue pair cannot check itself; fills the local side,
@@ -211,27 +166,18 @@ ssize_t PostTransmit(VerbsMsgEp* ep, Transmit tx) {
   if (absl::Status ok = BuildSendWr(tx.op, &wr); !ok.ok()) {
     return Fail(*ep, ok);
   }
-  if (ep->free_tx.empty()) return -FI_EAGAIN;
   const bool write_entry =
       !tx.inject_call && WantsTxEntry(ep->util, tx.flags);
-  if (write_entry) {
-    if (int rc = CqReserve(ep->util.tx_cq); rc != 0) return rc;
-  }
-  Posted* posted = &ep->posted[ep->free_tx.back()];
-  ep->free_tx.pop_back();
-  posted->request = WorkRequest();
-  posted->request.context = tx.context;
-  posted->request.flags = CompletionFlagsOf(tx.op);
-  posted->request.write_entry = write_entry;
-  posted->reserved = write_entry;
-  posted->cntr = CntrOf(tx.op);
-  if (!held.empty()) posted->registrations = std::move(held);
+  int rc = 0;
+  Posted* posted = ep->slots.Acquire(true, ep->util.tx_cq, write_entry, &rc);
+  if (posted == nullptr) return rc;
+  StartRequest(posted, tx.context, CompletionFlagsOf(tx.op), write_entry,
+               CntrOf(tx.op), &held);
   if (tx.op.kind == SendOp::kAtomic) {
     sges.resize(1);
     absl::Status ok = AtomicTarget(ep, tx, posted, sges.data());
     if (!ok.ok()) {
-      if (write_entry) CqUnreserve(ep->util.tx_cq);
-      ReleaseSlot(ep, posted);
+      ep->slots.Abandon(posted, ep->util.tx_cq);
       return Fail(*ep, ok);
     }
   }
@@ -240,11 +186,9 @@ ssize_t PostTransmit(VerbsMsgEp* ep, Transmit tx) {
   wr.num_sge = static_cast<int>(sges.size());
   ibv_send_wr* bad = nullptr;
   if (int rc = ibv_post_send(ep->qp, &wr, &bad); rc != 0) {
-    if (write_entry) CqUnreserve(ep->util.tx_cq);
-    ReleaseSlot(ep, posted);
+    ep->slots.Abandon(posted, ep->util.tx_cq);
     if (rc == ENOMEM) return -FI_EAGAIN;
-    return Fail(*ep, FiError(rc, absl::StrCat("ibv_post_send: ",
-                                              strerror(rc))));
+    return Fail(*ep, PostFailed("ibv_post_send", rc));
   }
   return 0;
 }
@@ -271,21 +215,13 @@ ssize_t PostReceive(VerbsMsgEp* ep, const iovec* iov, void* const* desc,
       ep->util.info->rx_attr->iov_limit, ep->util.info->ep_attr->max_msg_size,
       &held, &sges);
   if (!ok.ok()) return Fail(*ep, ok);
-  if (ep->free_rx.empty()) return -FI_EAGAIN;
   const bool write_entry = WantsRxEntry(ep->util, flags);
-  if (write_entry) {
-    if (int rc = CqReserve(ep->util.rx_cq); rc != 0) return rc;
-  }
-  Posted* posted = &ep->posted[ep->free_rx.back()];
-  ep->free_rx.pop_back();
-  posted->request = WorkRequest();
-  posted->request.context = context;
-  posted->request.flags = FI_RECV | FI_MSG;
+  int rc = 0;
+  Posted* posted = ep->slots.Acquire(false, ep->util.rx_cq, write_entry, &rc);
+  if (posted == nullptr) return rc;
+  StartRequest(posted, context, FI_RECV | FI_MSG, write_entry, kRecvCntr,
+               &held);
   posted->request.buf = count > 0 ? iov[0].iov_base : nullptr;
-  posted->request.write_entry = write_entry;
-  posted->reserved = write_entry;
-  posted->cntr = kRecvCntr;
-  if (!held.empty()) posted->registrations = std::move(held);
   if (ep->qp == nullptr) {
     ep->early_receives.push_back(
         EarlyReceive{std::vector<ibv_sge>(sges.begin(), sges.end()), posted});
@@ -297,11 +233,9 @@ ssize_t PostReceive(VerbsMsgEp* ep, const iovec* iov, void* const* desc,
   wr.num_sge = static_cast<int>(count);
   ibv_recv_wr* bad = nullptr;
   if (int rc = ibv_post_recv(ep->qp, &wr, &bad); rc != 0) {
-    if (write_entry) CqUnreserve(ep->util.rx_cq);
-    ReleaseSlot(ep, posted);
+    ep->slots.Abandon(posted, ep->util.rx_cq);
     if (rc == ENOMEM) return -FI_EAGAIN;
-    return Fail(*ep, FiError(rc, absl::StrCat("ibv_post_recv: ",
-                                              strerror(rc))));
+    return Fail(*ep, PostFailed("ibv_post_recv", rc));
   }
   return 0;
 }
@@ -788,30 +722,6 @@ fi_ops_atomic kVerbsAtomicOps = {
 
 }  // namespace
 
-absl::Status DescribeReceive(VerbsDomain* domain, bool registers_buffers,
-                             LiveRegionCache* regions, const iovec* iov,
-                             void* const* desc, size_t count, size_t max_sge,
-                             size_t max_msg_size, LocalRegistrations* held,
-                             absl::InlinedVector<ibv_sge, 4>* sges) {
-  if (count > 0 && iov == nullptr) {
-    return FiError(FI_EINVAL, "fi_recv: the iov array is NULL");
-  }
-  // No message is longer than max_msg_size: a larger buffer is taken as
-  // that much (the device's lengths have 32 bits, and on a domain without
-  // FI_MR_LOCAL only what may be written is registered).
-  absl::InlinedVector<iovec, 4> pieces;
-  size_t room = max_msg_size;
-  for (size_t i = 0; i < std::min(count, max_sge); ++i) {
-    iovec piece = iov[i];
-    piece.iov_len = std::min(piece.iov_len, room);
-    room -= piece.iov_len;
-    pieces.push_back(piece);
-  }
-  sges->resize(pieces.size());
-  return DescribePieces(domain, registers_buffers, regions, pieces.data(),
-                        desc, count, max_sge, false, true, held,
-                        sges->data());
-}
 
 void InstallVerbsDataOps(VerbsMsgEp* ep) {
   fid_ep& ep_fid = ep->util.ep_fid;

@@ -22,9 +22,12 @@
 #include "fabric/providers/verbs/verbs_api.h"
 #include "fabric/providers/verbs/verbs_attr.h"
 #include "fabric/providers/verbs/verbs_devices.h"
+#include "fabric/providers/verbs/verbs_dgram_ep.h"
 #include "fabric/providers/verbs/verbs_domain.h"
 #include "fabric/providers/verbs/verbs_msg_ep.h"
 #include "fabric/providers/verbs/verbs_srx.h"
+#include "fabric/providers/verbs/verbs_ud_attr.h"
+#include "fabric/providers/verbs/verbs_ud_av.h"
 #include "fabric/providers/verbs/verbs_work_requests.h"
 
 namespace fabric {
@@ -53,8 +56,9 @@ class VerbsProvider : public Provider {
   }
 
   // Per active port: its GID as an AF_IB address (InfiniBand, when the
-  // request names no IP address), and the IP addresses of its interface
-  // addressed as the IP providers do (node, service, FI_SOURCE, hints).
+  // request names no IP address), the IP addresses of its interface
+  // addressed as the IP providers do (node, service, FI_SOURCE, hints), and
+  // datagram endpoints named by GID and queue pair (verbs_ud_attr.h).
   absl::StatusOr<InfoList> Discover(
       const GetInfoRequest& request) const override {
     const std::vector<verbs::PortDescription>* ports = Ports();
@@ -79,6 +83,12 @@ class VerbsProvider : public Provider {
         if (!ib.ok()) return ib.status();
         if (*ib != nullptr) infos.Append(*std::move(ib));
       }
+      absl::StatusOr<InfoPtr> ud = verbs::UdInfoFor(
+          port, version(), request.node, request.service, hints);
+      if (!ud.ok() && ToFiErrno(ud.status()) != -FI_ENODATA) {
+        return ud.status();
+      }
+      if (ud.ok() && *ud != nullptr) infos.Append(*std::move(ud));
       if (format == FI_SOCKADDR_IB || format == FI_ADDR_STR ||
           port.ip_addresses.empty()) {
         continue;  // verbs takes IP addresses as sockaddrs only
@@ -115,6 +125,9 @@ class VerbsProvider : public Provider {
     support.progress = Bit(FI_PROGRESS_AUTO) | Bit(FI_PROGRESS_MANUAL);
     support.resource_mgmt = Bit(FI_RM_ENABLED);
     support.av_types = Bit(FI_AV_MAP);
+    if (candidate.ep_attr->type == FI_EP_DGRAM) {
+      support.av_types |= Bit(FI_AV_TABLE);
+    }
     support.mr_mode_required = verbs::kMrModeRequired;
     support.mr_mode_optional = verbs::kMrModeOptional;
     return support;
@@ -150,6 +163,9 @@ class VerbsProvider : public Provider {
   int OpenEndpoint(fid_domain* domain, fi_info* info, fid_ep** ep,
                    uint64_t flags, void* context) const override {
     (void)flags;  // checked by the core: 0
+    if (info->ep_attr->type == FI_EP_DGRAM) {
+      return verbs::OpenVerbsDgramEp(domain, info, ep, context);
+    }
     if (info->ep_attr->type != FI_EP_RDM) {
       return verbs::OpenVerbsMsgEp(domain, info, ep, context);
     }
@@ -162,6 +178,13 @@ class VerbsProvider : public Provider {
     return rxm::OpenRxmEp(domain, info, **msg_info, ep, context);
   }
 
+  // Datagram domains name peers by UD endpoint names, in an AV of their
+  // own (verbs_ud_av.h).
+  AvOpen av_open(const UtilDomain& domain) const override {
+    if (domain.info->ep_attr->type == FI_EP_DGRAM) return verbs::OpenVerbsUdAv;
+    return nullptr;
+  }
+
   int OpenPassiveEndpoint(fid_fabric* fabric, fi_info* info, fid_pep** pep,
                           void* context) const override {
     return verbs::OpenVerbsPassiveEp(fabric, info, pep, context);
@@ -172,6 +195,9 @@ class VerbsProvider : public Provider {
   // over an SRQ (verbs_srx.h) and no transmit contexts.
   int OpenSharedRxContext(fid_domain* domain, fi_rx_attr* attr, fid_ep** srx,
                           void* context) const override {
+    if (IsDgram(domain)) {
+      return Provider::OpenSharedRxContext(domain, attr, srx, context);
+    }
     if (!IsRdm(domain)) return verbs::OpenVerbsSrx(domain, attr, srx, context);
     return tcp::OpenSharedRx(domain, attr, srx, context);
   }
@@ -205,6 +231,7 @@ class VerbsProvider : public Provider {
       // Atomics of RDM endpoints are the data path's, applied in software.
       return tcp::QueryAtomic(datatype, op, attr, flags);
     }
+    if (IsDgram(domain)) return -FI_EOPNOTSUPP;  // datagrams carry messages
     auto* util = reinterpret_cast<UtilDomain*>(domain);
     int count = verbs::AtomicCount(datatype, op, kind,
                                    verbs::ToVerbsDomain(util)->atomics());
@@ -261,6 +288,10 @@ class VerbsProvider : public Provider {
 
   static bool IsRdm(const fi_info& info) {
     return info.ep_attr != nullptr && info.ep_attr->type == FI_EP_RDM;
+  }
+  static bool IsDgram(fid_domain* domain) {
+    return reinterpret_cast<UtilDomain*>(domain)->info->ep_attr->type ==
+           FI_EP_DGRAM;
   }
   // Whether `domain` (one of this provider's) was opened for RDM endpoints.
   static bool IsRdm(fid_domain* domain) {

@@ -11,6 +11,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "fabric/api/core/status.h"
+#include "fabric/providers/verbs/verbs_sges.h"
 #include "fabric/providers/util/fid_ops.h"
 #include "fabric/providers/util/no_ops.h"
 #include "fabric/providers/verbs/verbs_attr.h"
@@ -35,7 +36,7 @@ ssize_t PostSharedReceive(VerbsSrx* srx, const iovec* iov, void* const* desc,
                 absl::StrCat("fi_recv: unknown receive flags 0x",
                              absl::Hex(flags & ~kRxFlags)));
   }
-  absl::InlinedVector<ibv_sge, 4> sges;
+  Sges sges;
   LocalRegistrations held;
   absl::Status ok =
       DescribeReceive(srx->domain, srx->registers_buffers, nullptr, iov, desc,
@@ -47,12 +48,10 @@ ssize_t PostSharedReceive(VerbsSrx* srx, const iovec* iov, void* const* desc,
   if (srx->free.empty()) return -FI_EAGAIN;
   Posted* posted = &srx->posted[srx->free.back()];
   srx->free.pop_back();
-  posted->request = WorkRequest();
-  posted->request.context = context;
-  posted->request.flags = FI_RECV | FI_MSG;
+  // Whether it writes an entry is decided where it arrives.
+  StartRequest(posted, context, FI_RECV | FI_MSG, false, kRecvCntr, &held);
   posted->request.buf = count > 0 ? iov[0].iov_base : nullptr;
   posted->flags = flags;
-  if (!held.empty()) posted->registrations = std::move(held);
   ibv_recv_wr wr = {};
   wr.wr_id = reinterpret_cast<uintptr_t>(&posted->request);
   wr.sg_list = sges.data();

@@ -1,0 +1,308 @@
+// The verbs datagram endpoint's data path: fi_msg calls become UD work
+// requests of its queue pair, each carrying a Posted slot as its wr_id
+// until its completion.
+#include <rdma/fi_errno.h>
+#include <rdma/providers/fi_log.h>
+#include <string.h>
+
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "fabric/api/core/status.h"
+#include "fabric/providers/util/no_ops.h"
+#include "fabric/providers/verbs/verbs_dgram_ep.h"
+#include "fabric/providers/verbs/verbs_sges.h"
+#include "fabric/providers/verbs/verbs_work_requests.h"
+
+namespace fabric {
+namespace verbs {
+namespace {
+
+// A datagram's completion says only that the device sent it
+// (FI_INJECT_COMPLETE and FI_TRANSMIT_COMPLETE are as good as it gets);
+// FI_DELIVERY_COMPLETE is refused.
+constexpr uint64_t kTxFlags = FI_REMOTE_CQ_DATA | FI_INJECT | FI_COMPLETION |
+                              FI_MORE | FI_INJECT_COMPLETE |
+                              FI_TRANSMIT_COMPLETE;
+constexpr uint64_t kRxFlags = FI_COMPLETION | FI_MORE;
+
+ssize_t Fail(const VerbsDgramEp& ep, const absl::Status& status) {
+  FI_WARN(ep.log(), FI_LOG_EP_DATA, "%s\n",
+          std::string(status.message()).c_str());
+  return ToFiErrno(status);
+}
+
+ssize_t Fail(const VerbsDgramEp& ep, int fi_errno, const std::string& what) {
+  return Fail(ep, FiError(fi_errno, what));
+}
+
+VerbsDgramEp* Ep(fid_ep* ep) { return ToVerbsDgramEp(ep); }
+
+// A send as the application's call describes it.
+struct Datagram {
+  const iovec* iov = nullptr;
+  void* const* desc = nullptr;
+  size_t count = 0;
+  fi_addr_t dest = FI_ADDR_NOTAVAIL;
+  void* context = nullptr;
+  uint64_t flags = 0;  // the call's, or the endpoint's op_flags
+  uint64_t data = 0;   // with FI_REMOTE_CQ_DATA
+  // fi_inject and fi_injectdata: no completion entry at all.
+  bool inject_call = false;
+};
+
+// Where a send to `fi_addr` goes: the last one looked up while no entry
+// has left the AV, else the AV's.
+absl::StatusOr<UdDestination> DestinationOf(VerbsDgramEp* ep,
+                                            fi_addr_t fi_addr) {
+  const uint64_t drops =
+      ep->av->util.drops.load(std::memory_order_acquire);
+  if (fi_addr == ep->last_addr && drops == ep->last_drops) {
+    return ep->last_destination;
+  }
+  absl::StatusOr<UdDestination> found = UdDestinationOf(ep->av, fi_addr);
+  if (!found.ok()) return found.status();
+  ep->last_addr = fi_addr;
+  ep->last_drops = drops;
+  ep->last_destination = *found;
+  return found;
+}
+
+size_t TotalLength(const iovec* iov, size_t count) {
+  size_t total = 0;
+  for (size_t i = 0; i < count; ++i) total += iov[i].iov_len;
+  return total;
+}
+
+// Checks the send and fills its work request's opcode, peer and pieces.
+absl::Status Prepare(VerbsDgramEp* ep, const Datagram& tx, Sges* sges,
+                     LocalRegistrations* held, ibv_send_wr* wr) {
+  const fi_info& info = *ep->util.info;
+  if ((tx.flags & ~kTxFlags) != 0) {
+    return FiError(FI_EBADFLAGS,
+                   absl::StrCat("unknown transmit flags 0x",
+                                absl::Hex(tx.flags & ~kTxFlags)));
+  }
+  if (tx.iov == nullptr && tx.count > 0) {
+    return FiError(FI_EINVAL, "the iov array is NULL");
+  }
+  const size_t total = TotalLength(tx.iov, tx.count);
+  if (total > info.ep_attr->max_msg_size) {
+    return FiError(FI_EMSGSIZE, absl::StrCat(total, " bytes exceed "
+                                             "max_msg_size ",
+                                             info.ep_attr->max_msg_size,
+                                             " (the port's MTU)"));
+  }
+  const bool inject = (tx.flags & FI_INJECT) != 0;
+  if (inject && total > info.tx_attr->inject_size) {
+    return FiError(FI_EINVAL, absl::StrCat("inject of ", total, " bytes "
+                                           "(inject_size ",
+                                           info.tx_attr->inject_size, ")"));
+  }
+  absl::StatusOr<UdDestination> destination = DestinationOf(ep, tx.dest);
+  if (!destination.ok()) return destination.status();
+  SendOp op;
+  op.kind = SendOp::kSend;
+  op.with_data = (tx.flags & FI_REMOTE_CQ_DATA) != 0;
+  op.data = tx.data;
+  op.inject = inject || (total > 0 && total <= ep->max_inline);
+  FABRIC_RETURN_IF_ERROR(BuildSendWr(op, wr));
+  wr->wr.ud.ah = destination->ah;
+  wr->wr.ud.remote_qpn = destination->qpn;
+  wr->wr.ud.remote_qkey = destination->qkey;
+  sges->resize(std::min(tx.count, info.tx_attr->iov_limit));
+  return DescribePieces(ep->domain, ep->registers_buffers, &ep->regions,
+                        tx.iov, tx.desc, tx.count, info.tx_attr->iov_limit,
+                        op.inject, false, held, sges->data());
+}
+
+ssize_t PostSend(VerbsDgramEp* ep, const Datagram& tx) {
+  std::lock_guard<OptionalMutex> lock(ep->util.mutex);
+  if (!ep->util.enabled.load()) {
+    return Fail(*ep, FI_EOPBADSTATE, "send before fi_enable");
+  }
+  Sges sges;
+  LocalRegistrations held;
+  ibv_send_wr wr = {};
+  if (absl::Status ok = Prepare(ep, tx, &sges, &held, &wr); !ok.ok()) {
+    return Fail(*ep, ok);
+  }
+  const bool write_entry = !tx.inject_call && WantsTxEntry(ep->util, tx.flags);
+  int rc = 0;
+  Posted* posted = ep->slots.Acquire(true, ep->util.tx_cq, write_entry, &rc);
+  if (posted == nullptr) return rc;
+  StartRequest(posted, tx.context, FI_SEND | FI_MSG, write_entry, kSendCntr,
+               &held);
+  wr.wr_id = reinterpret_cast<uintptr_t>(&posted->request);
+  wr.sg_list = sges.data();
+  wr.num_sge = static_cast<int>(sges.size());
+  ibv_send_wr* bad = nullptr;
+  if (int rc = ibv_post_send(ep->qp, &wr, &bad); rc != 0) {
+    ep->slots.Abandon(posted, ep->util.tx_cq);
+    if (rc == ENOMEM) return -FI_EAGAIN;
+    return Fail(*ep, PostFailed("ibv_post_send", rc));
+  }
+  return 0;
+}
+
+ssize_t PostReceive(VerbsDgramEp* ep, const iovec* iov, void* const* desc,
+                    size_t count, void* context, uint64_t flags) {
+  std::lock_guard<OptionalMutex> lock(ep->util.mutex);
+  if (!ep->util.enabled.load()) {
+    return Fail(*ep, FI_EOPBADSTATE, "receive before fi_enable");
+  }
+  if ((flags & ~kRxFlags) != 0) {
+    return Fail(*ep, FI_EBADFLAGS,
+                absl::StrCat("unknown receive flags 0x",
+                             absl::Hex(flags & ~kRxFlags)));
+  }
+  Sges sges;
+  LocalRegistrations held;
+  absl::Status ok = DescribeReceive(
+      ep->domain, ep->registers_buffers, &ep->regions, iov, desc, count,
+      ep->util.info->rx_attr->iov_limit, ep->util.info->ep_attr->max_msg_size,
+      &held, &sges);
+  if (!ok.ok()) return Fail(*ep, ok);
+  const bool write_entry = WantsRxEntry(ep->util, flags);
+  int rc = 0;
+  Posted* posted = ep->slots.Acquire(false, ep->util.rx_cq, write_entry, &rc);
+  if (posted == nullptr) return rc;
+  StartRequest(posted, context, FI_RECV | FI_MSG, write_entry, kRecvCntr,
+               &held);
+  posted->request.buf = count > 0 ? iov[0].iov_base : nullptr;
+  // The device's 40 bytes go to the slot's own buffer, first.
+  ibv_sge grh = {};
+  grh.addr = reinterpret_cast<uintptr_t>(
+      ep->grh[posted->index - ep->slots.tx_slots()].data());
+  grh.length = kGrhSize;
+  grh.lkey = ep->grh_mr->lkey;
+  sges.insert(sges.begin(), grh);
+  ibv_recv_wr wr = {};
+  wr.wr_id = reinterpret_cast<uintptr_t>(&posted->request);
+  wr.sg_list = sges.data();
+  wr.num_sge = static_cast<int>(sges.size());
+  ibv_recv_wr* bad = nullptr;
+  if (int rc = ibv_post_recv(ep->qp, &wr, &bad); rc != 0) {
+    ep->slots.Abandon(posted, ep->util.rx_cq);
+    if (rc == ENOMEM) return -FI_EAGAIN;
+    return Fail(*ep, PostFailed("ibv_post_recv", rc));
+  }
+  return 0;
+}
+
+// --- fi_msg -------------------------------------------------------------
+
+ssize_t Recv(fid_ep* ep, void* buf, size_t len, void* desc, fi_addr_t,
+             void* context) {
+  iovec iov = {buf, len};
+  return PostReceive(Ep(ep), &iov, &desc, 1, context,
+                     Ep(ep)->util.rx_op_flags);
+}
+
+ssize_t Recvv(fid_ep* ep, const iovec* iov, void** desc, size_t count,
+              fi_addr_t, void* context) {
+  return PostReceive(Ep(ep), iov, desc, count, context,
+                     Ep(ep)->util.rx_op_flags);
+}
+
+ssize_t Recvmsg(fid_ep* ep, const fi_msg* msg, uint64_t flags) {
+  if (msg == nullptr) return Fail(*Ep(ep), FI_EINVAL, "fi_recvmsg: msg");
+  return PostReceive(Ep(ep), msg->msg_iov, msg->desc, msg->iov_count,
+                     msg->context, flags);
+}
+
+Datagram Message(const iovec* iov, void* const* desc, size_t count,
+                 fi_addr_t dest, void* context, uint64_t flags) {
+  Datagram tx;
+  tx.iov = iov;
+  tx.desc = desc;
+  tx.count = count;
+  tx.dest = dest;
+  tx.context = context;
+  tx.flags = flags;
+  return tx;
+}
+
+ssize_t Send(fid_ep* ep, const void* buf, size_t len, void* desc,
+             fi_addr_t dest, void* context) {
+  iovec iov = {const_cast<void*>(buf), len};
+  return PostSend(Ep(ep), Message(&iov, &desc, 1, dest, context,
+                                  Ep(ep)->util.tx_op_flags));
+}
+
+ssize_t Sendv(fid_ep* ep, const iovec* iov, void** desc, size_t count,
+              fi_addr_t dest, void* context) {
+  return PostSend(Ep(ep), Message(iov, desc, count, dest, context,
+                                  Ep(ep)->util.tx_op_flags));
+}
+
+ssize_t Sendmsg(fid_ep* ep, const fi_msg* msg, uint64_t flags) {
+  if (msg == nullptr) return Fail(*Ep(ep), FI_EINVAL, "fi_sendmsg: msg");
+  Datagram tx = Message(msg->msg_iov, msg->desc, msg->iov_count, msg->addr,
+                        msg->context, flags);
+  tx.data = msg->data;
+  return PostSend(Ep(ep), tx);
+}
+
+ssize_t Inject(fid_ep* ep, const void* buf, size_t len, fi_addr_t dest) {
+  iovec iov = {const_cast<void*>(buf), len};
+  Datagram tx = Message(&iov, nullptr, 1, dest, nullptr, FI_INJECT);
+  tx.inject_call = true;
+  return PostSend(Ep(ep), tx);
+}
+
+ssize_t Senddata(fid_ep* ep, const void* buf, size_t len, void* desc,
+                 uint64_t data, fi_addr_t dest, void* context) {
+  iovec iov = {const_cast<void*>(buf), len};
+  Datagram tx = Message(&iov, &desc, 1, dest, context,
+                        Ep(ep)->util.tx_op_flags | FI_REMOTE_CQ_DATA);
+  tx.data = data;
+  return PostSend(Ep(ep), tx);
+}
+
+ssize_t Injectdata(fid_ep* ep, const void* buf, size_t len, uint64_t data,
+                   fi_addr_t dest) {
+  iovec iov = {const_cast<void*>(buf), len};
+  Datagram tx =
+      Message(&iov, nullptr, 1, dest, nullptr, FI_INJECT | FI_REMOTE_CQ_DATA);
+  tx.data = data;
+  tx.inject_call = true;
+  return PostSend(Ep(ep), tx);
+}
+
+// --- fi_ops_ep ----------------------------------------------------------
+
+int GetOpt(fid* object, int level, int name, void* value, size_t* len) {
+  auto* ep = reinterpret_cast<VerbsDgramEp*>(object);
+  return GetOptUtilEndpoint(&ep->util, level, name, value, len, 0);
+}
+
+int SetOpt(fid* object, int level, int name, const void* value, size_t len) {
+  auto* ep = reinterpret_cast<VerbsDgramEp*>(object);
+  return SetOptUtilEndpoint(&ep->util, level, name, value, len);
+}
+
+fi_ops_ep kDgramEpOps = {
+    sizeof(fi_ops_ep), FABRIC_NO_OP(fi_ops_ep, cancel), GetOpt, SetOpt,
+    NoTxCtx,           NoRxCtx,  NoSizeLeft, NoSizeLeft,
+};
+
+fi_ops_msg kDgramMsgOps = {
+    sizeof(fi_ops_msg), Recv,    Recvv,  Recvmsg,  Send,
+    Sendv,              Sendmsg, Inject, Senddata, Injectdata,
+};
+
+}  // namespace
+
+void InstallDgramDataOps(VerbsDgramEp* ep) {
+  fid_ep& ep_fid = ep->util.ep_fid;
+  ep_fid.ops = &kDgramEpOps;
+  ep_fid.msg = &kDgramMsgOps;
+  ep_fid.tagged = &kNoTaggedOps;
+  ep_fid.rma = &kNoRmaOps;
+  ep_fid.atomic = &kNoAtomicOps;
+  ep_fid.collective = &kNoCollectiveOps;
+}
+
+}  // namespace verbs
+}  // namespace fabric

@@ -1,0 +1,152 @@
+// File: fabric/providers/verbs/verbs_posted.h
+//
+// A posted work request of a verbs endpoint (MSG or datagram), from posting
+// to its completion: the slot its wr_id points at, the table of slots an
+// endpoint keeps (one per send and receive queue entry, so a queue never
+// takes more than it has room for), and how a work completion is reported
+// to the endpoint's util CQs and counters.
+//
+//   Posted* posted = slots.Acquire(true, util.tx_cq, write_entry, &rc);
+//   if (posted == nullptr) return rc;  // -FI_EAGAIN: the queue is full
+//   StartRequest(posted, context, FI_SEND | FI_MSG, write_entry, kSendCntr,
+//                &held);
+//   wr.wr_id = reinterpret_cast<uintptr_t>(&posted->request);
+//   ...                               // ibv_poll_cq gives it back:
+//   ReportWorkCompletion(&ep->util, api, log, wc, *posted, entry, source);
+//   slots.Release(posted);
+#ifndef FABRIC_PROVIDERS_VERBS_VERBS_POSTED_H_
+#define FABRIC_PROVIDERS_VERBS_VERBS_POSTED_H_
+
+#include <infiniband/verbs.h>
+#include <rdma/fi_domain.h>
+#include <rdma/providers/fi_log.h>
+
+#include <cstdint>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "fabric/providers/util/endpoint.h"
+#include "fabric/providers/verbs/verbs_api.h"
+#include "fabric/providers/verbs/verbs_completion.h"
+#include "fabric/providers/verbs/verbs_domain.h"
+
+namespace fabric {
+namespace verbs {
+
+struct VerbsSrx;
+
+// A posted work request: what the entry reports (WorkRequest is the wr_id)
+// and where.
+struct Posted {
+  WorkRequest request;  // first: wr_id points at it
+  bool transmit = true;    // the transmit CQ, else the receive CQ
+  bool reserved = false;   // a CQ slot was promised (CqReserve)
+  CntrKind cntr = kSendCntr;
+  uint32_t index = 0;      // in its WorkSlots (or VerbsSrx::posted)
+  LocalRegistrations registrations;  // buffers given without descriptors
+  // A receive of a shared receive context: its slot is the context's, and
+  // its entry is written (or not) by the flags it was posted with.
+  VerbsSrx* srx = nullptr;
+  uint64_t flags = 0;
+};
+
+// Fills a slot just taken for a request: its context, the flags of its
+// entry, whether it writes one (a CQ slot was then reserved), its counter,
+// and the registrations it holds until it completes (taken from `held`).
+void StartRequest(Posted* posted, void* context, uint64_t flags,
+                  bool write_entry, CntrKind cntr, LocalRegistrations* held);
+
+// An endpoint's slots: the first tx_slots for its send queue, the rest for
+// its receive queue, each with a free list.
+class WorkSlots {
+ public:
+  // Makes the slots once (a retried fi_enable keeps them).
+  void Init(size_t tx, size_t rx);
+  bool empty() const { return posted_.empty(); }
+  size_t tx_slots() const { return tx_slots_; }
+  // A free slot of the send (`transmit`) or receive queue for a request,
+  // with room reserved in `cq` (CqReserve) when it writes an entry: null,
+  // with *rc -FI_EAGAIN, when the queue or the CQ is full.
+  Posted* Acquire(bool transmit, UtilCq* cq, bool write_entry, int* rc);
+  // Frees a slot after its completion.
+  void Release(Posted* posted);
+  // Frees a slot whose request was never posted, and its room in `cq`.
+  void Abandon(Posted* posted, UtilCq* cq);
+  // Transmits posted and not yet completed.
+  size_t transmits_out() const { return tx_slots_ - free_tx_.size(); }
+  // At close: the CQ room promised to requests still out is given back
+  // (closing reports nothing).
+  void Unreserve(UtilEndpoint* util);
+
+ private:
+  std::vector<Posted> posted_;
+  std::vector<uint32_t> free_tx_;
+  std::vector<uint32_t> free_rx_;
+  size_t tx_slots_ = 0;
+};
+
+// Reports the completion `wc` of `posted` to `util`'s CQs and counters: on
+// success `entry` (CompletionOf's, as the endpoint adjusted it) from
+// `source`, counted on posted.cntr (a remote write's on the remote write
+// counter); on failure an error entry and an error count, logged unless it
+// is a flush. A flushed request that reports nothing (an inject, a
+// selective completion) stays silent: the connection's end says it.
+void ReportWorkCompletion(UtilEndpoint* util, const VerbsApi& api,
+                          const fi_provider* log, const ibv_wc& wc,
+                          const Posted& posted,
+                          const fi_cq_tagged_entry& entry, fi_addr_t source);
+
+// The failure of ibv_post_send or ibv_post_recv (`call`), which return the
+// errno (ENOMEM, a full queue, is the caller's -FI_EAGAIN).
+absl::Status PostFailed(const char* call, int rc);
+
+// Work completions taken from a CQ per ibv_poll_cq call.
+inline constexpr int kPollBatch = 16;
+
+// Takes every completion `cq` holds, calling `complete` with each; returns
+// how many (a failed poll is logged on `log` and ends it).
+template <typename Complete>
+size_t PollCq(ibv_cq* cq, const fi_provider* log, Complete complete);
+
+// An endpoint's device CQ with its completion channel, and whether a
+// notification is requested (ibv_req_notify_cq) and wanted (ArmFds ran:
+// something may block on the channel).
+struct DeviceCq {
+  ibv_comp_channel* channel = nullptr;
+  ibv_cq* cq = nullptr;
+  bool notify_armed = false;
+  bool wants_notify = false;
+};
+
+// Makes the channel (non-blocking) and a CQ of `entries` on `domain`'s
+// device, what is not made yet (a failed fi_enable may be retried).
+absl::Status OpenDeviceCq(const VerbsDomain& domain, size_t entries,
+                          void* context, DeviceCq* cq);
+void CloseDeviceCq(const VerbsApi& api, DeviceCq* cq);
+// Acks a notification that fired: it is used up.
+void AckNotification(const VerbsApi& api, DeviceCq* cq);
+// Requests a notification when one is wanted (or `wanted`) and none is in
+// effect; true when it did, and the caller must poll again: what completed
+// before the request will not signal.
+bool ArmNotification(DeviceCq* cq, bool wanted);
+
+template <typename Complete>
+size_t PollCq(ibv_cq* cq, const fi_provider* log, Complete complete) {
+  ibv_wc wc[kPollBatch];
+  size_t total = 0;
+  for (;;) {
+    int n = ibv_poll_cq(cq, kPollBatch, wc);
+    if (n < 0) {
+      FI_WARN(log, FI_LOG_CQ, "ibv_poll_cq failed (%d)\n", n);
+      return total;
+    }
+    for (int i = 0; i < n; ++i) complete(wc[i]);
+    total += static_cast<size_t>(n);
+    if (n < kPollBatch) return total;
+  }
+}
+
+}  // namespace verbs
+}  // namespace fabric
+
+#endif  // FABRIC_PROVIDERS_VERBS_VERBS_POSTED_H_
