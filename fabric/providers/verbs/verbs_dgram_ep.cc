@@ -51,7 +51,16 @@ void Complete(VerbsDgramEp* ep, const ibv_wc& wc) {
     entry = CompletionOf(wc, posted->request);
     if (!posted->transmit) {
       // The device counts the GRH's 40 bytes in the length.
-      entry.len = wc.byte_len >= kGrhSize ? wc.byte_len - kGrhSize : 0;
+      const size_t len = wc.byte_len >= kGrhSize ? wc.byte_len - kGrhSize : 0;
+      const size_t room = ep->room[posted->index - ep->slots.tx_slots()];
+      entry.len = std::min(len, room);
+      if (len > room) {
+        // The rest went to the overflow buffer.
+        ReportError(&ep->util, ep->util.rx_cq, posted->reserved, entry,
+                    FI_ETRUNC, len - room, posted->cntr);
+        ep->slots.Release(posted);
+        return;
+      }
       source = SourceOf(ep, wc, *posted);
     }
   }
@@ -93,12 +102,12 @@ absl::Status ReadyQp(VerbsDgramEp* ep) {
   return absl::OkStatus();
 }
 
-// The UD queue pair: its receives take one scatter-gather entry more than
-// rx_attr says (the GRH's).
+// The UD queue pair: its receives take two scatter-gather entries more
+// than rx_attr says (the GRH's and the overflow's).
 absl::Status CreateQp(VerbsDgramEp* ep) {
   const fi_info& info = *ep->util.info;
   fi_rx_attr rx = *info.rx_attr;
-  rx.iov_limit += 1;
+  rx.iov_limit += 2;
   absl::StatusOr<ibv_qp_cap> caps = QpCaps(
       *info.tx_attr, rx, ep->domain->device_attr(), info.tx_attr->inject_size);
   if (!caps.ok()) return caps.status();
@@ -136,12 +145,21 @@ int Enable(VerbsDgramEp* ep) {
   if (!opened.ok()) return Fail(*ep, opened);
   ep->slots.Init(tx, rx);
   ep->grh.resize(rx);
+  ep->room.resize(rx);
+  ep->overflow.resize(info.ep_attr->max_msg_size);
   if (ep->grh_mr == nullptr) {
     ep->grh_mr = api.reg_mr(ep->domain->pd(), ep->grh.data(),
                             ep->grh.size() * kGrhSize,
                             IBV_ACCESS_LOCAL_WRITE);
     if (ep->grh_mr == nullptr) {
       return Fail(*ep, CallFailed("ibv_reg_mr of the GRH buffers"));
+    }
+  }
+  if (ep->overflow_mr == nullptr) {
+    ep->overflow_mr = api.reg_mr(ep->domain->pd(), ep->overflow.data(),
+                                 ep->overflow.size(), IBV_ACCESS_LOCAL_WRITE);
+    if (ep->overflow_mr == nullptr) {
+      return Fail(*ep, CallFailed("ibv_reg_mr of the overflow buffer"));
     }
   }
   if (ep->qp == nullptr) {
@@ -167,6 +185,7 @@ int CloseDgramEp(fid* object) {
   ep->slots.Unreserve(&ep->util);
   if (ep->qp != nullptr) api.destroy_queue_pair(ep->qp);
   if (ep->grh_mr != nullptr) api.dereg_mr(ep->grh_mr);
+  if (ep->overflow_mr != nullptr) api.dereg_mr(ep->overflow_mr);
   CloseDeviceCq(api, &ep->device_cq);
   ReleaseUtilEndpoint(&ep->util);
   delete ep;

@@ -12,7 +12,12 @@
 // fi_recvmsg; FI_SOURCE on receives. Each receive's first scatter-gather
 // entry is a 40-byte buffer of the endpoint's own, registered once, where
 // the device puts the GRH (the sender's GID): the application's buffers
-// get only the message. Sends and receives complete on one ibv CQ of the
+// get only the message. A receive with room for less than max_msg_size
+// ends with a piece of an overflow buffer of the endpoint's: a device
+// handed a datagram longer than a receive moves the queue pair to the
+// error state (soft-RoCE did: every later receive was lost), so none is
+// ever too short for the device, and a longer datagram than the
+// application's buffers completes with FI_ETRUNC (olen: what did not fit). Sends and receives complete on one ibv CQ of the
 // endpoint's, read by the domain's progress engine (CQ and counter reads
 // advance it), each completion an entry of the util CQs and counters the
 // endpoint is bound to. No RMA, atomics, tagged messages, fi_cancel or
@@ -69,9 +74,15 @@ struct VerbsDgramEp {
   bool registers_buffers = false;  // no FI_MR_LOCAL (verbs_sges.h)
   bool completions_registered = false;
   WorkSlots slots;  // one per send and receive queue entry
-  // Where each receive slot's GRH lands, registered as grh_mr.
+  // Where each receive slot's GRH lands, registered as grh_mr, and the
+  // room its application buffers have.
   std::vector<std::array<uint8_t, kGrhSize>> grh;
   ibv_mr* grh_mr = nullptr;
+  std::vector<size_t> room;
+  // Where the part of a datagram beyond a receive's room goes (max_msg_size
+  // bytes, shared by every receive: what lands there is dropped).
+  std::vector<uint8_t> overflow;
+  ibv_mr* overflow_mr = nullptr;
   LiveRegionCache regions;  // descriptors checked, under util.mutex
   // The last destination a send looked up, while no entry left the AV.
   fi_addr_t last_addr = FI_ADDR_NOTAVAIL;

@@ -170,13 +170,24 @@ ssize_t PostReceive(VerbsDgramEp* ep, const iovec* iov, void* const* desc,
   StartRequest(posted, context, FI_RECV | FI_MSG, write_entry, kRecvCntr,
                &held);
   posted->request.buf = count > 0 ? iov[0].iov_base : nullptr;
-  // The device's 40 bytes go to the slot's own buffer, first.
+  // The device's 40 bytes go to the slot's own buffer, first; what does
+  // not fit the application's pieces, to the overflow buffer, last.
+  const size_t rx_index = posted->index - ep->slots.tx_slots();
+  size_t room = 0;
+  for (const ibv_sge& sge : sges) room += sge.length;
+  ep->room[rx_index] = room;
   ibv_sge grh = {};
-  grh.addr = reinterpret_cast<uintptr_t>(
-      ep->grh[posted->index - ep->slots.tx_slots()].data());
+  grh.addr = reinterpret_cast<uintptr_t>(ep->grh[rx_index].data());
   grh.length = kGrhSize;
   grh.lkey = ep->grh_mr->lkey;
   sges.insert(sges.begin(), grh);
+  if (room < ep->overflow.size()) {
+    ibv_sge overflow = {};
+    overflow.addr = reinterpret_cast<uintptr_t>(ep->overflow.data());
+    overflow.length = static_cast<uint32_t>(ep->overflow.size() - room);
+    overflow.lkey = ep->overflow_mr->lkey;
+    sges.push_back(overflow);
+  }
   ibv_recv_wr wr = {};
   wr.wr_id = reinterpret_cast<uintptr_t>(&posted->request);
   wr.sg_list = sges.data();

@@ -261,6 +261,29 @@ TEST_F(VerbsDgramTest, ADatagramWithNoReceivePostedIsDroppedNotHung) {
   EXPECT_STREQ(in, "second");
 }
 
+TEST_F(VerbsDgramTest, ADatagramLongerThanItsReceiveFailsThatReceiveOnly) {
+  char out[200];
+  memset(out, 'x', sizeof(out));
+  char small[16] = {};
+  ASSERT_EQ(fi_recv(b_.ep, small, sizeof(small), nullptr, FI_ADDR_UNSPEC,
+                    small),
+            0);
+  ASSERT_EQ(fi_send(a_.ep, out, sizeof(out), nullptr, a_to_b_, nullptr), 0);
+  ASSERT_EQ(a_.WaitFor(FI_SEND), 0);
+  fi_cq_data_entry got;
+  fi_addr_t source;
+  EXPECT_EQ(b_.WaitFor(FI_RECV, &got, &source), -FI_ETRUNC);
+  // The endpoint goes on: the next datagram fits and arrives.
+  char in[300] = {};
+  ASSERT_EQ(fi_recv(b_.ep, in, sizeof(in), nullptr, FI_ADDR_UNSPEC, nullptr),
+            0);
+  ASSERT_EQ(fi_send(a_.ep, out, sizeof(out), nullptr, a_to_b_, nullptr), 0);
+  ASSERT_EQ(a_.WaitFor(FI_SEND), 0);
+  ASSERT_EQ(b_.WaitFor(FI_RECV, &got, &source), 0);
+  EXPECT_EQ(got.len, sizeof(out));
+  EXPECT_EQ(in[199], 'x');
+}
+
 TEST_F(VerbsDgramTest, BadCallsFailClearly) {
   std::vector<char> big(mtu_ + 1);
   EXPECT_EQ(fi_send(a_.ep, big.data(), big.size(), nullptr, a_to_b_, nullptr),

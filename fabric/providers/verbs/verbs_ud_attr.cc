@@ -106,10 +106,12 @@ void DescribeUd(const PortDescription& port, const fi_info* hints,
                 InfoTemplate* t) {
   DescribeRc(port, t);
   FitToHints(hints, t);
-  // A receive's first scatter-gather entry takes the device's 40 bytes.
+  // A receive's first scatter-gather entry takes the device's 40 bytes, its
+  // last the part of a datagram its buffers have no room for
+  // (verbs_dgram_ep.h).
   t->rx.iov_limit = std::min(t->rx.iov_limit,
                              std::max<size_t>(Limit(port.device_attr.max_sge),
-                                              2) - 1);
+                                              3) - 2);
   t->tx.rma_iov_limit = 0;
   t->tx.msg_order = 0;  // datagrams may be lost: no order is promised
   t->rx.msg_order = 0;

@@ -14,8 +14,8 @@
 //
 // Unlike libfabric's verbs, no FI_MSG_PREFIX mode: the device's 40 bytes
 // land in a buffer of the endpoint's own, so receive buffers hold only the
-// message (and a receive takes one scatter-gather entry fewer than the
-// device's max_sge).
+// message (and a receive takes two scatter-gather entries fewer than the
+// device's max_sge: the other is for what does not fit, verbs_dgram_ep.h).
 #ifndef FABRIC_PROVIDERS_VERBS_VERBS_UD_ATTR_H_
 #define FABRIC_PROVIDERS_VERBS_VERBS_UD_ATTR_H_
 

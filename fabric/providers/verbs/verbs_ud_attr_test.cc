@@ -127,7 +127,7 @@ TEST(UdInfoFor, DescribesTheDatagramEndpointOfAPort) {
   EXPECT_EQ(ud.mode, 0u);  // no FI_MSG_PREFIX: the GRH has its own buffer
   EXPECT_EQ(ud.caps & (FI_RMA | FI_ATOMIC | FI_TAGGED), 0u);
   EXPECT_NE(ud.caps & FI_SOURCE, 0u);
-  EXPECT_EQ(ud.rx_attr->iov_limit, 4u);  // the default, within max_sge - 1
+  EXPECT_EQ(ud.rx_attr->iov_limit, 4u);  // the default, within max_sge - 2
   EXPECT_EQ(ud.tx_attr->size, 384u);
   EXPECT_STREQ(ud.domain_attr->name, "rxe0");
   EXPECT_STREQ(ud.fabric_attr->prov_name, "verbs");
@@ -144,14 +144,14 @@ TEST(UdInfoFor, TakesTheDestinationFromTheHints) {
   hints->dest_addr = malloc(sizeof(peer));
   memcpy(hints->dest_addr, &peer, sizeof(peer));
   hints->dest_addrlen = sizeof(peer);
-  hints->rx_attr->iov_limit = 64;  // beyond max_sge - 1: the most offered
+  hints->rx_attr->iov_limit = 64;  // beyond max_sge - 2: the most offered
   absl::StatusOr<InfoPtr> info =
       UdInfoFor(RocePort(), kVersion, nullptr, nullptr, hints.get());
   ASSERT_TRUE(info.ok()) << info.status();
   ASSERT_NE(*info, nullptr);
   ASSERT_EQ((*info)->dest_addrlen, sizeof(UdName));
   EXPECT_EQ(memcmp((*info)->dest_addr, &peer, sizeof(peer)), 0);
-  EXPECT_EQ((*info)->rx_attr->iov_limit, 31u);
+  EXPECT_EQ((*info)->rx_attr->iov_limit, 30u);
 
   UdName* bad = static_cast<UdName*>(hints->dest_addr);
   bad->qpn = 0;
