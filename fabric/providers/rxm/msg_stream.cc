@@ -19,7 +19,7 @@ StreamBuffers::~StreamBuffers() {
 
 absl::StatusOr<std::unique_ptr<MsgStream>> MsgStream::Open(
     fid_domain* domain, fid_ep* ep, bool register_buffers,
-    RetiredBuffers* retired) {
+    RetiredBuffers* retired, const RmaReads* reads) {
   auto buffers = std::make_unique<StreamBuffers>();
   const size_t count = kRxBuffers + kTxBuffers;
   buffers->memory = std::make_unique<char[]>(count * kBufferSize);
@@ -38,15 +38,18 @@ absl::StatusOr<std::unique_ptr<MsgStream>> MsgStream::Open(
     StreamBuffer& buffer = buffers->buffers[i];
     buffer.owner = buffers.get();
     buffer.data = buffers->memory.get() + i * kBufferSize;
-    buffer.receive = i < kRxBuffers;
+    buffer.kind = i < kRxBuffers ? StreamBuffer::kReceive
+                                 : StreamBuffer::kSend;
   }
   StreamBuffers* raw = buffers.get();
   std::unique_ptr<MsgStream> stream(
-      new MsgStream(ep, std::move(buffers), retired));
+      new MsgStream(domain, ep, std::move(buffers), retired));
   raw->stream = stream.get();
+  stream->register_buffers_ = register_buffers;
+  if (reads != nullptr) stream->reads_ = *reads;
   for (size_t i = 0; i < count; ++i) {
     StreamBuffer* buffer = &raw->buffers[i];
-    if (!buffer->receive) {
+    if (buffer->kind == StreamBuffer::kSend) {
       stream->free_tx_.push_back(buffer);
       continue;
     }
@@ -158,7 +161,11 @@ void MsgStream::DispatchCompletion(void* op_context, size_t len) {
   auto* buffer = static_cast<StreamBuffer*>(op_context);
   MsgStream* stream = buffer->owner->stream;
   if (stream == nullptr) return;  // closed meanwhile
-  if (!buffer->receive) {
+  if (buffer->kind == StreamBuffer::kRead) {
+    --stream->reads_out_;
+    return;
+  }
+  if (buffer->kind == StreamBuffer::kSend) {
     stream->free_tx_.push_back(buffer);
     return;
   }
@@ -177,7 +184,12 @@ void MsgStream::DispatchError(void* op_context, int err) {
   auto* buffer = static_cast<StreamBuffer*>(op_context);
   MsgStream* stream = buffer->owner->stream;
   if (stream == nullptr) return;
-  if (!buffer->receive) {
+  if (buffer->kind == StreamBuffer::kRead) {
+    --stream->reads_out_;
+    stream->read_error_ = err;  // the Pull fails; the connection ends
+    return;
+  }
+  if (buffer->kind == StreamBuffer::kSend) {
     stream->free_tx_.push_back(buffer);
     stream->OnEnded(err);  // bytes written were lost
     return;

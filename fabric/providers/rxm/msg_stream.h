@@ -20,6 +20,14 @@
 // -EAGAIN when none is free (their sends complete once the peer's
 // provider took them); a receiver that does not read leaves its buffers
 // full and the peer's provider holds further messages back.
+//
+// Rendezvous (with RmaReads: endpoints that do RMA reads both ways): a
+// large payload stays in the sender's memory (tcp_wire.h,
+// kPayloadInSender), registered for remote reads while the peer may read
+// it (Expose); the receiver reads it with fi_read straight into the
+// application's buffer (PullFrom), waiting for its reads on the owner's CQ
+// (other streams' completions read meanwhile are dispatched as usual). One
+// copy by the device instead of two through bounce buffers.
 #ifndef FABRIC_PROVIDERS_RXM_MSG_STREAM_H_
 #define FABRIC_PROVIDERS_RXM_MSG_STREAM_H_
 
@@ -45,12 +53,14 @@ inline constexpr size_t kTxBuffers = 16;
 class MsgStream;
 struct StreamBuffers;
 
-// One bounce buffer; its address is the op_context of its operation.
+// One bounce buffer, or one RMA read of a Pull; its address is the
+// op_context of its operation.
 struct StreamBuffer {
+  enum Kind { kSend, kReceive, kRead };
   fi_context2 context;  // first: for providers with FI_CONTEXT(2) modes
   StreamBuffers* owner = nullptr;
   char* data = nullptr;
-  bool receive = false;
+  Kind kind = kSend;
   size_t length = 0;  // a received buffer: the bytes that arrived
   size_t offset = 0;  // and those read
 };
@@ -61,6 +71,7 @@ struct StreamBuffers {
   ~StreamBuffers();
   MsgStream* stream = nullptr;
   std::vector<StreamBuffer> buffers;  // kRxBuffers receives, then sends
+  std::vector<StreamBuffer> reads;    // of the Pull under way
   std::unique_ptr<char[]> memory;
   fid_mr* mr = nullptr;
   void* desc = nullptr;
@@ -69,15 +80,22 @@ struct StreamBuffers {
 // Where closed streams leave their buffers until the owner's CQ is dry.
 using RetiredBuffers = std::vector<std::unique_ptr<StreamBuffers>>;
 
+// What a stream needs to move large payloads by RMA read (rendezvous).
+struct RmaReads {
+  fid_cq* cq = nullptr;    // the owner's, read while a Pull waits
+  bool virt_addr = true;   // FI_MR_VIRT_ADDR: remote addresses are virtual
+};
+
 class MsgStream : public tcp::ByteStream {
  public:
   // A stream over `ep` (enabled, bound to the owner's CQ, connected or
   // not), which it owns from now on: its buffers registered on `domain`
   // when `register_buffers` (FI_MR_LOCAL), its receives posted. Closed
-  // streams leave their buffers in `retired`.
+  // streams leave their buffers in `retired`. With `reads`, large payloads
+  // go by rendezvous.
   static absl::StatusOr<std::unique_ptr<MsgStream>> Open(
       fid_domain* domain, fid_ep* ep, bool register_buffers,
-      RetiredBuffers* retired);
+      RetiredBuffers* retired, const RmaReads* reads = nullptr);
   ~MsgStream() override;
   MsgStream(const MsgStream&) = delete;
   MsgStream& operator=(const MsgStream&) = delete;
@@ -87,6 +105,14 @@ class MsgStream : public tcp::ByteStream {
   void Shutdown() override;
   // Read says when bytes are there: the owner calls it each pass.
   int fd() const override { return -1; }
+  // Rendezvous (msg_stream_pull.cc).
+  bool CanPull() const override { return reads_.cq != nullptr; }
+  bool PeerCanPull() const override { return reads_.cq != nullptr; }
+  ssize_t PullFrom(const iovec* to, size_t to_count,
+                   const tcp::RmaDescriptor* from,
+                   size_t from_count) override;
+  absl::StatusOr<std::unique_ptr<tcp::PullExposure>> Expose(
+      const iovec* iov, size_t count, tcp::RmaDescriptor* out) override;
 
   // The endpoint's connection is up: sends may start.
   void OnConnected() { connected_ = true; }
@@ -115,12 +141,22 @@ class MsgStream : public tcp::ByteStream {
   static void DispatchError(void* op_context, int err);
 
  private:
-  MsgStream(fid_ep* ep, std::unique_ptr<StreamBuffers> buffers,
-            RetiredBuffers* retired)
-      : ep_(ep), buffers_(std::move(buffers)), retired_(retired) {}
+  MsgStream(fid_domain* domain, fid_ep* ep,
+            std::unique_ptr<StreamBuffers> buffers, RetiredBuffers* retired)
+      : domain_(domain),
+        ep_(ep),
+        buffers_(std::move(buffers)),
+        retired_(retired) {}
 
   int PostReceive(StreamBuffer* buffer);
+  // Posts the reads of a Pull (buffers_->reads): 0 or a negative fi_errno.
+  int PostReads(const std::vector<iovec>& local,
+                const std::vector<tcp::RmaDescriptor>& remote,
+                const std::vector<void*>& desc);
+  // Reads the owner's CQ until the Pull's reads are all done.
+  void WaitForReads();
 
+  fid_domain* domain_;
   fid_ep* ep_;
   std::unique_ptr<StreamBuffers> buffers_;
   RetiredBuffers* retired_;
@@ -131,6 +167,10 @@ class MsgStream : public tcp::ByteStream {
   size_t posted_rx_ = 0;  // receives posted and not completed
   bool ended_ = false;
   int error_ = 0;  // positive fi_errno the stream ended with, or 0
+  RmaReads reads_;  // cq null: no rendezvous
+  bool register_buffers_ = false;
+  size_t reads_out_ = 0;  // reads of the Pull under way
+  int read_error_ = 0;    // positive fi_errno of one of them, or 0
 };
 
 }  // namespace rxm

@@ -2,8 +2,10 @@
 // 127.0.0.1, through the public API): bytes arrive whole and in order
 // whatever the sizes written and read, a writer that runs out of send
 // buffers gets -EAGAIN until the reader reads, the end arrives after the
-// data, and closing a stream leaves its buffers retired until the CQ is
-// read dry.
+// data, closing a stream leaves its buffers retired until the CQ is read
+// dry, and a payload one stream exposes the other reads with RMA reads
+// (rendezvous; tcp serves them in the domain's progress, which the
+// reader's wait runs: both endpoints share the domain here).
 #include "fabric/providers/rxm/msg_stream.h"
 
 #include <errno.h>
@@ -22,6 +24,7 @@
 #include <string>
 #include <vector>
 
+#include "fabric/api/core/status.h"
 #include "gtest/gtest.h"
 
 namespace fabric {
@@ -34,7 +37,7 @@ class MsgStreamTest : public ::testing::Test {
     fi_info* hints = fi_allocinfo();
     hints->fabric_attr->prov_name = strdup("tcp");
     hints->ep_attr->type = FI_EP_MSG;
-    hints->caps = FI_MSG;
+    hints->caps = FI_MSG | FI_RMA;
     hints->mode = FI_CONTEXT | FI_CONTEXT2;
     ASSERT_EQ(fi_getinfo(FI_VERSION(1, 18), "127.0.0.1", "0", FI_SOURCE,
                          hints, &info_),
@@ -57,8 +60,11 @@ class MsgStreamTest : public ::testing::Test {
     ASSERT_EQ(fi_getname(&pep_->fid, name, &len), 0);
     fid_ep* client = OpenEndpoint(info_);
     ASSERT_NE(client, nullptr);
+    reads_.cq = cq_;
+    reads_.virt_addr =
+        (info_->domain_attr->mr_mode & (FI_MR_VIRT_ADDR | FI_MR_BASIC)) != 0;
     absl::StatusOr<std::unique_ptr<MsgStream>> opened =
-        MsgStream::Open(domain_, client, false, &retired_);
+        MsgStream::Open(domain_, client, false, &retired_, &reads_);
     ASSERT_TRUE(opened.ok()) << opened.status();
     client_ = *std::move(opened);
     ASSERT_EQ(fi_connect(client, name, nullptr, 0), 0);
@@ -70,7 +76,7 @@ class MsgStreamTest : public ::testing::Test {
     fid_ep* server = OpenEndpoint(entry.info);
     fi_freeinfo(entry.info);
     ASSERT_NE(server, nullptr);
-    opened = MsgStream::Open(domain_, server, false, &retired_);
+    opened = MsgStream::Open(domain_, server, false, &retired_, &reads_);
     ASSERT_TRUE(opened.ok()) << opened.status();
     server_ = *std::move(opened);
     ASSERT_EQ(fi_accept(server, nullptr, 0), 0);
@@ -184,6 +190,7 @@ class MsgStreamTest : public ::testing::Test {
   fid_eq* eq_ = nullptr;
   fid_cq* cq_ = nullptr;
   fid_pep* pep_ = nullptr;
+  RmaReads reads_;
   RetiredBuffers retired_;
   std::unique_ptr<MsgStream> client_;
   std::unique_ptr<MsgStream> server_;
@@ -277,6 +284,66 @@ TEST_F(MsgStreamTest, AClosedStreamsBuffersWaitForTheCqToBeRead) {
   EXPECT_EQ(retired_[0]->stream, nullptr);
   Drain();  // entries of the retired buffers are dropped
   retired_.clear();
+}
+
+TEST_F(MsgStreamTest, AnExposedPayloadIsReadFromTheSendersMemory) {
+  ASSERT_TRUE(client_->PeerCanPull());
+  ASSERT_TRUE(server_->CanPull());
+  // Three pieces, over 1 MiB in all (more than one read), read into two.
+  const std::string data = Pattern(3 * 1024 * 1024 + 5, 11);
+  iovec pieces[3] = {
+      {const_cast<char*>(data.data()), 1000},
+      {const_cast<char*>(data.data() + 1000), 2 * 1024 * 1024},
+      {const_cast<char*>(data.data() + 1000 + 2 * 1024 * 1024),
+       data.size() - 1000 - 2 * 1024 * 1024}};
+  tcp::RmaDescriptor descriptors[3];
+  absl::StatusOr<std::unique_ptr<tcp::PullExposure>> exposed =
+      client_->Expose(pieces, 3, descriptors);
+  ASSERT_TRUE(exposed.ok()) << exposed.status();
+  ASSERT_NE(*exposed, nullptr);  // registrations held until the peer's done
+  std::string into(data.size(), '\0');
+  iovec to[2] = {{into.data(), 7},
+                 {into.data() + 7, into.size() - 7}};
+  ASSERT_EQ(server_->PullFrom(to, 2, descriptors, 3),
+            static_cast<ssize_t>(data.size()));
+  EXPECT_EQ(into, data);
+  // A receive shorter than the payload takes what fits.
+  std::string shorter(4096, '\0');
+  iovec short_to = {shorter.data(), shorter.size()};
+  ASSERT_EQ(server_->PullFrom(&short_to, 1, descriptors, 3), 4096);
+  EXPECT_EQ(shorter, data.substr(0, 4096));
+}
+
+TEST_F(MsgStreamTest, AReadWithAKeyNeverGivenFailsThePull) {
+  const std::string data = Pattern(64 * 1024, 12);
+  iovec piece = {const_cast<char*>(data.data()), data.size()};
+  tcp::RmaDescriptor descriptor;
+  absl::StatusOr<std::unique_ptr<tcp::PullExposure>> exposed =
+      client_->Expose(&piece, 1, &descriptor);
+  ASSERT_TRUE(exposed.ok()) << exposed.status();
+  descriptor.key += 1000;
+  std::string into(data.size(), '\0');
+  iovec to = {into.data(), into.size()};
+  EXPECT_EQ(server_->PullFrom(&to, 1, &descriptor, 1), -ECONNRESET);
+}
+
+TEST_F(MsgStreamTest, StreamsWithoutRmaReadsExposeNothing) {
+  MsgStream* plain = nullptr;
+  // A stream opened without RmaReads sends every payload through itself.
+  fid_ep* ep = OpenEndpoint(info_);
+  ASSERT_NE(ep, nullptr);
+  absl::StatusOr<std::unique_ptr<MsgStream>> opened =
+      MsgStream::Open(domain_, ep, false, &retired_);
+  ASSERT_TRUE(opened.ok()) << opened.status();
+  plain = opened->get();
+  EXPECT_FALSE(plain->CanPull());
+  EXPECT_FALSE(plain->PeerCanPull());
+  char byte = 0;
+  iovec piece = {&byte, 1};
+  tcp::RmaDescriptor descriptor;
+  EXPECT_EQ(ToFiErrno(plain->Expose(&piece, 1, &descriptor).status()),
+            -FI_EOPNOTSUPP);
+  EXPECT_EQ(plain->PullFrom(&piece, 1, &descriptor, 1), -ENOSYS);
 }
 
 }  // namespace

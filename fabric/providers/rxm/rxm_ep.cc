@@ -44,6 +44,17 @@ absl::Status CallFailed(const char* call, int rc) {
   return FiError(-rc, absl::StrCat(call, ": ", fi_strerror(-rc)));
 }
 
+// Whether MSG endpoints opened with `info` read each other's memory: FI_RMA
+// with FI_READ and FI_REMOTE_READ (or no direction named: all of them).
+bool OffersRmaReads(const fi_info& info) {
+  constexpr uint64_t kDirections =
+      FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE;
+  const uint64_t caps = info.caps;
+  if ((caps & FI_RMA) == 0) return false;
+  return (caps & kDirections) == 0 ||
+         ((caps & FI_READ) != 0 && (caps & FI_REMOTE_READ) != 0);
+}
+
 // An internal MSG endpoint on `info`, bound to the endpoint's EQ and CQ
 // and enabled, inside a stream. *opened says whether fi_endpoint succeeded
 // (it took a connection request's handle).
@@ -61,7 +72,11 @@ absl::StatusOr<std::unique_ptr<MsgStream>> OpenStream(RxmEp* ep, fi_info* info,
     fi_close(&msg_ep->fid);
     return CallFailed("binding an MSG endpoint", rc);
   }
-  return MsgStream::Open(domain, msg_ep, ep->register_buffers, &ep->retired);
+  RmaReads reads;
+  reads.cq = ep->cq;
+  reads.virt_addr = ep->virt_addr;
+  return MsgStream::Open(domain, msg_ep, ep->register_buffers, &ep->retired,
+                         ep->rma_reads ? &reads : nullptr);
 }
 
 RxmLink* AddLink(RxmEp* ep, std::unique_ptr<MsgStream> stream,
@@ -465,7 +480,7 @@ bool RxmCmEvents::auto_progress() const {
 }
 
 int OpenRxmEp(fid_domain* domain_fid, fi_info* info, const fi_info& msg_info,
-              fid_ep** ep_out, void* context) {
+              fid_ep** ep_out, void* context, bool device_reads) {
   UtilDomain* domain = reinterpret_cast<UtilDomain*>(domain_fid);
   const fi_provider* log = domain->fabric->provider->c_provider();
   auto ep = std::make_unique<RxmEp>();
@@ -493,6 +508,9 @@ int OpenRxmEp(fid_domain* domain_fid, fi_info* info, const fi_info& msg_info,
   // data path above the streams.
   msg_domain_attr->resource_mgmt = FI_RM_ENABLED;
   ep->register_buffers = (msg_domain_attr->mr_mode & FI_MR_LOCAL) != 0;
+  ep->rma_reads = device_reads && OffersRmaReads(*ep->msg_info);
+  ep->virt_addr =
+      (msg_domain_attr->mr_mode & (FI_MR_VIRT_ADDR | FI_MR_BASIC)) != 0;
   tcp::InstallDataPathOps(&ep->base, *info, &kRxmCmOps);
   status = OpenInternals(ep.get());
   if (!status.ok()) {

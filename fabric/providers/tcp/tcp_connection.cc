@@ -277,8 +277,8 @@ bool Connection::PullPayload(const RmaDescriptor* from) {
     FinishSharedCopy(/*spin=*/true);
     return !closed_;
   }
-  ssize_t n = stream_->Pull(local.data(), local.size(), remote,
-                            header_.rma_count);
+  ssize_t n =
+      stream_->PullFrom(local.data(), local.size(), from, header_.rma_count);
   if (n != static_cast<ssize_t>(want)) {
     // ESRCH: the sender's process is gone, as a reset connection says;
     // EFAULT or a short copy: it named memory it does not have.

@@ -62,6 +62,9 @@ struct TxEntry {
   bool report = true;          // false for internal messages (acks)
   bool awaits_answer = false;  // completes on kAck / kReadResponse
   bool fence = false;          // FI_FENCE: waits for earlier answers
+  // kPayloadInSender: what the stream keeps while the peer copies the
+  // payload (ByteStream::Expose), until the kAck.
+  std::unique_ptr<PullExposure> exposure;
   // kReadRequest: where the data read goes.
   std::vector<iovec> read_iov;
   fi_hmem_iface read_iface = FI_HMEM_SYSTEM;
@@ -114,6 +117,12 @@ class Connection {
   int fd() const { return stream_->fd(); }
   // Whether the peer can copy this side's memory (ByteStream::PeerCanPull).
   bool PeerCanPull() const { return stream_->PeerCanPull(); }
+  // ByteStream::Expose of the stream.
+  absl::StatusOr<std::unique_ptr<PullExposure>> Expose(const iovec* iov,
+                                                      size_t count,
+                                                      RmaDescriptor* out) {
+    return stream_->Expose(iov, count, out);
+  }
   bool closed() const { return closed_; }
   // The handler last answered kStall: the message waits (perhaps already
   // read from the socket, so no readiness will announce it again).

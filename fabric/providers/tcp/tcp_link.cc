@@ -648,6 +648,8 @@ void UnreserveReceives(TcpEp* ep) {
 }
 
 void RecycleTxEntry(TcpEp* ep, std::unique_ptr<TxEntry> entry) {
+  // The peer is done with an exposed payload (or never will be).
+  entry->exposure.reset();
   // Large owned copies are not worth keeping.
   if (entry->owned.capacity() <= 4096) ep->spare_tx.Keep(std::move(entry));
 }
@@ -698,11 +700,16 @@ void LeavePayloadInPlace(TcpLink* link, TxEntry* entry) {
       !link->connection.PeerCanPull()) {
     return;
   }
-  for (size_t i = 0; i < entry->payload.size(); ++i) {
-    entry->descriptors[i] = {
-        reinterpret_cast<uint64_t>(entry->payload[i].iov_base),
-        entry->payload[i].iov_len, 0};
+  absl::StatusOr<std::unique_ptr<PullExposure>> exposure =
+      link->connection.Expose(entry->payload.data(), entry->payload.size(),
+                              entry->descriptors);
+  if (!exposure.ok()) {
+    FI_INFO(link->ep->log(), FI_LOG_EP_DATA,
+            "a large payload goes through the stream: %s\n",
+            std::string(exposure.status().message()).c_str());
+    return;
   }
+  entry->exposure = *std::move(exposure);
   header.rma_count = static_cast<uint16_t>(entry->payload.size());
   header.flags |= kPayloadInSender | kAckRequested;
   entry->payload.clear();

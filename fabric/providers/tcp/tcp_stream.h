@@ -1,8 +1,10 @@
 // File: fabric/providers/tcp/tcp_stream.h
 //
 // The byte stream under a Connection: a connected TCP socket here, a pair
-// of shared-memory rings in the shm provider. Non-blocking: calls move what
-// they can now and never wait.
+// of shared-memory rings in the shm provider, a connected MSG endpoint of
+// another provider (rxm). Non-blocking: calls move what they can now and
+// never wait, except that a copy of the peer's memory (Pull, PullFrom)
+// runs to its end.
 #ifndef FABRIC_PROVIDERS_TCP_TCP_STREAM_H_
 #define FABRIC_PROVIDERS_TCP_TCP_STREAM_H_
 
@@ -11,6 +13,10 @@
 #include <sys/uio.h>
 
 #include <atomic>
+#include <memory>
+
+#include "absl/status/statusor.h"
+#include "fabric/providers/tcp/tcp_wire.h"
 
 namespace fabric {
 namespace tcp {
@@ -26,6 +32,13 @@ struct CopyShare {
   // failed (the receiver then copies those chunks itself).
   std::atomic<uint32_t> sender_done;
   std::atomic<uint32_t> sender_failed;
+};
+
+// What a stream keeps while the peer may copy a payload it exposed
+// (ByteStream::Expose): registrations, released when this is destroyed.
+class PullExposure {
+ public:
+  virtual ~PullExposure() = default;
 };
 
 class ByteStream {
@@ -50,6 +63,18 @@ class ByteStream {
   // Copies the peer's memory `from` into `to`: bytes copied or -errno.
   virtual ssize_t Pull(const iovec* to, size_t to_count, const iovec* from,
                        size_t from_count);
+  // Copies the peer's payload named by `from` (descriptors as the peer's
+  // Expose filled them) into `to`: bytes copied (at most what `to` holds)
+  // or -errno. By default Pull of the descriptors' addresses.
+  virtual ssize_t PullFrom(const iovec* to, size_t to_count,
+                           const RmaDescriptor* from, size_t from_count);
+  // Before a payload of `count` pieces is left for the peer to copy: the
+  // descriptors it is named by on the wire, filled in `out`, and what must
+  // stay alive until the peer has copied it (null: nothing). By default
+  // each piece's address and length, key 0 (the peer copies by address).
+  // A failure sends the payload through the stream instead.
+  virtual absl::StatusOr<std::unique_ptr<PullExposure>> Expose(
+      const iovec* iov, size_t count, RmaDescriptor* out);
   // Copies `from` in this side's memory to the peer's memory `to`: bytes
   // copied or -errno (when CanPull: the access goes both ways).
   virtual ssize_t Push(const iovec* from, size_t from_count, const iovec* to,

@@ -175,7 +175,9 @@ class VerbsProvider : public Provider {
               std::string(msg_info.status().message()).c_str());
       return ToFiErrno(msg_info.status());
     }
-    return rxm::OpenRxmEp(domain, info, **msg_info, ep, context);
+    // The device serves RMA reads: large messages go by rendezvous.
+    return rxm::OpenRxmEp(domain, info, **msg_info, ep, context,
+                          /*device_reads=*/true);
   }
 
   // Datagram domains name peers by UD endpoint names, in an AV of their
