@@ -31,7 +31,8 @@ absl::StatusOr<Info> CaseInfo(const ProviderCase& c, fi_ep_type type,
   hints->ep_attr->type = type;
   hints->caps = options.caps;
   if (type == FI_EP_RDM) hints->caps |= FI_SOURCE;
-  if (type == FI_EP_MSG && c.rxm) hints->caps = FI_MSG;  // rxm's streams
+  // rxm's streams, which read large messages from their senders (RMA).
+  if (type == FI_EP_MSG && c.rxm) hints->caps = FI_MSG | FI_RMA;
   hints->addr_format = c.addr_format;
   hints->domain_attr->resource_mgmt = options.resource_mgmt;
   if (options.shared_rx) hints->ep_attr->rx_ctx_cnt = FI_SHARED_CONTEXT;
@@ -146,6 +147,10 @@ absl::Status EndpointPair::Open(const ProviderCase& c,
   absl::StatusOr<Info> info = CaseInfo(c, c.type, options);
   if (!info.ok()) return info.status();
   info_ = std::move(*info);
+  max_msg_size_ = options.max_msg_size;
+  if (max_msg_size_ != 0 && max_msg_size_ < info_->ep_attr->max_msg_size) {
+    info_->ep_attr->max_msg_size = max_msg_size_;
+  }
   if (c.rxm) {
     absl::StatusOr<Info> msg = CaseInfo(c, FI_EP_MSG, options);
     if (!msg.ok()) return msg.status();
@@ -175,7 +180,6 @@ absl::Status EndpointPair::Open(const ProviderCase& c,
     }
   }
   counters_ = options.counters;
-  max_msg_size_ = options.max_msg_size;
   if (absl::Status status = OpenSharedContexts(options); !status.ok()) {
     return status;
   }
@@ -293,7 +297,9 @@ absl::Status EndpointPair::OpenSide(Side* side, size_t cq_size, Av& av) {
   absl::StatusOr<Cq> cq = OpenCq(domain_, cq_attr);
   if (!cq.ok()) return cq.status();
   side->cq = std::move(*cq);
-  if (max_msg_size_ != 0) info_->ep_attr->max_msg_size = max_msg_size_;
+  if (max_msg_size_ != 0 && max_msg_size_ < info_->ep_attr->max_msg_size) {
+    info_->ep_attr->max_msg_size = max_msg_size_;
+  }
   int rc = case_->rxm ? fabric::rxm::OpenRxmEp(domain_.get(), info_.get(),
                                                *msg_info_, &side->ep, nullptr)
                       : fi_endpoint(domain_.get(), info_.get(), &side->ep,

@@ -96,8 +96,9 @@ struct PairOptions {
   // than a handful, the engine's passes find ready sources through epoll
   // (progress.h) instead of polling each one.
   size_t idle_endpoints = 0;
-  // The endpoints' ep_attr->max_msg_size, below what fi_getinfo offers
-  // (an application may ask fi_endpoint for less); 0: as offered.
+  // The endpoints' ep_attr->max_msg_size when it is below what fi_getinfo
+  // offers (an application may ask fi_endpoint for less; verbs datagrams
+  // offer less than some tests ask); 0: as offered.
   size_t max_msg_size = 0;
   // RDM and DGRAM: b is bound to an AV of its own that holds only b's name
   // until the test calls EndpointPair::InsertAAtB (a's messages arrive from

@@ -21,13 +21,14 @@
 // provider took them); a receiver that does not read leaves its buffers
 // full and the peer's provider holds further messages back.
 //
-// Rendezvous (with RmaReads: endpoints that do RMA reads both ways): a
-// large payload stays in the sender's memory (tcp_wire.h,
+// Rendezvous (with RmaReads: endpoints whose device does RMA reads both
+// ways): a large payload stays in the sender's memory (tcp_wire.h,
 // kPayloadInSender), registered for remote reads while the peer may read
 // it (Expose); the receiver reads it with fi_read straight into the
-// application's buffer (PullFrom), waiting for its reads on the owner's CQ
-// (other streams' completions read meanwhile are dispatched as usual). One
-// copy by the device instead of two through bounce buffers.
+// application's buffer (StartPull): the connection waits for the reads
+// (their completions come through the owner's CQ) while the owner goes on
+// with its other work. One copy by the device instead of two through
+// bounce buffers.
 #ifndef FABRIC_PROVIDERS_RXM_MSG_STREAM_H_
 #define FABRIC_PROVIDERS_RXM_MSG_STREAM_H_
 
@@ -51,6 +52,7 @@ inline constexpr size_t kRxBuffers = 16;
 inline constexpr size_t kTxBuffers = 16;
 
 class MsgStream;
+class RmaPull;
 struct StreamBuffers;
 
 // One bounce buffer, or one RMA read of a Pull; its address is the
@@ -71,7 +73,7 @@ struct StreamBuffers {
   ~StreamBuffers();
   MsgStream* stream = nullptr;
   std::vector<StreamBuffer> buffers;  // kRxBuffers receives, then sends
-  std::vector<StreamBuffer> reads;    // of the Pull under way
+  std::vector<StreamBuffer> reads;    // of the pull under way
   std::unique_ptr<char[]> memory;
   fid_mr* mr = nullptr;
   void* desc = nullptr;
@@ -82,7 +84,7 @@ using RetiredBuffers = std::vector<std::unique_ptr<StreamBuffers>>;
 
 // What a stream needs to move large payloads by RMA read (rendezvous).
 struct RmaReads {
-  fid_cq* cq = nullptr;    // the owner's, read while a Pull waits
+  fid_cq* cq = nullptr;    // the owner's (null: no rendezvous)
   bool virt_addr = true;   // FI_MR_VIRT_ADDR: remote addresses are virtual
 };
 
@@ -108,9 +110,9 @@ class MsgStream : public tcp::ByteStream {
   // Rendezvous (msg_stream_pull.cc).
   bool CanPull() const override { return reads_.cq != nullptr; }
   bool PeerCanPull() const override { return reads_.cq != nullptr; }
-  ssize_t PullFrom(const iovec* to, size_t to_count,
-                   const tcp::RmaDescriptor* from,
-                   size_t from_count) override;
+  std::unique_ptr<tcp::PullJob> StartPull(const iovec* to, size_t to_count,
+                                          const tcp::RmaDescriptor* from,
+                                          size_t from_count) override;
   absl::StatusOr<std::unique_ptr<tcp::PullExposure>> Expose(
       const iovec* iov, size_t count, tcp::RmaDescriptor* out) override;
 
@@ -149,12 +151,10 @@ class MsgStream : public tcp::ByteStream {
         retired_(retired) {}
 
   int PostReceive(StreamBuffer* buffer);
-  // Posts the reads of a Pull (buffers_->reads): 0 or a negative fi_errno.
-  int PostReads(const std::vector<iovec>& local,
-                const std::vector<tcp::RmaDescriptor>& remote,
-                const std::vector<void*>& desc);
-  // Reads the owner's CQ until the Pull's reads are all done.
-  void WaitForReads();
+  friend class RmaPull;
+  // RmaPull::Finish: posts the job's reads that are not yet, then says
+  // whether all are done.
+  ssize_t AdvancePull(RmaPull* pull);
 
   fid_domain* domain_;
   fid_ep* ep_;
@@ -169,7 +169,7 @@ class MsgStream : public tcp::ByteStream {
   int error_ = 0;  // positive fi_errno the stream ended with, or 0
   RmaReads reads_;  // cq null: no rendezvous
   bool register_buffers_ = false;
-  size_t reads_out_ = 0;  // reads of the Pull under way
+  size_t reads_out_ = 0;  // reads of the pull under way
   int read_error_ = 0;    // positive fi_errno of one of them, or 0
 };
 

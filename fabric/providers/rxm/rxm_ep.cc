@@ -480,7 +480,7 @@ bool RxmCmEvents::auto_progress() const {
 }
 
 int OpenRxmEp(fid_domain* domain_fid, fi_info* info, const fi_info& msg_info,
-              fid_ep** ep_out, void* context, bool device_reads) {
+              fid_ep** ep_out, void* context) {
   UtilDomain* domain = reinterpret_cast<UtilDomain*>(domain_fid);
   const fi_provider* log = domain->fabric->provider->c_provider();
   auto ep = std::make_unique<RxmEp>();
@@ -508,7 +508,7 @@ int OpenRxmEp(fid_domain* domain_fid, fi_info* info, const fi_info& msg_info,
   // data path above the streams.
   msg_domain_attr->resource_mgmt = FI_RM_ENABLED;
   ep->register_buffers = (msg_domain_attr->mr_mode & FI_MR_LOCAL) != 0;
-  ep->rma_reads = device_reads && OffersRmaReads(*ep->msg_info);
+  ep->rma_reads = OffersRmaReads(*ep->msg_info);
   ep->virt_addr =
       (msg_domain_attr->mr_mode & (FI_MR_VIRT_ADDR | FI_MR_BASIC)) != 0;
   tcp::InstallDataPathOps(&ep->base, *info, &kRxmCmOps);

@@ -140,9 +140,8 @@ class RxmEp {
   IpAddress address;            // the passive endpoint's: the name
   std::vector<char> name;       // in the endpoint's address format
   bool register_buffers = false;  // the MSG domain asks FI_MR_LOCAL
-  // The MSG endpoints' device does RMA reads both ways: large messages go
-  // by rendezvous (msg_stream.h), with virtual remote addresses or
-  // offsets.
+  // The MSG endpoints do RMA reads both ways: large messages go by
+  // rendezvous (msg_stream.h), with virtual remote addresses or offsets.
   bool rma_reads = false;
   bool virt_addr = false;
   bool registered = false;        // with the domain's progress engine
@@ -169,13 +168,10 @@ class RxmEp {
 // Opens an RDM endpoint over MSG endpoints opened with `msg_info` (the
 // provider's FI_EP_MSG info for the same domain; its src_addr is where
 // the endpoint listens) on `domain`, for the application's `info`.
-// `device_reads`: the MSG provider's RMA reads complete without the
-// target's software (a device moves the data: verbs), so messages of
-// 16 KiB or more (tcp_link.cc, kPayloadInPlaceMin) go by rendezvous when
-// `msg_info` offers reads both ways. Not for a provider that serves reads in software (tcp):
-// a receiver waits in its read for a target that may be waiting too.
+// Messages of 16 KiB or more (tcp_link.cc, kPayloadInPlaceMin) go by
+// rendezvous when `msg_info` offers RMA reads both ways (msg_stream.h).
 int OpenRxmEp(fid_domain* domain, fi_info* info, const fi_info& msg_info,
-              fid_ep** ep, void* context, bool device_reads = false);
+              fid_ep** ep, void* context);
 
 }  // namespace rxm
 }  // namespace fabric

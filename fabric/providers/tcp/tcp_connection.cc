@@ -38,6 +38,16 @@ void IovOfDescriptors(const RmaDescriptor* descriptors, size_t count,
   }
 }
 
+// The connection's error for a copy of the peer's payload that returned
+// `n` (bytes, or -errno) instead of all it wanted. ESRCH: the sender's
+// process is gone, as a reset connection says; EFAULT or a short copy: it
+// named memory it does not have.
+int PullError(ssize_t n) {
+  if (n == -ESRCH) return -FI_ECONNRESET;
+  if (n < 0 && n != -EFAULT) return -ErrnoToFi(static_cast<int>(-n));
+  return -FI_EIO;
+}
+
 // SliceIov of at most kMaxIov pieces.
 void SliceIov(const iovec* iov, size_t count, size_t offset, size_t limit,
               std::vector<iovec>* out) {
@@ -69,6 +79,9 @@ Connection::Connection(std::unique_ptr<ByteStream> stream,
 Connection::~Connection() { AbandonSharedCopy(); }
 
 void Connection::AbandonSharedCopy() {
+  // A stream's copy stops with its job (the stream shuts down with the
+  // connection, and its device writes no more).
+  pull_.reset();
   if (shared_ == nullptr) return;
   shared_->Abandon();
   shared_.reset();
@@ -277,15 +290,21 @@ bool Connection::PullPayload(const RmaDescriptor* from) {
     FinishSharedCopy(/*spin=*/true);
     return !closed_;
   }
+  // A stream whose copies take time copies while the connection waits
+  // (kAwaitCopy, ReadInput moves it on).
+  pull_ = stream_->StartPull(local.data(), local.size(), from,
+                             header_.rma_count);
+  if (pull_ != nullptr) {
+    pull_want_ = want;
+    pull_bounce_ = std::move(bounce);
+    state_ = ReadState::kAwaitCopy;
+    FinishAwaitedCopy(/*spin=*/false);
+    return !closed_;
+  }
   ssize_t n =
       stream_->PullFrom(local.data(), local.size(), from, header_.rma_count);
   if (n != static_cast<ssize_t>(want)) {
-    // ESRCH: the sender's process is gone, as a reset connection says;
-    // EFAULT or a short copy: it named memory it does not have.
-    int error = n == -ESRCH ? -FI_ECONNRESET
-                : n < 0 && n != -EFAULT ? -ErrnoToFi(static_cast<int>(-n))
-                                        : -FI_EIO;
-    Close(error);
+    Close(PullError(n));
     return false;
   }
   if (!bounce.empty()) {
@@ -354,6 +373,26 @@ void Connection::HelpCopy(const RmaDescriptor* to) {
   tcp::HelpCopy(stream_.get(), static_cast<uint32_t>(header_.tag),
                 lent.pieces, lent.count, remote, header_.rma_count,
                 header_.data);
+}
+
+bool Connection::FinishAwaitedCopy(bool spin) {
+  if (shared_ != nullptr) return FinishSharedCopy(spin);
+  ssize_t n = pull_->Finish();
+  if (n == -EAGAIN) return false;
+  pull_.reset();
+  state_ = ReadState::kHeader;
+  if (n != static_cast<ssize_t>(pull_want_)) {
+    Close(PullError(n));
+    return false;
+  }
+  if (!pull_bounce_.empty()) {
+    placed_ = 0;
+    Place(pull_bounce_.data(), pull_want_);
+    pull_bounce_.clear();
+    return !closed_;
+  }
+  placed_ = pull_want_;
+  return true;
 }
 
 bool Connection::FinishSharedCopy(bool spin) {
@@ -440,7 +479,7 @@ Connection::InPlace Connection::ReadInPlace() {
 void Connection::ReadInput() {
   while (!closed_) {
     if (state_ == ReadState::kAwaitCopy) {
-      if (!FinishSharedCopy(/*spin=*/false)) return;
+      if (!FinishAwaitedCopy(/*spin=*/false)) return;
       handler_->OnMessageDone(header_, placed_);
       continue;
     }

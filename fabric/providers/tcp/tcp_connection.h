@@ -165,7 +165,7 @@ class Connection {
 
  private:
   // kAwaitCopy: a shared copy's chunks that the sender claimed are still
-  // being written (shared_).
+  // being written (shared_), or the stream's copy is under way (pull_).
   enum class ReadState { kHeader, kPayload, kAwaitCopy };
 
   // What ReadInPlace did: handled a message, could not (the bytes are
@@ -208,6 +208,9 @@ class Connection {
   // placed_ set); false while it waits (for about 200 us first with
   // `spin`), or when the connection closed for it.
   bool FinishSharedCopy(bool spin);
+  // kAwaitCopy: FinishSharedCopy, or the same for the stream's copy
+  // (pull_), placing a bounce buffer's bytes once it is done.
+  bool FinishAwaitedCopy(bool spin);
   // Waits for the sender's chunks of an unfinished shared copy (the
   // connection closes) and drops it.
   void AbandonSharedCopy();
@@ -264,6 +267,11 @@ class Connection {
   std::deque<Lent> lent_;  // in sending order (only with an OutgoingShare)
   uint32_t last_job_ = 0;  // the last copy job this side started
   std::unique_ptr<SharedCopy> shared_;  // the message's, in kAwaitCopy
+  // Or the stream's copy (StartPull) in kAwaitCopy, of pull_want_ bytes,
+  // into pull_bounce_ when the target is device memory.
+  std::unique_ptr<PullJob> pull_;
+  uint64_t pull_want_ = 0;
+  std::vector<char> pull_bounce_;
 };
 
 }  // namespace tcp

@@ -4,7 +4,7 @@
 // of shared-memory rings in the shm provider, a connected MSG endpoint of
 // another provider (rxm). Non-blocking: calls move what they can now and
 // never wait, except that a copy of the peer's memory (Pull, PullFrom)
-// runs to its end.
+// runs to its end (StartPull does not).
 #ifndef FABRIC_PROVIDERS_TCP_TCP_STREAM_H_
 #define FABRIC_PROVIDERS_TCP_TCP_STREAM_H_
 
@@ -41,6 +41,15 @@ class PullExposure {
   virtual ~PullExposure() = default;
 };
 
+// A copy of the peer's payload under way (ByteStream::StartPull).
+class PullJob {
+ public:
+  virtual ~PullJob() = default;
+  // Moves the copy on: the bytes copied once it is done, -EAGAIN while it
+  // is under way, or another -errno when it failed.
+  virtual ssize_t Finish() = 0;
+};
+
 class ByteStream {
  public:
   virtual ~ByteStream() = default;
@@ -68,6 +77,17 @@ class ByteStream {
   // or -errno. By default Pull of the descriptors' addresses.
   virtual ssize_t PullFrom(const iovec* to, size_t to_count,
                            const RmaDescriptor* from, size_t from_count);
+  // PullFrom without waiting, for streams whose copies take time (a
+  // device's reads): the job, which the caller moves on with Finish until
+  // it is done, or null when the stream copies only with PullFrom. `to`
+  // must stay valid until the job is done or destroyed.
+  virtual std::unique_ptr<PullJob> StartPull(const iovec* to,
+                                             size_t to_count,
+                                             const RmaDescriptor* from,
+                                             size_t from_count) {
+    (void)to, (void)to_count, (void)from, (void)from_count;
+    return nullptr;
+  }
   // Before a payload of `count` pieces is left for the peer to copy: the
   // descriptors it is named by on the wire, filled in `out`, and what must
   // stay alive until the peer has copied it (null: nothing). By default

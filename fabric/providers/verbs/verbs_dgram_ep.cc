@@ -146,7 +146,8 @@ int Enable(VerbsDgramEp* ep) {
   ep->slots.Init(tx, rx);
   ep->grh.resize(rx);
   ep->room.resize(rx);
-  ep->overflow.resize(info.ep_attr->max_msg_size);
+  // A peer may send up to the port's MTU whatever this info says.
+  ep->overflow.resize(MtuBytes(ep->port.active_mtu));
   if (ep->grh_mr == nullptr) {
     ep->grh_mr = api.reg_mr(ep->domain->pd(), ep->grh.data(),
                             ep->grh.size() * kGrhSize,

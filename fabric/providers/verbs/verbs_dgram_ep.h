@@ -79,8 +79,9 @@ struct VerbsDgramEp {
   std::vector<std::array<uint8_t, kGrhSize>> grh;
   ibv_mr* grh_mr = nullptr;
   std::vector<size_t> room;
-  // Where the part of a datagram beyond a receive's room goes (max_msg_size
-  // bytes, shared by every receive: what lands there is dropped).
+  // Where the part of a datagram beyond a receive's room goes (the port's
+  // MTU, shared by every receive: what lands there is dropped); its size
+  // bounds sends too.
   std::vector<uint8_t> overflow;
   ibv_mr* overflow_mr = nullptr;
   LiveRegionCache regions;  // descriptors checked, under util.mutex

@@ -5,6 +5,7 @@
 #include <rdma/providers/fi_log.h>
 #include <string.h>
 
+#include <algorithm>
 #include <string>
 
 #include "absl/strings/str_cat.h"
@@ -57,7 +58,8 @@ absl::StatusOr<UdDestination> DestinationOf(VerbsDgramEp* ep,
                                             fi_addr_t fi_addr) {
   const uint64_t drops =
       ep->av->util.drops.load(std::memory_order_acquire);
-  if (fi_addr == ep->last_addr && drops == ep->last_drops) {
+  if (fi_addr == ep->last_addr && drops == ep->last_drops &&
+      ep->last_destination.ah != nullptr) {
     return ep->last_destination;
   }
   absl::StatusOr<UdDestination> found = UdDestinationOf(ep->av, fi_addr);
@@ -87,11 +89,12 @@ absl::Status Prepare(VerbsDgramEp* ep, const Datagram& tx, Sges* sges,
     return FiError(FI_EINVAL, "the iov array is NULL");
   }
   const size_t total = TotalLength(tx.iov, tx.count);
-  if (total > info.ep_attr->max_msg_size) {
+  const size_t max_msg_size =
+      std::min<size_t>(info.ep_attr->max_msg_size, ep->overflow.size());
+  if (total > max_msg_size) {
     return FiError(FI_EMSGSIZE, absl::StrCat(total, " bytes exceed "
-                                             "max_msg_size ",
-                                             info.ep_attr->max_msg_size,
-                                             " (the port's MTU)"));
+                                             "max_msg_size ", max_msg_size,
+                                             " (at most the port's MTU)"));
   }
   const bool inject = (tx.flags & FI_INJECT) != 0;
   if (inject && total > info.tx_attr->inject_size) {
@@ -176,6 +179,9 @@ ssize_t PostReceive(VerbsDgramEp* ep, const iovec* iov, void* const* desc,
   size_t room = 0;
   for (const ibv_sge& sge : sges) room += sge.length;
   ep->room[rx_index] = room;
+  // RoCE v2 over IPv4 leaves the first 20 bytes alone: zeroed, a GRH from
+  // an earlier datagram is not taken for this one's (SenderGid).
+  memset(ep->grh[rx_index].data(), 0, kGrhSize / 2);
   ibv_sge grh = {};
   grh.addr = reinterpret_cast<uintptr_t>(ep->grh[rx_index].data());
   grh.length = kGrhSize;

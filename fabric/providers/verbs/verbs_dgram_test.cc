@@ -319,6 +319,19 @@ TEST_F(VerbsDgramTest, BadCallsFailClearly) {
             -FI_EOPBADSTATE);
   EXPECT_EQ(fi_enable(idle), -FI_ENOCQ);
   EXPECT_EQ(fi_close(&idle->fid), 0);
+  // A new endpoint's first send, to no address at all.
+  Endpoint fresh;
+  ASSERT_EQ(fresh.Open(node_), 0);
+  EXPECT_EQ(fi_send(fresh.ep, buf, sizeof(buf), nullptr, FI_ADDR_UNSPEC,
+                    nullptr),
+            -FI_EINVAL);
+  // An MSG endpoint needs an MSG domain.
+  fi_info* msg_info = fi_dupinfo(node_.info);
+  msg_info->ep_attr->type = FI_EP_MSG;
+  fid_ep* wrong = nullptr;
+  EXPECT_EQ(fi_endpoint(node_.domain, msg_info, &wrong, nullptr),
+            -FI_EINVAL);
+  fi_freeinfo(msg_info);
   // The AV is in use by the endpoints.
   EXPECT_EQ(fi_close(&node_.av->fid), -FI_EBUSY);
 }
@@ -354,6 +367,24 @@ TEST_F(VerbsDgramTest, TheAvRefusesMalformedNamesAndForgetsRemovedOnes) {
   len = sizeof(text);
   ASSERT_NE(fi_av_straddr(node_.av, looked_up, text, &len), nullptr);
   EXPECT_EQ(strncmp(text, "fi_addr_ib_ud://[", 17), 0) << text;
+  // Inserted twice, removed once: the other entry names the sender.
+  fi_addr_t again = FI_ADDR_NOTAVAIL;
+  ASSERT_EQ(fi_av_insert(node_.av, a_.name.data(), 1, &again, 0, nullptr), 1);
+  ASSERT_EQ(fi_av_remove(node_.av, &b_to_a_, 1, 0), 0);
+  char probe[8] = {};
+  ASSERT_EQ(fi_recv(b_.ep, probe, sizeof(probe), nullptr, FI_ADDR_UNSPEC,
+                    nullptr),
+            0);
+  ASSERT_EQ(fi_send(a_.ep, probe, sizeof(probe), nullptr, a_to_b_, nullptr),
+            0);
+  ASSERT_EQ(a_.WaitFor(FI_SEND), 0);
+  fi_cq_data_entry got;
+  fi_addr_t source = FI_ADDR_NOTAVAIL;
+  ASSERT_EQ(b_.WaitFor(FI_RECV, &got, &source), 0);
+  EXPECT_NE(source, FI_ADDR_NOTAVAIL);
+  EXPECT_NE(source, b_to_a_);
+  EXPECT_EQ(source, addrs[0]);
+  b_to_a_ = again;
   // Removed: sends to it and lookups fail; other peers are unaffected.
   ASSERT_EQ(fi_av_remove(node_.av, &addrs[0], 1, 0), 0);
   EXPECT_EQ(fi_av_lookup(node_.av, addrs[0], looked_up, &len), -FI_EINVAL);

@@ -630,10 +630,10 @@ int OpenVerbsMsgEp(fid_domain* domain_fid, fi_info* info, fid_ep** ep_out,
                                  "rx_attr\n");
     return -FI_EINVAL;
   }
-  if (domain->resources == nullptr) {
+  if (domain->resources == nullptr ||
+      domain->info->ep_attr->type != FI_EP_MSG) {
     FI_WARN(log, FI_LOG_EP_CTRL, "fi_endpoint: an FI_EP_MSG endpoint needs "
-                                 "a domain opened for FI_EP_MSG (this one "
-                                 "serves RDM endpoints)\n");
+                                 "a domain opened for FI_EP_MSG\n");
     return -FI_EINVAL;
   }
   if (info->handle != nullptr && AsVerbsConnReq(info->handle) == nullptr) {

@@ -175,9 +175,7 @@ class VerbsProvider : public Provider {
               std::string(msg_info.status().message()).c_str());
       return ToFiErrno(msg_info.status());
     }
-    // The device serves RMA reads: large messages go by rendezvous.
-    return rxm::OpenRxmEp(domain, info, **msg_info, ep, context,
-                          /*device_reads=*/true);
+    return rxm::OpenRxmEp(domain, info, **msg_info, ep, context);
   }
 
   // Datagram domains name peers by UD endpoint names, in an AV of their

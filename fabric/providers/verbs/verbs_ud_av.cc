@@ -122,14 +122,25 @@ int Remove(fid_av* av_fid, fi_addr_t* fi_addr, size_t count, uint64_t flags) {
       continue;
     }
     UdPeer& peer = *av->peers[fi_addr[i]];
-    auto sender = av->by_sender.find(SenderKey(peer.name.gid,
-                                               QpnOf(peer.name)));
-    if (sender != av->by_sender.end() && sender->second == fi_addr[i]) {
-      av->by_sender.erase(sender);
-    }
-    av->verbs->api().destroy_ah(peer.destination.ah);
+    const std::string key = SenderKey(peer.name.gid, QpnOf(peer.name));
+    // A send may be using the handle now (FI_THREAD_SAFE): it goes at
+    // close.
+    av->removed_ahs.push_back(peer.destination.ah);
     av->peers[fi_addr[i]].reset();
     av->util.drops.fetch_add(1, std::memory_order_release);
+    auto sender = av->by_sender.find(key);
+    if (sender != av->by_sender.end() && sender->second == fi_addr[i]) {
+      // The same name inserted again names the sender from now on.
+      av->by_sender.erase(sender);
+      for (fi_addr_t other = 0; other < av->peers.size(); ++other) {
+        const std::optional<UdPeer>& same = av->peers[other];
+        if (same.has_value() &&
+            SenderKey(same->name.gid, QpnOf(same->name)) == key) {
+          av->by_sender.emplace(key, other);
+          break;
+        }
+      }
+    }
   }
   return rc;
 }
@@ -185,6 +196,7 @@ int Close(fid* object) {
   for (std::optional<UdPeer>& peer : av->peers) {
     if (peer.has_value()) av->verbs->api().destroy_ah(peer->destination.ah);
   }
+  for (ibv_ah* ah : av->removed_ahs) av->verbs->api().destroy_ah(ah);
   if (av->util.eq != nullptr) av->util.eq->open_children.fetch_sub(1);
   av->util.domain->open_children.fetch_sub(1);
   delete av;
@@ -252,7 +264,8 @@ int OpenVerbsUdAv(fid_domain* domain_fid, fi_av_attr* attr, fid_av** av_out,
   av->util.flags = attr->flags;
   av->verbs = verbs;
   av->port = *port;
-  av->peers.reserve(attr->count);
+  // attr->count is a hint: a huge one is not taken as an allocation.
+  av->peers.reserve(std::min<size_t>(attr->count, 1 << 16));
   domain->open_children.fetch_add(1);
   *av_out = &av->util.av_fid;
   return 0;

@@ -64,6 +64,7 @@ struct VerbsUdAv {
   // Under util.mutex.
   std::vector<std::optional<UdPeer>> peers;  // by fi_addr_t
   std::map<std::string, fi_addr_t> by_sender;  // SenderKey -> fi_addr_t
+  std::vector<ibv_ah*> removed_ahs;  // destroyed at close
 };
 
 // fi_av_open on a verbs datagram domain.
