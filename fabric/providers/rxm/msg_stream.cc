@@ -122,20 +122,35 @@ ssize_t MsgStream::Write(const iovec* iov, size_t count) {
 ssize_t MsgStream::Read(const iovec* iov, size_t count) {
   size_t read = 0;
   for (size_t piece = 0; piece < count; ++piece) {
+    char* to = static_cast<char*>(iov[piece].iov_base);
     size_t done = 0;
-    while (done < iov[piece].iov_len && !arrived_.empty()) {
-      StreamBuffer* buffer = arrived_.front();
-      size_t n = std::min(iov[piece].iov_len - done,
-                          buffer->length - buffer->offset);
-      memcpy(static_cast<char*>(iov[piece].iov_base) + done,
-             buffer->data + buffer->offset, n);
-      buffer->offset += n;
-      done += n;
-      if (buffer->offset == buffer->length) {
-        arrived_.pop_front();
-        if (!ended_ && !peer_shutdown_) {
-          if (int rc = PostReceive(buffer); rc != 0) OnEnded(-rc);
+    while (done < iov[piece].iov_len) {
+      const size_t room = iov[piece].iov_len - done;
+      if (!arrived_.empty()) {
+        StreamBuffer* buffer = arrived_.front();
+        size_t n = std::min(room, buffer->length - buffer->offset);
+        memcpy(to + done, buffer->data + buffer->offset, n);
+        buffer->offset += n;
+        done += n;
+        if (buffer->offset == buffer->length) {
+          arrived_.pop_front();
+          if (!ended_ && !peer_shutdown_) {
+            if (int rc = PostReceive(buffer); rc != 0) OnEnded(-rc);
+          }
         }
+      } else if (!spilled_.empty()) {
+        // After the buffers: what was spilled came after them.
+        const std::string& chunk = spilled_.front();
+        size_t n = std::min(room, chunk.size() - spilled_offset_);
+        memcpy(to + done, chunk.data() + spilled_offset_, n);
+        spilled_offset_ += n;
+        done += n;
+        if (spilled_offset_ == chunk.size()) {
+          spilled_.pop_front();
+          spilled_offset_ = 0;
+        }
+      } else {
+        break;
       }
     }
     read += done;
@@ -170,6 +185,10 @@ void MsgStream::DispatchCompletion(void* op_context, size_t len) {
     return;
   }
   --stream->posted_rx_;
+  if (len > 0 && (stream->pulling_ || !stream->spilled_.empty())) {
+    stream->spilled_.emplace_back(buffer->data, len);
+    len = 0;  // the buffer is free again at once
+  }
   if (len > 0) {
     buffer->length = len;
     buffer->offset = 0;

@@ -39,6 +39,7 @@
 
 #include <deque>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -127,7 +128,9 @@ class MsgStream : public tcp::ByteStream {
   // has completed, or been flushed as the provider ends the connection).
   void OnPeerShutdown();
   // Whether a Read would return something (bytes, or the end).
-  bool readable() const { return !arrived_.empty() || ended_; }
+  bool readable() const {
+    return !arrived_.empty() || !spilled_.empty() || ended_;
+  }
   // Whether every send has completed (the provider is done with them).
   bool sends_done() const {
     return ended_ || free_tx_.size() == kTxBuffers;
@@ -161,6 +164,14 @@ class MsgStream : public tcp::ByteStream {
   std::unique_ptr<StreamBuffers> buffers_;
   RetiredBuffers* retired_;
   std::deque<StreamBuffer*> arrived_;  // received, in order, not read out
+  // Bytes received while a pull waits (and until read), copied out of
+  // their buffers so that the buffers take the peer's next messages: its
+  // provider never stalls, and the answers to the pull's reads (on the
+  // same connection for a provider that serves reads in software) and the
+  // peer's own pulls get through. Newer than anything in arrived_.
+  std::deque<std::string> spilled_;
+  size_t spilled_offset_ = 0;  // of spilled_.front(), read
+  bool pulling_ = false;       // an RmaPull of this stream is alive
   std::vector<StreamBuffer*> free_tx_;
   bool connected_ = false;
   bool peer_shutdown_ = false;

@@ -77,7 +77,10 @@ absl::StatusOr<std::unique_ptr<tcp::PullExposure>> MsgStream::Expose(
 // bytes.
 class RmaPull : public tcp::PullJob {
  public:
-  explicit RmaPull(MsgStream* stream) : stream_(stream) {}
+  explicit RmaPull(MsgStream* stream) : stream_(stream) {
+    stream_->pulling_ = true;
+  }
+  ~RmaPull() override { stream_->pulling_ = false; }
   ssize_t Finish() override { return stream_->AdvancePull(this); }
 
   std::vector<iovec> local;
@@ -140,11 +143,20 @@ std::unique_ptr<tcp::PullJob> MsgStream::StartPull(
 }
 
 ssize_t MsgStream::AdvancePull(RmaPull* pull) {
-  if (pull->error != 0) return -pull->error;
+  const bool all_posted = pull->posted == pull->local.size();
+  if (all_posted && reads_out_ == 0 && read_error_ == 0 &&
+      pull->error == 0) {
+    return pull->total;
+  }
   // A failed read leaves the connection unusable (an RC queue pair goes to
   // its error state), and an ended stream serves no reads: the peer is as
-  // good as reset.
-  if (read_error_ != 0 || ended_) return -ECONNRESET;
+  // good as reset. The reads still out are waited for (they complete or
+  // are flushed): the buffer they write into goes back to the application
+  // after.
+  if (pull->error != 0 || read_error_ != 0 || ended_) {
+    if (reads_out_ > 0) return -EAGAIN;
+    return pull->error != 0 ? -pull->error : -ECONNRESET;
+  }
   while (pull->posted < pull->local.size()) {
     const size_t i = pull->posted;
     ssize_t rc = fi_read(ep_, pull->local[i].iov_base, pull->local[i].iov_len,

@@ -436,10 +436,10 @@ bool RxmEpEvents::PrepareToSleep() {
   for (const auto& link : ep->links.all) {
     const auto* rxm = static_cast<const RxmLink*>(link.get());
     // Bytes the link would read now (not a link waiting for a receive,
-    // nor one not connected yet: those wait for the application or the
-    // peer).
+    // nor one not connected yet, nor one waiting for its reads: those wait
+    // for the application, the peer or the CQ).
     if (!rxm->connecting && !rxm->connection.stalled() &&
-        rxm->stream->readable()) {
+        !rxm->connection.AwaitingCopy() && rxm->stream->readable()) {
       return false;
     }
   }

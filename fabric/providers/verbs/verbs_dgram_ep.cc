@@ -295,6 +295,12 @@ int OpenVerbsDgramEp(fid_domain* domain_fid, fi_info* info, fid_ep** ep_out,
             std::string(port.status().message()).c_str());
     return ToFiErrno(port.status());
   }
+  if (info->ep_attr->max_msg_size > MtuBytes(port->active_mtu)) {
+    FI_WARN(log, FI_LOG_EP_CTRL, "fi_endpoint: max_msg_size %zu exceeds "
+            "the port's MTU (%zu)\n", info->ep_attr->max_msg_size,
+            MtuBytes(port->active_mtu));
+    return -FI_EINVAL;
+  }
   auto* ep = new VerbsDgramEp;
   ep->util.ep_fid = {};
   absl::Status status =

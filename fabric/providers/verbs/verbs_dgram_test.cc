@@ -332,6 +332,11 @@ TEST_F(VerbsDgramTest, BadCallsFailClearly) {
   EXPECT_EQ(fi_endpoint(node_.domain, msg_info, &wrong, nullptr),
             -FI_EINVAL);
   fi_freeinfo(msg_info);
+  // Datagrams larger than the port's MTU are not offered.
+  fi_info* large = fi_dupinfo(node_.info);
+  large->ep_attr->max_msg_size = mtu_ + 1;
+  EXPECT_EQ(fi_endpoint(node_.domain, large, &wrong, nullptr), -FI_EINVAL);
+  fi_freeinfo(large);
   // The AV is in use by the endpoints.
   EXPECT_EQ(fi_close(&node_.av->fid), -FI_EBUSY);
 }

@@ -51,7 +51,7 @@ absl::StatusOr<fi_addr_t> AddPeer(VerbsUdAv* av, const UdName& name,
   peer.destination = UdDestination{*ah, QpnOf(name), QkeyOf(name)};
   peer.user_id = user_id.value_or(fi_addr);
   av->peers.push_back(peer);
-  av->by_sender.emplace(SenderKey(name.gid, QpnOf(name)), fi_addr);
+  av->by_sender[SenderKey(name.gid, QpnOf(name))].insert(fi_addr);
   return fi_addr;
 }
 
@@ -122,25 +122,19 @@ int Remove(fid_av* av_fid, fi_addr_t* fi_addr, size_t count, uint64_t flags) {
       continue;
     }
     UdPeer& peer = *av->peers[fi_addr[i]];
-    const std::string key = SenderKey(peer.name.gid, QpnOf(peer.name));
-    // A send may be using the handle now (FI_THREAD_SAFE): it goes at
-    // close.
-    av->removed_ahs.push_back(peer.destination.ah);
+    auto sender = av->by_sender.find(SenderKey(peer.name.gid,
+                                               QpnOf(peer.name)));
+    if (sender != av->by_sender.end()) {
+      sender->second.erase(fi_addr[i]);
+      if (sender->second.empty()) av->by_sender.erase(sender);
+    }
+    if (av->util.domain->info->domain_attr->threading == FI_THREAD_SAFE) {
+      av->removed_ahs.push_back(peer.destination.ah);
+    } else {
+      av->verbs->api().destroy_ah(peer.destination.ah);
+    }
     av->peers[fi_addr[i]].reset();
     av->util.drops.fetch_add(1, std::memory_order_release);
-    auto sender = av->by_sender.find(key);
-    if (sender != av->by_sender.end() && sender->second == fi_addr[i]) {
-      // The same name inserted again names the sender from now on.
-      av->by_sender.erase(sender);
-      for (fi_addr_t other = 0; other < av->peers.size(); ++other) {
-        const std::optional<UdPeer>& same = av->peers[other];
-        if (same.has_value() &&
-            SenderKey(same->name.gid, QpnOf(same->name)) == key) {
-          av->by_sender.emplace(key, other);
-          break;
-        }
-      }
-    }
   }
   return rc;
 }
@@ -293,7 +287,7 @@ fi_addr_t UdSenderOf(VerbsUdAv* av, const ibv_gid& gid, uint32_t qpn) {
   std::lock_guard<std::mutex> lock(av->util.mutex);
   auto found = av->by_sender.find(SenderKey(gid.raw, qpn));
   if (found == av->by_sender.end()) return FI_ADDR_NOTAVAIL;
-  return av->peers[found->second]->user_id;
+  return av->peers[*found->second.begin()]->user_id;
 }
 
 }  // namespace verbs

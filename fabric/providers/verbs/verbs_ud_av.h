@@ -21,6 +21,7 @@
 
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -63,8 +64,11 @@ struct VerbsUdAv {
   UdPort port;
   // Under util.mutex.
   std::vector<std::optional<UdPeer>> peers;  // by fi_addr_t
-  std::map<std::string, fi_addr_t> by_sender;  // SenderKey -> fi_addr_t
-  std::vector<ibv_ah*> removed_ahs;  // destroyed at close
+  // SenderKey -> the entries of that name (FI_SOURCE reports the first).
+  std::map<std::string, std::set<fi_addr_t>> by_sender;
+  // Handles of removed entries, destroyed at close where another thread
+  // may be sending with one (FI_THREAD_SAFE), else at once.
+  std::vector<ibv_ah*> removed_ahs;
 };
 
 // fi_av_open on a verbs datagram domain.
