@@ -12,16 +12,17 @@
 // fi_recvmsg; FI_SOURCE on receives. Each receive's first scatter-gather
 // entry is a 40-byte buffer of the endpoint's own, registered once, where
 // the device puts the GRH (the sender's GID): the application's buffers
-// get only the message. A receive with room for less than max_msg_size
+// get only the message. A receive with room for less than the port's MTU
 // ends with a piece of an overflow buffer of the endpoint's: a device
 // handed a datagram longer than a receive moves the queue pair to the
 // error state (soft-RoCE did: every later receive was lost), so none is
 // ever too short for the device, and a longer datagram than the
-// application's buffers completes with FI_ETRUNC (olen: what did not fit). Sends and receives complete on one ibv CQ of the
-// endpoint's, read by the domain's progress engine (CQ and counter reads
-// advance it), each completion an entry of the util CQs and counters the
-// endpoint is bound to. No RMA, atomics, tagged messages, fi_cancel or
-// shared contexts (-FI_ENOSYS).
+// application's buffers completes with FI_ETRUNC (olen: what did not
+// fit). Sends and receives complete on one ibv CQ of the endpoint's, read
+// by the domain's progress engine (CQ and counter reads advance it), each
+// completion an entry of the util CQs and counters the endpoint is bound
+// to. No RMA, atomics, tagged messages, fi_cancel or shared contexts
+// (-FI_ENOSYS).
 #ifndef FABRIC_PROVIDERS_VERBS_VERBS_DGRAM_EP_H_
 #define FABRIC_PROVIDERS_VERBS_VERBS_DGRAM_EP_H_
 
