@@ -4,24 +4,12 @@
 #include <string.h>
 
 #include "absl/strings/str_cat.h"
-
 #include "fabric/api/core/status.h"
 #include "fabric/providers/util/cntr.h"
 #include "fabric/providers/util/cq.h"
 
 namespace fabric {
 namespace verbs {
-
-void StartRequest(Posted* posted, void* context, uint64_t flags,
-                  bool write_entry, CntrKind cntr, LocalRegistrations* held) {
-  posted->request = WorkRequest();
-  posted->request.context = context;
-  posted->request.flags = flags;
-  posted->request.write_entry = write_entry;
-  posted->reserved = write_entry;
-  posted->cntr = cntr;
-  if (!held->empty()) posted->registrations = std::move(*held);
-}
 
 void WorkSlots::Init(size_t tx, size_t rx) {
   if (!posted_.empty()) return;
@@ -32,29 +20,6 @@ void WorkSlots::Init(size_t tx, size_t rx) {
     posted_[i].transmit = i < tx;
     (i < tx ? free_tx_ : free_rx_).push_back(i);
   }
-}
-
-Posted* WorkSlots::Acquire(bool transmit, UtilCq* cq, bool write_entry,
-                           int* rc) {
-  std::vector<uint32_t>& free = transmit ? free_tx_ : free_rx_;
-  if (free.empty()) {
-    *rc = -FI_EAGAIN;
-    return nullptr;
-  }
-  if (write_entry) {
-    *rc = CqReserve(cq);
-    if (*rc != 0) return nullptr;
-  }
-  Posted* posted = &posted_[free.back()];
-  free.pop_back();
-  posted->reserved = write_entry;
-  return posted;
-}
-
-void WorkSlots::Release(Posted* posted) {
-  posted->reserved = false;
-  if (!posted->registrations.empty()) posted->registrations.Clear();
-  (posted->transmit ? free_tx_ : free_rx_).push_back(posted->index);
 }
 
 void WorkSlots::Abandon(Posted* posted, UtilCq* cq) {
@@ -70,20 +35,10 @@ void WorkSlots::Unreserve(UtilEndpoint* util) {
   }
 }
 
-void ReportWorkCompletion(UtilEndpoint* util, const VerbsApi& api,
-                          const fi_provider* log, const ibv_wc& wc,
-                          const Posted& posted,
-                          const fi_cq_tagged_entry& entry, fi_addr_t source) {
+void ReportWorkError(UtilEndpoint* util, const VerbsApi& api,
+                     const fi_provider* log, const ibv_wc& wc,
+                     const Posted& posted) {
   UtilCq* cq = posted.transmit ? util->tx_cq : util->rx_cq;
-  if (wc.status == IBV_WC_SUCCESS) {
-    // A remote write with immediate data consumed this receive: it counts
-    // as a remote write.
-    CntrKind cntr = (entry.flags & FI_REMOTE_WRITE) != 0 ? kRemoteWriteCntr
-                                                         : posted.cntr;
-    ReportSuccess(util, cq, posted.request.write_entry, posted.reserved,
-                  entry, source, cntr);
-    return;
-  }
   fi_cq_err_entry error = ErrorOf(wc, posted.request);
   if (wc.status != IBV_WC_WR_FLUSH_ERR) {
     FI_WARN(log, FI_LOG_CQ, "work completion failed: %s (vendor error "

@@ -19,12 +19,14 @@
 
 #include <infiniband/verbs.h>
 #include <rdma/fi_domain.h>
+#include <rdma/fi_errno.h>
 #include <rdma/providers/fi_log.h>
 
 #include <cstdint>
 #include <vector>
 
 #include "absl/status/status.h"
+#include "fabric/providers/util/cq.h"
 #include "fabric/providers/util/endpoint.h"
 #include "fabric/providers/verbs/verbs_api.h"
 #include "fabric/providers/verbs/verbs_completion.h"
@@ -53,8 +55,18 @@ struct Posted {
 // Fills a slot just taken for a request: its context, the flags of its
 // entry, whether it writes one (a CQ slot was then reserved), its counter,
 // and the registrations it holds until it completes (taken from `held`).
-void StartRequest(Posted* posted, void* context, uint64_t flags,
-                  bool write_entry, CntrKind cntr, LocalRegistrations* held);
+// Inline, as the slot calls below: they are on every message's path.
+inline void StartRequest(Posted* posted, void* context, uint64_t flags,
+                         bool write_entry, CntrKind cntr,
+                         LocalRegistrations* held) {
+  posted->request = WorkRequest();
+  posted->request.context = context;
+  posted->request.flags = flags;
+  posted->request.write_entry = write_entry;
+  posted->reserved = write_entry;
+  posted->cntr = cntr;
+  if (!held->empty()) posted->registrations = std::move(*held);
+}
 
 // An endpoint's slots: the first tx_slots for its send queue, the rest for
 // its receive queue, each with a free list.
@@ -67,9 +79,27 @@ class WorkSlots {
   // A free slot of the send (`transmit`) or receive queue for a request,
   // with room reserved in `cq` (CqReserve) when it writes an entry: null,
   // with *rc -FI_EAGAIN, when the queue or the CQ is full.
-  Posted* Acquire(bool transmit, UtilCq* cq, bool write_entry, int* rc);
+  Posted* Acquire(bool transmit, UtilCq* cq, bool write_entry, int* rc) {
+    std::vector<uint32_t>& free = transmit ? free_tx_ : free_rx_;
+    if (free.empty()) {
+      *rc = -FI_EAGAIN;
+      return nullptr;
+    }
+    if (write_entry) {
+      *rc = CqReserve(cq);
+      if (*rc != 0) return nullptr;
+    }
+    Posted* posted = &posted_[free.back()];
+    free.pop_back();
+    posted->reserved = write_entry;
+    return posted;
+  }
   // Frees a slot after its completion.
-  void Release(Posted* posted);
+  void Release(Posted* posted) {
+    posted->reserved = false;
+    if (!posted->registrations.empty()) posted->registrations.Clear();
+    (posted->transmit ? free_tx_ : free_rx_).push_back(posted->index);
+  }
   // Frees a slot whose request was never posted, and its room in `cq`.
   void Abandon(Posted* posted, UtilCq* cq);
   // Transmits posted and not yet completed.
@@ -88,13 +118,29 @@ class WorkSlots {
 // Reports the completion `wc` of `posted` to `util`'s CQs and counters: on
 // success `entry` (CompletionOf's, as the endpoint adjusted it) from
 // `source`, counted on posted.cntr (a remote write's on the remote write
-// counter); on failure an error entry and an error count, logged unless it
-// is a flush. A flushed request that reports nothing (an inject, a
-// selective completion) stays silent: the connection's end says it.
-void ReportWorkCompletion(UtilEndpoint* util, const VerbsApi& api,
-                          const fi_provider* log, const ibv_wc& wc,
-                          const Posted& posted,
-                          const fi_cq_tagged_entry& entry, fi_addr_t source);
+// counter); on failure (ReportWorkError) an error entry and an error
+// count, logged unless it is a flush. A flushed request that reports
+// nothing (an inject, a selective completion) stays silent: the
+// connection's end says it.
+void ReportWorkError(UtilEndpoint* util, const VerbsApi& api,
+                     const fi_provider* log, const ibv_wc& wc,
+                     const Posted& posted);
+inline void ReportWorkCompletion(UtilEndpoint* util, const VerbsApi& api,
+                                 const fi_provider* log, const ibv_wc& wc,
+                                 const Posted& posted,
+                                 const fi_cq_tagged_entry& entry,
+                                 fi_addr_t source) {
+  if (wc.status != IBV_WC_SUCCESS) {
+    return ReportWorkError(util, api, log, wc, posted);
+  }
+  // A remote write with immediate data consumed this receive: it counts as
+  // a remote write.
+  CntrKind cntr =
+      (entry.flags & FI_REMOTE_WRITE) != 0 ? kRemoteWriteCntr : posted.cntr;
+  ReportSuccess(util, posted.transmit ? util->tx_cq : util->rx_cq,
+                posted.request.write_entry, posted.reserved, entry, source,
+                cntr);
+}
 
 // The failure of ibv_post_send or ibv_post_recv (`call`), which return the
 // errno (ENOMEM, a full queue, is the caller's -FI_EAGAIN).
