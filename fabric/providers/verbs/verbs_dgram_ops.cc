@@ -136,16 +136,8 @@ ssize_t PostSend(VerbsDgramEp* ep, const Datagram& tx) {
   if (posted == nullptr) return rc;
   StartRequest(posted, tx.context, FI_SEND | FI_MSG, write_entry, kSendCntr,
                &held);
-  wr.wr_id = reinterpret_cast<uintptr_t>(&posted->request);
-  wr.sg_list = sges.data();
-  wr.num_sge = static_cast<int>(sges.size());
-  ibv_send_wr* bad = nullptr;
-  if (int rc = ibv_post_send(ep->qp, &wr, &bad); rc != 0) {
-    ep->slots.Abandon(posted, ep->util.tx_cq);
-    if (rc == ENOMEM) return -FI_EAGAIN;
-    return Fail(*ep, PostFailed("ibv_post_send", rc));
-  }
-  return 0;
+  return PostSendRequest(ep->qp, &wr, sges.data(), sges.size(), posted,
+                         &ep->slots, ep->util.tx_cq, ep->log());
 }
 
 ssize_t PostReceive(VerbsDgramEp* ep, const iovec* iov, void* const* desc,
@@ -195,16 +187,8 @@ ssize_t PostReceive(VerbsDgramEp* ep, const iovec* iov, void* const* desc,
     sges.push_back(overflow);
   }
   ibv_recv_wr wr = {};
-  wr.wr_id = reinterpret_cast<uintptr_t>(&posted->request);
-  wr.sg_list = sges.data();
-  wr.num_sge = static_cast<int>(sges.size());
-  ibv_recv_wr* bad = nullptr;
-  if (int rc = ibv_post_recv(ep->qp, &wr, &bad); rc != 0) {
-    ep->slots.Abandon(posted, ep->util.rx_cq);
-    if (rc == ENOMEM) return -FI_EAGAIN;
-    return Fail(*ep, PostFailed("ibv_post_recv", rc));
-  }
-  return 0;
+  return PostRecvRequest(ep->qp, &wr, sges.data(), sges.size(), posted,
+                         &ep->slots, ep->util.rx_cq, ep->log());
 }
 
 // --- fi_msg -------------------------------------------------------------

@@ -142,9 +142,16 @@ inline void ReportWorkCompletion(UtilEndpoint* util, const VerbsApi& api,
                 cntr);
 }
 
-// The failure of ibv_post_send or ibv_post_recv (`call`), which return the
-// errno (ENOMEM, a full queue, is the caller's -FI_EAGAIN).
-absl::Status PostFailed(const char* call, int rc);
+// Posts the send (or receive) work request `wr` of `posted`, its pieces
+// `sges[0..count)`, on `qp`: 0; else the slot goes back to `slots` (and
+// its room to `cq`) and the result is -FI_EAGAIN for a full queue, or the
+// error, logged on `log`.
+ssize_t PostSendRequest(ibv_qp* qp, ibv_send_wr* wr, ibv_sge* sges,
+                        size_t count, Posted* posted, WorkSlots* slots,
+                        UtilCq* cq, const fi_provider* log);
+ssize_t PostRecvRequest(ibv_qp* qp, ibv_recv_wr* wr, ibv_sge* sges,
+                        size_t count, Posted* posted, WorkSlots* slots,
+                        UtilCq* cq, const fi_provider* log);
 
 // Work completions taken from a CQ per ibv_poll_cq call.
 inline constexpr int kPollBatch = 16;
