@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include <algorithm>
+#include <thread>
 
 #include "absl/strings/str_cat.h"
 #include "fabric/api/core/enum_value.h"
@@ -76,11 +77,10 @@ void Release(UtilCq& cq, size_t count) {
 ssize_t TakeCompletions(UtilCq& cq, void* buf, size_t count,
                         fi_addr_t* sources) {
   size_t taken = 0;
-  char* out = static_cast<char*>(buf);
   while (taken < count && !cq.entries.empty() &&
          !cq.entries.front().is_error) {
     const CqEntry& entry = cq.entries.front();
-    memcpy(out + taken * cq.entry_size, &entry.completion, cq.entry_size);
+    CqStoreEntry(cq, entry.completion, buf, taken);
     if (sources != nullptr) sources[taken] = entry.source;
     cq.entries.pop_front();
     ++taken;
@@ -90,6 +90,27 @@ ssize_t TakeCompletions(UtilCq& cq, void* buf, size_t count,
   if (cq.entries.empty()) cq.wait->Clear();
   if (taken > 0) return static_cast<ssize_t>(taken);
   return cq.entries.empty() ? -FI_EAGAIN : -FI_EAVAIL;
+}
+
+// What the CQ's direct producer writes into `buf` (CqDirectProducer), 0
+// when there is none or it may not be asked.
+size_t ReadDirect(UtilCq& cq, void* buf, size_t count, fi_addr_t* sources) {
+  CqDirectProducer* producer = cq.direct.load();
+  if (producer == nullptr ||
+      cq.direct_bindings.load(std::memory_order_relaxed) !=
+          cq.open_children.load(std::memory_order_relaxed) ||
+      cq.owner_fid_exported.load(std::memory_order_relaxed)) {
+    return 0;
+  }
+  // Announced before the second look: CqClearDirect either sees this
+  // reader and waits, or this reader sees the producer gone.
+  cq.direct_readers.fetch_add(1);
+  size_t n = 0;
+  if (cq.direct.load() == producer) {
+    n = producer->ReadDirect(&cq, buf, count, sources);
+  }
+  cq.direct_readers.fetch_sub(1);
+  return n;
 }
 
 ssize_t CheckReadArguments(const UtilCq& cq, const void* buf, size_t count) {
@@ -106,6 +127,11 @@ ssize_t ReadFromCq(fid_cq* cq_fid, void* buf, size_t count,
   // Progress only when there is nothing to hand out already: a completion
   // that is waiting costs no system call.
   if (cq.size.load(std::memory_order_acquire) == 0) {
+    if (count > 0) {
+      if (size_t n = ReadDirect(cq, buf, count, sources); n > 0) {
+        return static_cast<ssize_t>(n);
+      }
+    }
     cq.wait->Progress();
     if (cq.size.load(std::memory_order_acquire) == 0) return -FI_EAGAIN;
   }
@@ -289,6 +315,18 @@ int OpenUtilCq(fid_domain* domain_fid, fi_cq_attr* attr, fid_cq** cq_out,
   domain->open_children.fetch_add(1);
   *cq_out = &cq->cq_fid;
   return 0;
+}
+
+void CqSetDirect(UtilCq* cq, CqDirectProducer* producer, int bindings) {
+  if (cq->peer != nullptr) return;
+  cq->direct_bindings.store(bindings);
+  cq->direct.store(producer);
+}
+
+void CqClearDirect(UtilCq* cq, CqDirectProducer* producer) {
+  CqDirectProducer* expected = producer;
+  cq->direct.compare_exchange_strong(expected, nullptr);
+  while (cq->direct_readers.load() != 0) std::this_thread::yield();
 }
 
 int CqReserve(UtilCq* cq) {

@@ -15,6 +15,7 @@
 #include <rdma/fi_domain.h>
 #include <rdma/fi_eq.h>
 #include <rdma/fi_ext.h>
+#include <string.h>
 #include <sys/types.h>
 
 #include <atomic>
@@ -41,6 +42,8 @@ struct CqError {
   fi_cq_err_entry error = {};
   std::vector<char> err_data;
 };
+
+class CqDirectProducer;
 
 // An open CQ. Endpoints bound to it count in open_children.
 struct UtilCq {
@@ -70,9 +73,67 @@ struct UtilCq {
   fid_peer_cq* peer = nullptr;
   // The UtilCq behind `peer` when the owner is one of ours (CqFull).
   const UtilCq* peer_owner = nullptr;
-  // What a peer provider imports to write into this CQ (peer_cq.h).
+  // What a peer provider imports to write into this CQ (peer_cq.h), and
+  // whether it was handed out (the importer is a producer too).
   fid_peer_cq owner_fid;
+  std::atomic<bool> owner_fid_exported{false};
+  // CqSetDirect's producer, the bindings (open_children) it holds, and the
+  // readers inside its ReadDirect (CqClearDirect waits for them).
+  std::atomic<CqDirectProducer*> direct{nullptr};
+  std::atomic<int> direct_bindings{0};
+  std::atomic<int> direct_readers{0};
 };
+
+// A producer whose completions wait in a queue of its own (a verbs
+// endpoint's device CQ) and can be written straight into the reader's
+// buffer while it is a CQ's only producer: fi_cq_read then skips the CQ's
+// queue, its lock and the progress pass.
+class CqDirectProducer {
+ public:
+  // Called by fi_cq_read/readfrom while `cq` holds no entries: writes up
+  // to `count` (>= 1) of its completions for `cq` into `buf` (CqStoreEntry)
+  // and `sources` (when not null), oldest first, and returns how many.
+  // What it takes that is not for that (another CQ's, an error) it reports
+  // as usual, and what follows such a completion into `cq`'s queue goes
+  // there too, so that the order holds. 0 when it had nothing: the reader
+  // then runs progress as usual.
+  virtual size_t ReadDirect(UtilCq* cq, void* buf, size_t count,
+                            fi_addr_t* sources) = 0;
+
+ protected:
+  ~CqDirectProducer() = default;
+};
+
+// Makes `producer`, which holds `bindings` of `cq`'s open_children, the
+// one fi_cq_read asks first. It is asked only while those are all the
+// bindings (another endpoint bound to `cq` turns it off until that one is
+// gone), never for a CQ opened with FI_PEER or whose owner fid a peer
+// imported. CqClearDirect removes it (if it is still `producer`) and waits
+// until no reader of `cq` is inside a direct read: call it before the
+// producer goes away, without its locks held.
+void CqSetDirect(UtilCq* cq, CqDirectProducer* producer, int bindings);
+void CqClearDirect(UtilCq* cq, CqDirectProducer* producer);
+
+// Writes `entry` as the `index`th entry of `buf` in `cq`'s format (each
+// format a prefix of the tagged one; a copy of constant size per format
+// takes no call).
+inline void CqStoreEntry(const UtilCq& cq, const fi_cq_tagged_entry& entry,
+                         void* buf, size_t index) {
+  char* out = static_cast<char*>(buf) + index * cq.entry_size;
+  switch (cq.format) {
+    case FI_CQ_FORMAT_CONTEXT:
+      memcpy(out, &entry, sizeof(fi_cq_entry));
+      return;
+    case FI_CQ_FORMAT_MSG:
+      memcpy(out, &entry, sizeof(fi_cq_msg_entry));
+      return;
+    case FI_CQ_FORMAT_DATA:
+      memcpy(out, &entry, sizeof(fi_cq_data_entry));
+      return;
+    default:
+      memcpy(out, &entry, sizeof(fi_cq_tagged_entry));
+  }
+}
 
 // The UtilCq behind `object`, or null when it is not one of our CQs.
 UtilCq* AsUtilCq(fid* object);

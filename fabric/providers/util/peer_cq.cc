@@ -85,7 +85,10 @@ void InitOwnerFid(UtilCq* cq) {
   cq->owner_fid.owner_ops = &kOwnerOps;
 }
 
-fid_peer_cq* UtilCqOwnerFid(UtilCq* cq) { return &cq->owner_fid; }
+fid_peer_cq* UtilCqOwnerFid(UtilCq* cq) {
+  cq->owner_fid_exported.store(true);
+  return &cq->owner_fid;
+}
 
 const UtilCq* OwnerUtilCq(const fid_peer_cq* peer) {
   if (peer == nullptr || peer->owner_ops != &kOwnerOps) return nullptr;

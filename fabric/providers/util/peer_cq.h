@@ -32,7 +32,8 @@ absl::StatusOr<fid_peer_cq*> ImportedPeerCq(const void* context);
 // Sets up cq->owner_fid: what a peer provider imports to write into `cq`.
 void InitOwnerFid(UtilCq* cq);
 
-// The fid_peer_cq through which a peer provider writes into `cq`.
+// The fid_peer_cq through which a peer provider writes into `cq`; from
+// then on `cq` has another producer (its direct one is not asked, cq.h).
 fid_peer_cq* UtilCqOwnerFid(UtilCq* cq);
 
 // The UtilCq behind an imported owner `peer`, or null when the owner is

@@ -115,6 +115,33 @@ int VerbsApi::QueryPort(ibv_context* context, uint8_t port,
                            reinterpret_cast<_compat_ibv_port_attr*>(attr));
 }
 
+uint32_t VerbsApi::MaxInlineData(ibv_context* context, uint32_t limit) const {
+  ibv_pd* pd = alloc_pd(context);
+  if (pd == nullptr) return 0;
+  ibv_cq* cq = create_cq(context, 1, nullptr, nullptr, 0);
+  uint32_t accepted = 0;
+  for (uint32_t size = limit; cq != nullptr; size /= 2) {
+    ibv_qp_init_attr attr = {};
+    attr.send_cq = cq;
+    attr.recv_cq = cq;
+    attr.qp_type = IBV_QPT_RC;
+    attr.cap.max_send_wr = 1;
+    attr.cap.max_recv_wr = 1;
+    attr.cap.max_send_sge = 1;
+    attr.cap.max_recv_sge = 1;
+    attr.cap.max_inline_data = size;
+    if (ibv_qp* qp = create_queue_pair(pd, &attr); qp != nullptr) {
+      destroy_queue_pair(qp);
+      accepted = size;
+      break;
+    }
+    if (size == 0) break;
+  }
+  if (cq != nullptr) destroy_cq(cq);
+  dealloc_pd(pd);
+  return accepted;
+}
+
 absl::StatusOr<const VerbsApi*> LoadVerbsApi() {
   static const absl::StatusOr<const VerbsApi*> loaded =
       []() -> absl::StatusOr<const VerbsApi*> {

@@ -85,6 +85,12 @@ struct VerbsApi {
   // query (the whole ibv_port_attr, link_layer included) when it has one,
   // else the old call.
   int QueryPort(ibv_context* context, uint8_t port, ibv_port_attr* attr) const;
+
+  // The most inline data (at most `limit` bytes) an RC queue pair on
+  // `context`'s device takes: devices say it only by accepting or refusing
+  // a queue pair, so one is made with `limit`, then half, ... down to 0
+  // (libfabric's verbs probes the same way). 0 when nothing can be made.
+  uint32_t MaxInlineData(ibv_context* context, uint32_t limit) const;
 };
 
 // The failure of a librdmacm or libibverbs call that set errno: that errno

@@ -39,7 +39,7 @@ void DescribeRc(const PortDescription& port, InfoTemplate* t) {
   t->tx.size = queue_limit;
   t->tx.iov_limit = Limit(device.max_sge);
   t->tx.rma_iov_limit = 1;
-  t->tx.inject_size = kInjectSize;
+  t->tx.inject_size = port.max_inline;
   t->rx.msg_order = FI_ORDER_SAS;
   t->rx.comp_order = FI_ORDER_STRICT;
   t->rx.size = queue_limit;

@@ -15,8 +15,8 @@
 // and max_mr, the message size from the port's max_msg_sz; FI_ATOMIC only
 // when the device's atomic_cap is not IBV_ATOMIC_NONE. The memory
 // registration mode is what RC needs: FI_MR_LOCAL, FI_MR_VIRT_ADDR,
-// FI_MR_ALLOCATED and FI_MR_PROV_KEY. inject_size is 64 (the inline size
-// most devices take; the device attributes do not say).
+// FI_MR_ALLOCATED and FI_MR_PROV_KEY. inject_size is the inline data an RC
+// queue pair takes, up to 256 (probed: the device attributes do not say).
 #ifndef FABRIC_PROVIDERS_VERBS_VERBS_ATTR_H_
 #define FABRIC_PROVIDERS_VERBS_VERBS_ATTR_H_
 
@@ -43,6 +43,9 @@ struct PortDescription {
   // The IPv4 and IPv6 addresses of the port's network interface (RoCE,
   // IPoIB), port 0.
   std::vector<IpAddress> ip_addresses;
+  // The inline data an RC queue pair takes, up to kMaxInjectSize
+  // (VerbsApi::MaxInlineData): the MSG endpoints' inject_size.
+  uint32_t max_inline = 0;
 };
 
 // What MSG endpoints need of the application's registrations. FI_MR_LOCAL
@@ -52,7 +55,10 @@ struct PortDescription {
 inline constexpr uint64_t kMrModeRequired =
     FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY;
 inline constexpr uint64_t kMrModeOptional = FI_MR_LOCAL;
-inline constexpr size_t kInjectSize = 64;
+// The most inline data asked of a device for MSG endpoints (libfabric's
+// verbs asks the same by default, FI_VERBS_INLINE_SIZE): sends and writes
+// up to it need no registration, and fi_inject takes them.
+inline constexpr uint32_t kMaxInjectSize = 256;
 
 // An RC queue pair's attributes on `port`'s device (no names, no address).
 void DescribeRc(const PortDescription& port, InfoTemplate* t);

@@ -71,6 +71,7 @@ PortDescription ConnectIb() {
   port.port_attr.lid = 7;
   port.gid = Gid(0xfe80000000000000ull, 0xf4521403006e54f1ull);
   port.ip_addresses = {Ip("192.168.100.7")};
+  port.max_inline = 220;
   return port;
 }
 
@@ -162,7 +163,8 @@ TEST(VerbsAttrTest, AnInfiniBandPortGivesItsGidAndItsIpoibAddress) {
     EXPECT_EQ(info->tx_attr->iov_limit, kDefaultIovLimit);
     EXPECT_EQ(info->rx_attr->iov_limit, kDefaultIovLimit);
     EXPECT_EQ(info->tx_attr->rma_iov_limit, 1u);
-    EXPECT_EQ(info->tx_attr->inject_size, kInjectSize);
+    // The inline data its queue pairs take.
+    EXPECT_EQ(info->tx_attr->inject_size, 220u);
     EXPECT_EQ(info->domain_attr->ep_cnt, 262144u);
     EXPECT_EQ(info->domain_attr->cq_cnt, 16777216u);
     EXPECT_EQ(info->domain_attr->mr_cnt, 16777216u);

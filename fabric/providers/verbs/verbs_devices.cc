@@ -82,6 +82,7 @@ absl::Status DevicePorts(const VerbsApi& api, ibv_context* context,
                                           ": ibv_query_gid: ", rc));
     }
     port.ip_addresses = PortAddresses(name, number);
+    port.max_inline = api.MaxInlineData(context, kMaxInjectSize);
     found.push_back(std::move(port));
   }
   ports->insert(ports->end(), found.begin(), found.end());

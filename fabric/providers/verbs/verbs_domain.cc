@@ -8,6 +8,7 @@
 #include "fabric/api/core/status.h"
 #include "fabric/api/config/mr_cache_settings.h"
 #include "fabric/providers/util/mr.h"
+#include "fabric/providers/verbs/verbs_attr.h"
 
 namespace fabric {
 namespace verbs {
@@ -36,6 +37,7 @@ absl::StatusOr<std::unique_ptr<VerbsDomain>> VerbsDomain::Open(
     return FiError(FI_EIO, absl::StrCat(device, ": ibv_query_device: ",
                                         strerror(rc)));
   }
+  domain->max_inline_ = api->MaxInlineData(context, kMaxInjectSize);
   domain->pd_ = api->alloc_pd(context);
   if (domain->pd_ == nullptr) {
     return FiError(FI_ENOMEM, absl::StrCat(device, ": ibv_alloc_pd: ",

@@ -65,6 +65,8 @@ class VerbsDomain : public DomainResources {
   ibv_pd* pd() const { return pd_; }
   const ibv_device_attr& device_attr() const { return device_attr_; }
   bool atomics() const { return device_attr_.atomic_cap != IBV_ATOMIC_NONE; }
+  // The inline data its RC queue pairs take (VerbsApi::MaxInlineData).
+  uint32_t max_inline() const { return max_inline_; }
 
  private:
   VerbsDomain(const VerbsApi* api, ibv_context** contexts,
@@ -76,6 +78,7 @@ class VerbsDomain : public DomainResources {
   ibv_context* context_;
   ibv_pd* pd_ = nullptr;
   ibv_device_attr device_attr_ = {};
+  uint32_t max_inline_ = 0;
   // Made once the protection domain exists; gone before it.
   std::unique_ptr<RegistrationCache> registrations_;
 };

@@ -40,9 +40,6 @@ constexpr uint8_t kRnrRetryCount = 7;
 // 0, which encodes the longest wait, 655 ms: a receiver a little behind
 // then stalls its peer for most of a second per buffer it lacked.
 constexpr uint8_t kMinRnrTimer = 12;
-// Passes of the data path that find no completion while transmits are out
-// before it reads the connection's events (VerbsCompletions::Progress).
-constexpr uint32_t kCmCheckInterval = 256;
 // How long the CQ of a closing endpoint on a shared receive context must
 // stay empty before its flushed receives are all counted back.
 constexpr int kDrainQuietMs = 5;
@@ -94,7 +91,7 @@ absl::Status CreateQp(VerbsMsgEp* ep) {
   const fi_info& info = *ep->util.info;
   absl::StatusOr<ibv_qp_cap> caps =
       QpCaps(*info.tx_attr, *info.rx_attr, ep->domain->device_attr(),
-             kInjectSize);
+             ep->domain->max_inline());
   if (!caps.ok()) return caps.status();
   ibv_qp_init_attr attr = {};
   attr.qp_context = ep;
@@ -209,26 +206,18 @@ void Perform(VerbsMsgEp* ep, const MsgAction& action,
   }
 }
 
-// Takes one completion off the CQ and reports it.
-void Complete(VerbsMsgEp* ep, const ibv_wc& wc) {
-  auto* posted = reinterpret_cast<Posted*>(wc.wr_id);
-  if (posted->srx != nullptr) {
-    // A receive of the shared context: the endpoint it arrived on decides
-    // whether it writes an entry. No CQ room was reserved for it (the
-    // endpoint was not known); a full CQ takes it past its size (util/cq.h).
-    posted->request.write_entry = WantsRxEntry(ep->util, posted->flags);
+// Makes the endpoint its CQs' direct producer (util/cq.h), or no longer.
+void SetDirectProducer(VerbsMsgEp* ep, bool set) {
+  UtilCq* tx = ep->util.tx_cq;
+  UtilCq* rx = ep->util.rx_cq;
+  for (UtilCq* cq : {tx, rx == tx ? nullptr : rx}) {
+    if (cq == nullptr) continue;
+    if (set) {
+      CqSetDirect(cq, &ep->completions, (cq == tx) + (cq == rx));
+    } else {
+      CqClearDirect(cq, &ep->completions);
+    }
   }
-  fi_cq_tagged_entry entry = {};
-  if (wc.status == IBV_WC_SUCCESS) entry = CompletionOf(wc, posted->request);
-  ReportWorkCompletion(&ep->util, ep->api(), ep->log(), wc, *posted, entry,
-                       FI_ADDR_NOTAVAIL);
-  ReleaseSlot(ep, posted);
-}
-
-// Reports every completion the CQ holds; returns how many.
-size_t PollAll(VerbsMsgEp* ep) {
-  return PollCq(ep->device_cq.cq, ep->log(),
-                [ep](const ibv_wc& wc) { Complete(ep, wc); });
 }
 
 // fi_enable: the CQ and its completion channel, the request slots, and the
@@ -266,6 +255,7 @@ int Enable(VerbsMsgEp* ep) {
   }
   ep->completions_registered = true;
   ep->data_engine()->Add(&ep->completions);
+  SetDirectProducer(ep, true);
   ep->util.enabled.store(true);
   return 0;
 }
@@ -299,6 +289,7 @@ void ReturnSharedReceives(VerbsMsgEp* ep) {
 int CloseMsgEp(fid* object) {
   VerbsMsgEp* ep = ToVerbsMsgEp(reinterpret_cast<fid_ep*>(object));
   const VerbsApi& api = ep->api();
+  if (ep->completions_registered) SetDirectProducer(ep, false);
   // The data pass reads connection events too: it goes first.
   if (ep->completions_registered) ep->data_engine()->Remove(&ep->completions);
   if (ep->cm_registered) ep->cm_engine()->Remove(&ep->cm_events);
@@ -573,47 +564,6 @@ int VerbsCmEvents::progress_fd() const { return ep_->cm_channel->fd; }
 bool VerbsCmEvents::auto_progress() const {
   return ep_->util.domain->info->domain_attr->control_progress ==
          FI_PROGRESS_AUTO;
-}
-
-void VerbsCompletions::Progress() {
-  std::lock_guard<OptionalMutex> lock(ep_->util.mutex);
-  AckNotification(ep_->api(), &ep_->device_cq);
-  const size_t completed = PollAll(ep_);
-  if (completed > 0) ep_->idle_passes = 0;
-  // Transmits that wait without completing may wait on a peer that is gone:
-  // its disconnect (on the connection's channel, which the fabric's engine
-  // reads only when the application reads the EQ) moves the queue pair to
-  // the error state and flushes them, where the transport's retries would
-  // take (retry_cnt + 1) ACK timeouts, 17 s on RoCE. So the connection's
-  // events are read here too, every kCmCheckInterval idle passes: the
-  // system call it costs is not paid on a busy path.
-  if (completed == 0 && ep_->slots.transmits_out() > 0 &&
-      ++ep_->idle_passes >= kCmCheckInterval) {
-    ep_->idle_passes = 0;
-    ReadCmEventsLocked(ep_);
-  }
-  if (ArmNotification(&ep_->device_cq, false)) PollAll(ep_);
-}
-
-int VerbsCompletions::progress_fd() const {
-  return ep_->device_cq.channel->fd;
-}
-
-bool VerbsCompletions::auto_progress() const {
-  return ep_->util.domain->info->domain_attr->data_progress ==
-         FI_PROGRESS_AUTO;
-}
-
-void VerbsCompletions::ArmFds() {
-  std::lock_guard<OptionalMutex> lock(ep_->util.mutex);
-  // Completions that came before the request will not signal: reported
-  // now, else nothing would wake for them.
-  if (ArmNotification(&ep_->device_cq, true)) PollAll(ep_);
-}
-
-void ReleaseSlot(VerbsMsgEp* ep, Posted* posted) {
-  if (posted->srx != nullptr) return ReleaseSrxSlot(posted->srx, posted);
-  ep->slots.Release(posted);
 }
 
 int OpenVerbsMsgEp(fid_domain* domain_fid, fi_info* info, fid_ep** ep_out,

@@ -15,8 +15,10 @@
 // Data operations: messages with remote CQ data (immediate data), RMA
 // read and write (with immediate data) and the atomics the device does
 // (64-bit fetch-and-add and compare-and-swap), FI_INJECT through inline
-// sends, FI_FENCE. Every send queue request is signaled: a completion
-// frees its slot whether or not the application wants an entry. On a
+// sends, FI_FENCE. Send queue requests are signaled (a completion frees
+// the slot whether or not the application wants an entry), but for
+// fi_inject with no counter bound, which goes unsignaled and is freed by
+// the next signaled one (WorkSlots::TakeUnsignaled). On a
 // domain without FI_MR_LOCAL, buffers passed without a descriptor are
 // registered through the domain's cache and held by their slot until it
 // completes.
@@ -34,6 +36,7 @@
 #include "absl/container/inlined_vector.h"
 #include "absl/status/status.h"
 
+#include "fabric/providers/util/cq.h"
 #include "fabric/providers/util/endpoint.h"
 #include "fabric/providers/util/mr.h"
 #include "fabric/providers/util/progress.h"
@@ -76,10 +79,12 @@ class VerbsCmEvents : public ProgressSource {
 };
 
 // The endpoint's work completions (its ibv CQ), advanced by the domain's
-// engine. Polling the CQ is as cheap as asking poll(2) about the channel,
-// so passes poll it directly; the channel signals only after
-// ibv_req_notify_cq, which ArmFds asks for.
-class VerbsCompletions : public ProgressSource {
+// engine (verbs_msg_completions.cc). Polling the CQ is as cheap as asking
+// poll(2) about the channel, so passes poll it directly; the channel
+// signals only after ibv_req_notify_cq, which ArmFds asks for. While the
+// endpoint is the only producer of its CQs, fi_cq_read takes completions
+// from the device CQ straight into its buffer (ReadDirect).
+class VerbsCompletions : public ProgressSource, public CqDirectProducer {
  public:
   explicit VerbsCompletions(VerbsMsgEp* ep) : ep_(ep) {}
   void Progress() override;
@@ -87,6 +92,8 @@ class VerbsCompletions : public ProgressSource {
   bool auto_progress() const override;
   bool poll_directly() const override { return true; }
   void ArmFds() override;
+  size_t ReadDirect(UtilCq* cq, void* buf, size_t count,
+                    fi_addr_t* sources) override;
 
  private:
   VerbsMsgEp* ep_;
@@ -164,6 +171,8 @@ bool TakeVerbsConnReq(fid* handle, VerbsConnReq* taken);
 void InstallVerbsDataOps(VerbsMsgEp* ep);
 // Posts receives kept while the queue pair did not exist.
 int PostEarlyReceives(VerbsMsgEp* ep);
+// Acts on the connection's pending rdma_cm events; util.mutex is held.
+void ReadCmEventsLocked(VerbsMsgEp* ep);
 // Frees a slot after its completion (or when it was never posted): the
 // endpoint's, or its shared receive context's.
 void ReleaseSlot(VerbsMsgEp* ep, Posted* posted);

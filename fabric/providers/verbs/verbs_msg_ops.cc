@@ -14,6 +14,7 @@
 #include "fabric/providers/util/mr.h"
 #include "fabric/providers/util/no_ops.h"
 #include "fabric/providers/verbs/verbs_msg_ep.h"
+#include "fabric/providers/verbs/verbs_msg_one_buffer.h"
 #include "fabric/providers/verbs/verbs_requests.h"
 #include "fabric/providers/verbs/verbs_sges.h"
 #include "fabric/providers/verbs/verbs_work_requests.h"
@@ -230,6 +231,8 @@ VerbsMsgEp* Ep(fid_ep* ep) { return ToVerbsMsgEp(ep); }
 
 ssize_t Recv(fid_ep* ep, void* buf, size_t len, void* desc, fi_addr_t,
              void* context) {
+  ssize_t rc;
+  if (TryReceiveOneBuffer(Ep(ep), buf, len, desc, context, &rc)) return rc;
   iovec iov = {buf, len};
   return PostReceive(Ep(ep), &iov, &desc, 1, context, Ep(ep)->util.rx_op_flags);
 }
@@ -260,9 +263,13 @@ Transmit Message(const iovec* iov, void* const* desc, size_t count,
 
 ssize_t Send(fid_ep* ep, const void* buf, size_t len, void* desc, fi_addr_t,
              void* context) {
+  ssize_t rc;
+  const uint64_t flags = Ep(ep)->util.tx_op_flags;
+  if (TrySendOneBuffer(Ep(ep), {buf, len, desc, context, flags}, &rc)) {
+    return rc;
+  }
   iovec iov = {const_cast<void*>(buf), len};
-  return PostTransmit(Ep(ep), Message(&iov, &desc, 1, context,
-                                      Ep(ep)->util.tx_op_flags));
+  return PostTransmit(Ep(ep), Message(&iov, &desc, 1, context, flags));
 }
 
 ssize_t Sendv(fid_ep* ep, const iovec* iov, void** desc, size_t count,
@@ -280,6 +287,11 @@ ssize_t Sendmsg(fid_ep* ep, const fi_msg* msg, uint64_t flags) {
 }
 
 ssize_t Inject(fid_ep* ep, const void* buf, size_t len, fi_addr_t) {
+  ssize_t rc;
+  if (TrySendOneBuffer(Ep(ep), {buf, len, nullptr, nullptr, FI_INJECT, 0, true},
+                       &rc)) {
+    return rc;
+  }
   iovec iov = {const_cast<void*>(buf), len};
   Transmit tx = Message(&iov, nullptr, 1, nullptr, FI_INJECT);
   tx.inject_call = true;
@@ -288,18 +300,27 @@ ssize_t Inject(fid_ep* ep, const void* buf, size_t len, fi_addr_t) {
 
 ssize_t Senddata(fid_ep* ep, const void* buf, size_t len, void* desc,
                  uint64_t data, fi_addr_t, void* context) {
+  ssize_t rc;
+  const uint64_t flags = Ep(ep)->util.tx_op_flags | FI_REMOTE_CQ_DATA;
+  if (TrySendOneBuffer(Ep(ep), {buf, len, desc, context, flags, data}, &rc)) {
+    return rc;
+  }
   iovec iov = {const_cast<void*>(buf), len};
-  Transmit tx = Message(&iov, &desc, 1, context,
-                        Ep(ep)->util.tx_op_flags | FI_REMOTE_CQ_DATA);
+  Transmit tx = Message(&iov, &desc, 1, context, flags);
   tx.op.data = data;
   return PostTransmit(Ep(ep), tx);
 }
 
 ssize_t Injectdata(fid_ep* ep, const void* buf, size_t len, uint64_t data,
                    fi_addr_t) {
+  ssize_t rc;
+  const uint64_t flags = FI_INJECT | FI_REMOTE_CQ_DATA;
+  if (TrySendOneBuffer(Ep(ep), {buf, len, nullptr, nullptr, flags, data, true},
+                       &rc)) {
+    return rc;
+  }
   iovec iov = {const_cast<void*>(buf), len};
-  Transmit tx =
-      Message(&iov, nullptr, 1, nullptr, FI_INJECT | FI_REMOTE_CQ_DATA);
+  Transmit tx = Message(&iov, nullptr, 1, nullptr, flags);
   tx.op.data = data;
   tx.inject_call = true;
   return PostTransmit(Ep(ep), tx);

@@ -15,6 +15,9 @@ namespace verbs {
 void WorkSlots::Init(size_t tx, size_t rx) {
   if (!posted_.empty()) return;
   tx_slots_ = tx;
+  unsignaled_.request.flags = FI_SEND | FI_MSG;
+  unsignaled_.request.write_entry = false;
+  unsignaled_.cntr = kSendCntr;
   posted_.resize(tx + rx);
   for (uint32_t i = 0; i < tx + rx; ++i) {
     posted_[i].index = i;
@@ -24,7 +27,15 @@ void WorkSlots::Init(size_t tx, size_t rx) {
 }
 
 void WorkSlots::Abandon(Posted* posted, UtilCq* cq) {
+  if (posted == &unsignaled_) {
+    --uncovered_;
+    --unsignaled_out_;
+    return;
+  }
   if (posted->reserved) CqUnreserve(cq);
+  // The unsignaled sends it was to free wait for the next one.
+  if (posted->transmit) uncovered_ += posted->covers;
+  posted->covers = 0;
   Release(posted);
 }
 

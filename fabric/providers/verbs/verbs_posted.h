@@ -45,6 +45,9 @@ struct Posted {
   bool reserved = false;   // a CQ slot was promised (CqReserve)
   CntrKind cntr = kSendCntr;
   uint32_t index = 0;      // in its WorkSlots (or VerbsSrx::posted)
+  // A send: the unsignaled sends before it that its completion frees
+  // (WorkSlots::TakeUnsignaled).
+  uint32_t covers = 0;
   LocalRegistrations registrations;  // buffers given without descriptors
   // A receive of a shared receive context: its slot is the context's, and
   // its entry is written (or not) by the flags it was posted with.
@@ -54,7 +57,8 @@ struct Posted {
 
 // Fills a slot just taken for a request: its context, the flags of its
 // entry, whether it writes one (a CQ slot was then reserved), its counter,
-// and the registrations it holds until it completes (taken from `held`).
+// and the registrations it holds until it completes (taken from `held`,
+// when there are any).
 // Inline, as the slot calls below: they are on every message's path.
 inline void StartRequest(Posted* posted, void* context, uint64_t flags,
                          bool write_entry, CntrKind cntr,
@@ -65,7 +69,9 @@ inline void StartRequest(Posted* posted, void* context, uint64_t flags,
   posted->request.write_entry = write_entry;
   posted->reserved = write_entry;
   posted->cntr = cntr;
-  if (!held->empty()) posted->registrations = std::move(*held);
+  if (held != nullptr && !held->empty()) {
+    posted->registrations = std::move(*held);
+  }
 }
 
 // An endpoint's slots: the first tx_slots for its send queue, the rest for
@@ -81,7 +87,8 @@ class WorkSlots {
   // with *rc -FI_EAGAIN, when the queue or the CQ is full.
   Posted* Acquire(bool transmit, UtilCq* cq, bool write_entry, int* rc) {
     std::vector<uint32_t>& free = transmit ? free_tx_ : free_rx_;
-    if (free.empty()) {
+    // Unsignaled sends hold send queue entries too.
+    if (free.size() <= (transmit ? unsignaled_out_ : 0)) {
       *rc = -FI_EAGAIN;
       return nullptr;
     }
@@ -92,10 +99,32 @@ class WorkSlots {
     Posted* posted = &posted_[free.back()];
     free.pop_back();
     posted->reserved = write_entry;
+    if (transmit) {
+      posted->covers = uncovered_;
+      uncovered_ = 0;
+    }
     return posted;
+  }
+  // A send queue entry for a send that reports nothing on success (an
+  // fi_inject with no counter to count it): posted unsignaled, it takes no
+  // slot, and the next signaled send's completion frees its entry (an RC
+  // send queue completes in order). Its wr_id is the returned Posted, which
+  // only a failure (a flush) reports. Null when it must be signaled: at
+  // most half the queue goes unsignaled in a row, and one entry always
+  // stays for a signaled send.
+  Posted* TakeUnsignaled() {
+    if (uncovered_ >= tx_slots_ / 2 || free_tx_.size() <= unsignaled_out_ + 1) {
+      return nullptr;
+    }
+    ++uncovered_;
+    ++unsignaled_out_;
+    return &unsignaled_;
   }
   // Frees a slot after its completion.
   void Release(Posted* posted) {
+    if (posted == &unsignaled_) return;  // freed by a later signaled send
+    unsignaled_out_ -= posted->covers;
+    posted->covers = 0;
     posted->reserved = false;
     if (!posted->registrations.empty()) posted->registrations.Clear();
     (posted->transmit ? free_tx_ : free_rx_).push_back(posted->index);
@@ -113,6 +142,10 @@ class WorkSlots {
   std::vector<uint32_t> free_tx_;
   std::vector<uint32_t> free_rx_;
   size_t tx_slots_ = 0;
+  // What TakeUnsignaled hands out: a send's report with no entry.
+  Posted unsignaled_;
+  size_t unsignaled_out_ = 0;  // unsignaled sends whose entries are held
+  uint32_t uncovered_ = 0;     // of them, posted since the last signaled
 };
 
 // Reports the completion `wc` of `posted` to `util`'s CQs and counters: on

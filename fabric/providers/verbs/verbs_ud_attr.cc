@@ -125,7 +125,7 @@ void DescribeUd(const PortDescription& port, const fi_info* hints,
   t->ep.max_order_raw_size = 0;
   t->ep.max_order_war_size = 0;
   t->ep.max_order_waw_size = 0;
-  t->tx.inject_size = std::min<size_t>(kInjectSize, mtu);
+  t->tx.inject_size = std::min<size_t>(kUdInjectSize, mtu);
   t->domain.max_ep_srx_ctx = 0;
   t->SetCaps(FI_MSG | FI_SEND, FI_MSG | FI_RECV | FI_SOURCE);
 }

@@ -52,6 +52,9 @@ inline constexpr uint32_t kUdQkey = 0x0fab0001;
 // (RoCE v2 over IPv4).
 inline constexpr size_t kGrhSize = 40;
 
+// fi_inject's limit on a datagram endpoint (at most the MTU).
+inline constexpr size_t kUdInjectSize = 64;
+
 UdName MakeUdName(const ibv_gid& gid, uint32_t qpn, uint16_t lid);
 uint32_t QpnOf(const UdName& name);
 uint32_t QkeyOf(const UdName& name);
