@@ -117,9 +117,7 @@ size_t VerbsCompletions::ReadDirect(UtilCq* cq, void* buf, size_t count,
     if (sources != nullptr) sources[written] = FI_ADDR_NOTAVAIL;
     ++written;
     if (posted->reserved) CqUnreserve(cq);
-    // A remote write with immediate data counts as a remote write.
-    const CntrKind cntr =
-        (entry.flags & FI_REMOTE_WRITE) != 0 ? kRemoteWriteCntr : posted->cntr;
+    const CntrKind cntr = SuccessCntr(entry, *posted);
     if (ep->util.cntrs[cntr] != nullptr) CntrAdd(ep->util.cntrs[cntr], 1);
     ep->slots.Release(posted);
   }

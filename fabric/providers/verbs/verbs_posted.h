@@ -158,6 +158,15 @@ class WorkSlots {
 void ReportWorkError(UtilEndpoint* util, const VerbsApi& api,
                      const fi_provider* log, const ibv_wc& wc,
                      const Posted& posted);
+// The counter a successful completion `entry` of `posted` counts on: a
+// remote write with immediate data consumed a receive and counts as a
+// remote write; anything else on posted.cntr.
+inline CntrKind SuccessCntr(const fi_cq_tagged_entry& entry,
+                            const Posted& posted) {
+  return (entry.flags & FI_REMOTE_WRITE) != 0 ? kRemoteWriteCntr
+                                              : posted.cntr;
+}
+
 inline void ReportWorkCompletion(UtilEndpoint* util, const VerbsApi& api,
                                  const fi_provider* log, const ibv_wc& wc,
                                  const Posted& posted,
@@ -166,13 +175,9 @@ inline void ReportWorkCompletion(UtilEndpoint* util, const VerbsApi& api,
   if (wc.status != IBV_WC_SUCCESS) {
     return ReportWorkError(util, api, log, wc, posted);
   }
-  // A remote write with immediate data consumed this receive: it counts as
-  // a remote write.
-  CntrKind cntr =
-      (entry.flags & FI_REMOTE_WRITE) != 0 ? kRemoteWriteCntr : posted.cntr;
   ReportSuccess(util, posted.transmit ? util->tx_cq : util->rx_cq,
                 posted.request.write_entry, posted.reserved, entry, source,
-                cntr);
+                SuccessCntr(entry, posted));
 }
 
 // Posts the send (or receive) work request `wr` of `posted`, its pieces
