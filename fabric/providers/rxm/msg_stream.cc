@@ -9,6 +9,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "fabric/api/core/status.h"
+#include "fabric/providers/util/cq.h"
 
 namespace fabric {
 namespace rxm {
@@ -19,7 +20,7 @@ StreamBuffers::~StreamBuffers() {
 
 absl::StatusOr<std::unique_ptr<MsgStream>> MsgStream::Open(
     fid_domain* domain, fid_ep* ep, bool register_buffers,
-    RetiredBuffers* retired, const RmaReads* reads) {
+    RetiredBuffers* retired, const RmaReads* reads, size_t inject_size) {
   auto buffers = std::make_unique<StreamBuffers>();
   const size_t count = kRxBuffers + kTxBuffers;
   buffers->memory = std::make_unique<char[]>(count * kBufferSize);
@@ -47,6 +48,11 @@ absl::StatusOr<std::unique_ptr<MsgStream>> MsgStream::Open(
   raw->stream = stream.get();
   stream->register_buffers_ = register_buffers;
   if (reads != nullptr) stream->reads_ = *reads;
+  stream->inject_size_ = inject_size;
+  if (fi_control(&ep->fid, kControlGetCqDirectProducer,
+                 &stream->direct_producer_) != 0) {
+    stream->direct_producer_ = nullptr;
+  }
   for (size_t i = 0; i < count; ++i) {
     StreamBuffer* buffer = &raw->buffers[i];
     if (buffer->kind == StreamBuffer::kSend) {
@@ -106,17 +112,34 @@ ssize_t MsgStream::Write(const iovec* iov, size_t count) {
       }
     }
     if (filled == 0) break;  // only empty pieces were left
-    ssize_t rc = fi_send(ep_, buffer->data, filled, buffers_->desc,
-                         FI_ADDR_UNSPEC, &buffer->context);
+    const bool inject = filled <= inject_size_;
+    ssize_t rc = inject ? fi_inject(ep_, buffer->data, filled, FI_ADDR_UNSPEC)
+                        : fi_send(ep_, buffer->data, filled, buffers_->desc,
+                                  FI_ADDR_UNSPEC, &buffer->context);
     if (rc == -FI_EAGAIN) break;  // the bytes stay unwritten
     if (rc != 0) {
       OnEnded(static_cast<int>(-rc));
       return written > 0 ? static_cast<ssize_t>(written) : rc;
     }
-    free_tx_.pop_back();
+    // An injected buffer is free again at once; a sent one's completion
+    // comes after those of the injects before it.
+    unconfirmed_injects_ = inject;
+    if (!inject) free_tx_.pop_back();
     written += filled;
   }
   return written > 0 ? static_cast<ssize_t>(written) : -EAGAIN;
+}
+
+void MsgStream::ConfirmInjects() {
+  if (!unconfirmed_injects_ || ended_ || free_tx_.empty()) return;
+  StreamBuffer* buffer = free_tx_.back();
+  // Refused (a full queue): the owner asks again.
+  if (fi_send(ep_, buffer->data, 0, buffers_->desc, FI_ADDR_UNSPEC,
+              &buffer->context) != 0) {
+    return;
+  }
+  free_tx_.pop_back();
+  unconfirmed_injects_ = false;
 }
 
 ssize_t MsgStream::Read(const iovec* iov, size_t count) {

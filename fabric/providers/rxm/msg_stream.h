@@ -46,6 +46,9 @@
 #include "fabric/providers/tcp/tcp_stream.h"
 
 namespace fabric {
+
+class CqDirectProducer;
+
 namespace rxm {
 
 inline constexpr size_t kBufferSize = 16384;
@@ -95,10 +98,12 @@ class MsgStream : public tcp::ByteStream {
   // not), which it owns from now on: its buffers registered on `domain`
   // when `register_buffers` (FI_MR_LOCAL), its receives posted. Closed
   // streams leave their buffers in `retired`. With `reads`, large payloads
-  // go by rendezvous.
+  // go by rendezvous. Writes of at most `inject_size` bytes (the
+  // endpoint's, or 0) go by fi_inject: no completion, no buffer held.
   static absl::StatusOr<std::unique_ptr<MsgStream>> Open(
       fid_domain* domain, fid_ep* ep, bool register_buffers,
-      RetiredBuffers* retired, const RmaReads* reads = nullptr);
+      RetiredBuffers* retired, const RmaReads* reads = nullptr,
+      size_t inject_size = 0);
   ~MsgStream() override;
   MsgStream(const MsgStream&) = delete;
   MsgStream& operator=(const MsgStream&) = delete;
@@ -131,11 +136,22 @@ class MsgStream : public tcp::ByteStream {
   bool readable() const {
     return !arrived_.empty() || !spilled_.empty() || ended_;
   }
-  // Whether every send has completed (the provider is done with them).
+  // Whether every send has completed (the provider is done with them),
+  // injected ones included (ConfirmInjects).
   bool sends_done() const {
-    return ended_ || free_tx_.size() == kTxBuffers;
+    return ended_ || (free_tx_.size() == kTxBuffers && !unconfirmed_injects_);
   }
+  // A provider may drop what is still in flight when its endpoint closes,
+  // and an inject has no completion to wait for: when injects went out
+  // after the last send, this posts an empty send, whose completion says
+  // they arrived (an MSG endpoint completes in order). For the owner about
+  // to close the stream; sends_done() says when.
+  void ConfirmInjects();
   fid_ep* ep() const { return ep_; }
+  // What writes the endpoint's completions straight into the owner's
+  // buffer (util/cq.h CqReadDirectFrom), or null when its provider has
+  // nothing of the kind.
+  CqDirectProducer* direct_producer() const { return direct_producer_; }
 
   // The owner's CQ reported `op_context` (a StreamBuffer) done: a send
   // finished, or a receive took `len` bytes.
@@ -161,6 +177,7 @@ class MsgStream : public tcp::ByteStream {
 
   fid_domain* domain_;
   fid_ep* ep_;
+  CqDirectProducer* direct_producer_ = nullptr;
   std::unique_ptr<StreamBuffers> buffers_;
   RetiredBuffers* retired_;
   std::deque<StreamBuffer*> arrived_;  // received, in order, not read out
@@ -180,6 +197,9 @@ class MsgStream : public tcp::ByteStream {
   int error_ = 0;  // positive fi_errno the stream ended with, or 0
   RmaReads reads_;  // cq null: no rendezvous
   bool register_buffers_ = false;
+  size_t inject_size_ = 0;
+  // Injected since the last send was posted: nothing says they arrived yet.
+  bool unconfirmed_injects_ = false;
   size_t reads_out_ = 0;  // reads of the pull under way
   int read_error_ = 0;    // positive fi_errno of one of them, or 0
 };

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include <chrono>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -76,7 +77,8 @@ absl::StatusOr<std::unique_ptr<MsgStream>> OpenStream(RxmEp* ep, fi_info* info,
   reads.cq = ep->cq;
   reads.virt_addr = ep->virt_addr;
   return MsgStream::Open(domain, msg_ep, ep->register_buffers, &ep->retired,
-                         ep->rma_reads ? &reads : nullptr);
+                         ep->rma_reads ? &reads : nullptr,
+                         ep->msg_info->tx_attr->inject_size);
 }
 
 RxmLink* AddLink(RxmEp* ep, std::unique_ptr<MsgStream> stream,
@@ -92,24 +94,65 @@ RxmLink* AddLink(RxmEp* ep, std::unique_ptr<MsgStream> stream,
   return added;
 }
 
-// Hands every completion of the internal CQ to its stream.
-void DrainCq(RxmEp* ep) {
-  fi_cq_msg_entry entries[32];
+constexpr size_t kDrainBatch = 32;
+
+// Hands what the internal CQ holds to the streams; returns whether it held
+// anything.
+bool DrainQueued(RxmEp* ep) {
+  bool any = false;
+  fi_cq_msg_entry entries[kDrainBatch];
   for (;;) {
-    ssize_t n = CqReadWithoutProgress(ep->cq, entries, 32);
+    ssize_t n = CqReadWithoutProgress(ep->cq, entries, kDrainBatch);
     if (n == -FI_EAVAIL) {
       fi_cq_err_entry error = {};
-      if (fi_cq_readerr(ep->cq, &error, 0) != 1) return;
+      if (fi_cq_readerr(ep->cq, &error, 0) != 1) break;
       MsgStream::DispatchError(error.op_context, error.err);
+      any = true;
       continue;
     }
     if (n <= 0) break;
+    any = true;
     for (ssize_t i = 0; i < n; ++i) {
       MsgStream::DispatchCompletion(entries[i].op_context, entries[i].len);
     }
   }
+  return any;
+}
+
+// Hands the streams the completions their endpoints' providers write
+// straight into a buffer (util/cq.h CqReadDirectFrom: no queue, lock or
+// engine pass); returns whether there were any.
+bool DrainDirect(RxmEp* ep) {
+  bool any = false;
+  fi_cq_msg_entry entries[kDrainBatch];
+  for (const auto& link : ep->links.all) {
+    CqDirectProducer* producer =
+        static_cast<const RxmLink*>(link.get())->stream->direct_producer();
+    if (producer == nullptr) continue;
+    size_t n;
+    do {
+      n = CqReadDirectFrom(ep->cq, producer, entries, kDrainBatch);
+      for (size_t i = 0; i < n; ++i) {
+        MsgStream::DispatchCompletion(entries[i].op_context, entries[i].len);
+      }
+      any = any || n > 0;
+    } while (n == kDrainBatch);
+  }
+  return any;
+}
+
+// Hands every completion of the internal endpoints to its stream. The
+// queue goes first and last: a direct read stops at a queued entry (an
+// error), and what follows it on that endpoint is queued after it.
+bool DrainCq(RxmEp* ep) {
+  bool any = DrainQueued(ep);
+  if (DrainDirect(ep)) {
+    DrainQueued(ep);
+    any = true;
+  }
   // Closed streams' buffers can have no entries left.
   ep->retired.clear();
+  return any;
 }
 
 // Accepts a peer's connection request; `data` is its name.
@@ -247,9 +290,9 @@ void DrainSends(RxmEp* ep) {
   for (;;) {
     bool done = true;
     for (const auto& link : ep->links.all) {
-      if (!static_cast<RxmLink*>(link.get())->stream->sends_done()) {
-        done = false;
-      }
+      MsgStream* stream = static_cast<RxmLink*>(link.get())->stream;
+      stream->ConfirmInjects();
+      if (!stream->sends_done()) done = false;
     }
     if (done || std::chrono::steady_clock::now() >= deadline) return;
     ep->msg_engine()->Run();
@@ -411,13 +454,22 @@ void RxmEpEvents::ReceivePosted() { ep_->links.ProgressStalled(); }
 
 void RxmEpEvents::Progress() {
   RxmEp* ep = ep_;
-  // The internal endpoints' sends and receives into the internal CQ.
-  ep->msg_engine()->Run();
-  std::lock_guard<OptionalMutex> lock(ep->base.util.mutex);
+  std::unique_lock<OptionalMutex> lock(ep->base.util.mutex);
   ep->links.FreeClosed();
+  // The internal endpoints' completions, straight from their providers
+  // where they can. The internal domain's engine (which takes them into the
+  // internal CQ where they cannot go straight, and reads the connections'
+  // events while endpoints are idle) runs when that found none, and at
+  // least every kCmPassInterval passes.
+  if (!DrainCq(ep) || ++ep->passes_without_engine >= kCmPassInterval) {
+    ep->passes_without_engine = 0;
+    lock.unlock();
+    ep->msg_engine()->Run();
+    lock.lock();
+    DrainQueued(ep);
+  }
   tcp::FinishStartedPeerMsgs(&ep->base);
   tcp::ResumeAfterCqRoom(&ep->base);
-  DrainCq(ep);
   for (size_t i = 0; i < ep->links.all.size(); ++i) {
     auto* link = static_cast<RxmLink*>(ep->links.all[i].get());
     if (!link->connecting) link->connection.Progress();

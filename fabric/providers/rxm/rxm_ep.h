@@ -31,10 +31,13 @@
 // kRxBuffers + kTxBuffers per connection, so about 2000 connections) for
 // every stream's buffers and an MSG endpoint per connection; an EQ and the
 // passive endpoint on the fabric. Two sources in the endpoint's domain
-// engine progress them: the data (every pass: the internal domain's
-// engine, the CQ, the links) and the connections (the fabric's engine
-// while links connect, after a sleep, or every kCmPassInterval passes,
-// then the EQ; EQ reads on the fabric run that engine too). Their fds are
+// engine progress them: the data (every pass: the MSG endpoints'
+// completions, straight from their providers where they offer it
+// (util/cq.h CqReadDirectFrom), else and at least every kCmPassInterval
+// passes through the internal domain's engine and the CQ; then the links)
+// and the connections (the fabric's engine while links connect, after a
+// sleep, or every kCmPassInterval passes, then the EQ; EQ reads on the
+// fabric run that engine too). Their fds are
 // those engines' own, armed before the endpoint's engine sleeps. Closing
 // an MSG endpoint takes its sources out of the internal domain's and the
 // fabric's engines, never the one a pass of the endpoint runs in, so the
@@ -151,6 +154,9 @@ class RxmEp {
   std::atomic<int> connecting{0};
   std::atomic<bool> cm_due{true};
   uint32_t cm_passes = 0;  // touched by one pass at a time
+  // Passes that found completions without the internal domain's engine
+  // (RxmEpEvents::Progress); under the endpoint's lock.
+  uint32_t passes_without_engine = 0;
   tcp::RdmLinks links;
   std::unordered_map<fid_ep*, RxmLink*> by_ep;  // for EQ events
   RetiredBuffers retired;

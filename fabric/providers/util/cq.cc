@@ -329,6 +329,13 @@ void CqClearDirect(UtilCq* cq, CqDirectProducer* producer) {
   while (cq->direct_readers.load() != 0) std::this_thread::yield();
 }
 
+size_t CqReadDirectFrom(fid_cq* cq_fid, CqDirectProducer* producer,
+                        void* buf, size_t count) {
+  UtilCq* cq = ToUtilCq(cq_fid);
+  if (count == 0 || cq->size.load(std::memory_order_acquire) != 0) return 0;
+  return producer->ReadDirect(cq, buf, count, nullptr);
+}
+
 int CqReserve(UtilCq* cq) {
   // A peer's entries reach the owner unreserved (the owner's write takes no
   // promise): a full owner of ours still refuses the post.

@@ -114,6 +114,18 @@ class CqDirectProducer {
 void CqSetDirect(UtilCq* cq, CqDirectProducer* producer, int bindings);
 void CqClearDirect(UtilCq* cq, CqDirectProducer* producer);
 
+// For an owner that reads one CQ for all its internal endpoints from its
+// own progress pass (rxm): the fi_control command by which it asks an
+// endpoint for its CqDirectProducer (arg: a CqDirectProducer**; endpoints
+// that have none fail it, with -FI_ENOSYS), and the read: up to `count` of
+// that producer's completions for `cq` straight into `buf` while `cq`
+// holds no entries (0 otherwise, or when it has none; those then wait in
+// `cq` as usual). The caller keeps the endpoint open during the read.
+// Ours, outside libfabric's fi_control commands.
+inline constexpr int kControlGetCqDirectProducer = 0x46490001;
+size_t CqReadDirectFrom(fid_cq* cq, CqDirectProducer* producer, void* buf,
+                        size_t count);
+
 // Writes `entry` as the `index`th entry of `buf` in `cq`'s format (each
 // format a prefix of the tagged one; a copy of constant size per format
 // takes no call).

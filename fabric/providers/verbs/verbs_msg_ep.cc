@@ -341,6 +341,15 @@ int ControlMsgEp(fid* object, int command, void* arg) {
   VerbsMsgEp* ep = ToVerbsMsgEp(reinterpret_cast<fid_ep*>(object));
   std::lock_guard<OptionalMutex> lock(ep->util.mutex);
   if (command == FI_ENABLE) return Enable(ep);
+  if (command == kControlGetCqDirectProducer) {
+    if (arg == nullptr || !ep->util.enabled.load()) {
+      return Fail(*ep, FI_EINVAL,
+                  "fi_control: the CQ producer of an enabled endpoint, "
+                  "into a non-NULL pointer");
+    }
+    *static_cast<CqDirectProducer**>(arg) = &ep->completions;
+    return 0;
+  }
   return ControlUtilEndpoint(&ep->util, command, arg);
 }
 
