@@ -97,6 +97,10 @@ ssize_t MsgStream::Write(const iovec* iov, size_t count) {
   size_t piece = 0;
   size_t piece_offset = 0;
   while (piece < count && !free_tx_.empty()) {
+    const size_t unconfirmed = (kTxBuffers - free_tx_.size()) +
+                               static_cast<size_t>(injected_ -
+                                                   confirmed_injects_);
+    if (unconfirmed >= kTxBuffers) break;
     StreamBuffer* buffer = free_tx_.back();
     size_t filled = 0;
     while (piece < count && filled < kBufferSize) {
@@ -112,7 +116,8 @@ ssize_t MsgStream::Write(const iovec* iov, size_t count) {
       }
     }
     if (filled == 0) break;  // only empty pieces were left
-    const bool inject = filled <= inject_size_;
+    // An inject leaves room for a send, whose completion confirms it.
+    const bool inject = filled <= inject_size_ && unconfirmed + 1 < kTxBuffers;
     ssize_t rc = inject ? fi_inject(ep_, buffer->data, filled, FI_ADDR_UNSPEC)
                         : fi_send(ep_, buffer->data, filled, buffers_->desc,
                                   FI_ADDR_UNSPEC, &buffer->context);
@@ -121,25 +126,29 @@ ssize_t MsgStream::Write(const iovec* iov, size_t count) {
       OnEnded(static_cast<int>(-rc));
       return written > 0 ? static_cast<ssize_t>(written) : rc;
     }
-    // An injected buffer is free again at once; a sent one's completion
-    // comes after those of the injects before it.
-    unconfirmed_injects_ = inject;
-    if (!inject) free_tx_.pop_back();
+    if (inject) {
+      ++injected_;  // the buffer is free again at once
+    } else {
+      buffer->injects_before = injected_;
+      free_tx_.pop_back();
+    }
     written += filled;
   }
   return written > 0 ? static_cast<ssize_t>(written) : -EAGAIN;
 }
 
 void MsgStream::ConfirmInjects() {
-  if (!unconfirmed_injects_ || ended_ || free_tx_.empty()) return;
+  if (confirmed_injects_ == injected_ || ended_ || free_tx_.empty()) return;
   StreamBuffer* buffer = free_tx_.back();
-  // Refused (a full queue): the owner asks again.
-  if (fi_send(ep_, buffer->data, 0, buffers_->desc, FI_ADDR_UNSPEC,
-              &buffer->context) != 0) {
+  ssize_t rc = fi_send(ep_, buffer->data, 0, buffers_->desc, FI_ADDR_UNSPEC,
+                       &buffer->context);
+  if (rc == -FI_EAGAIN) return;  // a full queue: the owner asks again
+  if (rc != 0) {
+    OnEnded(static_cast<int>(-rc));
     return;
   }
+  buffer->injects_before = injected_;
   free_tx_.pop_back();
-  unconfirmed_injects_ = false;
 }
 
 ssize_t MsgStream::Read(const iovec* iov, size_t count) {
@@ -197,6 +206,7 @@ void MsgStream::OnEnded(int err) {
 
 void MsgStream::DispatchCompletion(void* op_context, size_t len) {
   auto* buffer = static_cast<StreamBuffer*>(op_context);
+  if (buffer == nullptr) return;  // an inject's: nothing to hand back
   MsgStream* stream = buffer->owner->stream;
   if (stream == nullptr) return;  // closed meanwhile
   if (buffer->kind == StreamBuffer::kRead) {
@@ -204,6 +214,8 @@ void MsgStream::DispatchCompletion(void* op_context, size_t len) {
     return;
   }
   if (buffer->kind == StreamBuffer::kSend) {
+    stream->confirmed_injects_ =
+        std::max(stream->confirmed_injects_, buffer->injects_before);
     stream->free_tx_.push_back(buffer);
     return;
   }
@@ -224,6 +236,9 @@ void MsgStream::DispatchCompletion(void* op_context, size_t len) {
 
 void MsgStream::DispatchError(void* op_context, int err) {
   auto* buffer = static_cast<StreamBuffer*>(op_context);
+  // An inject that failed (a provider reports it with no context): the
+  // connection is broken, and its flushed receives end the stream.
+  if (buffer == nullptr) return;
   MsgStream* stream = buffer->owner->stream;
   if (stream == nullptr) return;
   if (buffer->kind == StreamBuffer::kRead) {

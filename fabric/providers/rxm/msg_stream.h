@@ -19,7 +19,11 @@
 // Backpressure: Write takes what free send buffers hold and returns
 // -EAGAIN when none is free (their sends complete once the peer's
 // provider took them); a receiver that does not read leaves its buffers
-// full and the peer's provider holds further messages back.
+// full and the peer's provider holds further messages back. Writes of at
+// most the endpoint's inject_size go by fi_inject (no completion, the
+// buffer free at once). Writes stop at kTxBuffers unconfirmed messages
+// (sends not completed, and injects no completed send covers), the last
+// of them a send: no more are in flight than the peer posts receives for.
 //
 // Rendezvous (with RmaReads: endpoints whose device does RMA reads both
 // ways): a large payload stays in the sender's memory (tcp_wire.h,
@@ -69,6 +73,9 @@ struct StreamBuffer {
   Kind kind = kSend;
   size_t length = 0;  // a received buffer: the bytes that arrived
   size_t offset = 0;  // and those read
+  // A send: how many injects its stream had posted before it (its
+  // completion says they arrived: an MSG endpoint completes in order).
+  uint64_t injects_before = 0;
 };
 
 // A stream's buffers and their registration. `stream` is null once the
@@ -139,13 +146,14 @@ class MsgStream : public tcp::ByteStream {
   // Whether every send has completed (the provider is done with them),
   // injected ones included (ConfirmInjects).
   bool sends_done() const {
-    return ended_ || (free_tx_.size() == kTxBuffers && !unconfirmed_injects_);
+    return ended_ || (free_tx_.size() == kTxBuffers &&
+                      confirmed_injects_ == injected_);
   }
   // A provider may drop what is still in flight when its endpoint closes,
-  // and an inject has no completion to wait for: when injects went out
-  // after the last send, this posts an empty send, whose completion says
-  // they arrived (an MSG endpoint completes in order). For the owner about
-  // to close the stream; sends_done() says when.
+  // and an inject has no completion to wait for: when injects no completed
+  // send covers are out, this posts an empty send, whose completion says
+  // they arrived. For the owner about to close the stream (it asks again
+  // while the queue is full); sends_done() says when.
   void ConfirmInjects();
   fid_ep* ep() const { return ep_; }
   // What writes the endpoint's completions straight into the owner's
@@ -198,8 +206,8 @@ class MsgStream : public tcp::ByteStream {
   RmaReads reads_;  // cq null: no rendezvous
   bool register_buffers_ = false;
   size_t inject_size_ = 0;
-  // Injected since the last send was posted: nothing says they arrived yet.
-  bool unconfirmed_injects_ = false;
+  uint64_t injected_ = 0;           // injects posted
+  uint64_t confirmed_injects_ = 0;  // of those, covered by a completed send
   size_t reads_out_ = 0;  // reads of the pull under way
   int read_error_ = 0;    // positive fi_errno of one of them, or 0
 };

@@ -423,6 +423,53 @@ TEST_F(MsgStreamInjectTest, InjectsCountAsDoneOnceAnEmptySendConfirmsThem) {
   EXPECT_EQ(server_->Read(&into, 1), -EAGAIN);
 }
 
+TEST_F(MsgStreamInjectTest, AtMostKTxBuffersMessagesGoUnconfirmed) {
+  ASSERT_GE(info_->tx_attr->inject_size, 8u);
+  const std::string data = Pattern(8 * 3 * kTxBuffers, 14);
+  size_t sent = 0;
+  auto write_one = [&] {
+    iovec iov = {const_cast<char*>(data.data() + sent), 8};
+    ssize_t rc = client_->Write(&iov, 1);
+    if (rc == 8) sent += 8;
+    return rc;
+  };
+  // Nobody reads the CQ, so nothing confirms an inject or completes a
+  // send: kTxBuffers - 1 injects and one send, then Write refuses.
+  while (sent < data.size() && write_one() == 8) {
+  }
+  EXPECT_EQ(sent, 8 * kTxBuffers);
+  EXPECT_EQ(write_one(), -EAGAIN);
+  // Once the send's completion is read, writes go on; all arrive in order.
+  std::string received;
+  char buf[256];
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (received.size() < data.size() &&
+         std::chrono::steady_clock::now() < deadline) {
+    Drain();
+    if (sent < data.size()) {
+      ssize_t rc = write_one();
+      ASSERT_TRUE(rc == 8 || rc == -EAGAIN) << rc;
+    }
+    iovec into = {buf, sizeof(buf)};
+    ssize_t n = server_->Read(&into, 1);
+    if (n > 0) received.append(buf, static_cast<size_t>(n));
+  }
+  EXPECT_TRUE(received == data);
+}
+
+TEST_F(MsgStreamTest, AFailedInjectsEntryWithoutContextIsPassedOver) {
+  // A provider reports a failed inject with no op_context: nothing to hand
+  // back (the connection's flushed receives end the stream).
+  MsgStream::DispatchError(nullptr, FI_EIO);
+  MsgStream::DispatchCompletion(nullptr, 0);
+  std::mt19937 random(15);
+  const std::string data = Pattern(1000, 16);
+  std::string received;
+  ASSERT_TRUE(Transfer(client_.get(), data, server_.get(), data.size(),
+                       &received, &random));
+  EXPECT_TRUE(received == data);
+}
+
 }  // namespace
 }  // namespace rxm
 }  // namespace fabric

@@ -129,14 +129,12 @@ bool DrainDirect(RxmEp* ep) {
     CqDirectProducer* producer =
         static_cast<const RxmLink*>(link.get())->stream->direct_producer();
     if (producer == nullptr) continue;
-    size_t n;
-    do {
-      n = CqReadDirectFrom(ep->cq, producer, entries, kDrainBatch);
-      for (size_t i = 0; i < n; ++i) {
-        MsgStream::DispatchCompletion(entries[i].op_context, entries[i].len);
-      }
-      any = any || n > 0;
-    } while (n == kDrainBatch);
+    // One read per pass: what is left waits for the next.
+    const size_t n = CqReadDirectFrom(ep->cq, producer, entries, kDrainBatch);
+    for (size_t i = 0; i < n; ++i) {
+      MsgStream::DispatchCompletion(entries[i].op_context, entries[i].len);
+    }
+    any = any || n > 0;
   }
   return any;
 }
@@ -460,8 +458,8 @@ void RxmEpEvents::Progress() {
   // where they can. The internal domain's engine (which takes them into the
   // internal CQ where they cannot go straight, and reads the connections'
   // events while endpoints are idle) runs when that found none, and at
-  // least every kCmPassInterval passes.
-  if (!DrainCq(ep) || ++ep->passes_without_engine >= kCmPassInterval) {
+  // least every kEnginePassInterval passes.
+  if (!DrainCq(ep) || ++ep->passes_without_engine >= kEnginePassInterval) {
     ep->passes_without_engine = 0;
     lock.unlock();
     ep->msg_engine()->Run();

@@ -32,10 +32,10 @@
 // every stream's buffers and an MSG endpoint per connection; an EQ and the
 // passive endpoint on the fabric. Two sources in the endpoint's domain
 // engine progress them: the data (every pass: the MSG endpoints'
-// completions, straight from their providers where they offer it
-// (util/cq.h CqReadDirectFrom), else and at least every kCmPassInterval
-// passes through the internal domain's engine and the CQ; then the links)
-// and the connections (the fabric's engine while links connect, after a
+// completions, straight from their providers where they offer that
+// (util/cq.h CqReadDirectFrom); the internal domain's engine and the CQ
+// when that found none, and every kEnginePassInterval passes; then the
+// links) and the connections (the fabric's engine while links connect, after a
 // sleep, or every kCmPassInterval passes, then the EQ; EQ reads on the
 // fabric run that engine too). Their fds are
 // those engines' own, armed before the endpoint's engine sleeps. Closing
@@ -73,12 +73,17 @@ inline constexpr size_t kCqSize = 1 << 16;
 // set up (a run asks poll(2) about the connection fds: a system call that
 // a polling loop would pay on every pass).
 inline constexpr uint32_t kCmPassInterval = 256;
+// Passes that find completions straight from the MSG endpoints' providers
+// between runs of the internal domain's engine (which reads their
+// completions otherwise, and their connections' events while idle).
+inline constexpr uint32_t kEnginePassInterval = 256;
 inline constexpr int kCloseDrainMs = 1000;
 
 class RxmEp;
 
-// The data: the internal domain's engine (the MSG endpoints' sends and
-// receives), the internal CQ, and the links. Its fd is that engine's.
+// The data: the MSG endpoints' completions (straight from their providers,
+// else through the internal domain's engine and the internal CQ), and the
+// links. Its fd is that engine's.
 class RxmEpEvents : public tcp::TcpEpOwner, public ProgressSource {
  public:
   explicit RxmEpEvents(RxmEp* ep) : ep_(ep) {}

@@ -116,12 +116,13 @@ void CqClearDirect(UtilCq* cq, CqDirectProducer* producer);
 
 // For an owner that reads one CQ for all its internal endpoints from its
 // own progress pass (rxm): the fi_control command by which it asks an
-// endpoint for its CqDirectProducer (arg: a CqDirectProducer**; endpoints
-// that have none fail it, with -FI_ENOSYS), and the read: up to `count` of
-// that producer's completions for `cq` straight into `buf` while `cq`
-// holds no entries (0 otherwise, or when it has none; those then wait in
-// `cq` as usual). The caller keeps the endpoint open during the read.
-// Ours, outside libfabric's fi_control commands.
+// enabled endpoint for its CqDirectProducer (arg: a CqDirectProducer**;
+// -FI_ENOSYS from endpoints that have none, -FI_EINVAL for a NULL arg or
+// an endpoint not enabled), and the read: up to `count` of that
+// producer's completions for `cq` straight into `buf`, 0 while `cq` holds
+// entries (they go first: fi_cq_read them) or when it has none. The caller
+// keeps the endpoint open during the read. The command is ours, outside
+// libfabric's.
 inline constexpr int kControlGetCqDirectProducer = 0x46490001;
 size_t CqReadDirectFrom(fid_cq* cq, CqDirectProducer* producer, void* buf,
                         size_t count);
