@@ -157,33 +157,13 @@ ssize_t MsgStream::Read(const iovec* iov, size_t count) {
     char* to = static_cast<char*>(iov[piece].iov_base);
     size_t done = 0;
     while (done < iov[piece].iov_len) {
-      const size_t room = iov[piece].iov_len - done;
-      if (!arrived_.empty()) {
-        StreamBuffer* buffer = arrived_.front();
-        size_t n = std::min(room, buffer->length - buffer->offset);
-        memcpy(to + done, buffer->data + buffer->offset, n);
-        buffer->offset += n;
-        done += n;
-        if (buffer->offset == buffer->length) {
-          arrived_.pop_front();
-          if (!ended_ && !peer_shutdown_) {
-            if (int rc = PostReceive(buffer); rc != 0) OnEnded(-rc);
-          }
-        }
-      } else if (!spilled_.empty()) {
-        // After the buffers: what was spilled came after them.
-        const std::string& chunk = spilled_.front();
-        size_t n = std::min(room, chunk.size() - spilled_offset_);
-        memcpy(to + done, chunk.data() + spilled_offset_, n);
-        spilled_offset_ += n;
-        done += n;
-        if (spilled_offset_ == chunk.size()) {
-          spilled_.pop_front();
-          spilled_offset_ = 0;
-        }
-      } else {
-        break;
-      }
+      size_t available = 0;
+      const char* bytes = Peek(&available);
+      if (available == 0) break;
+      const size_t n = std::min(iov[piece].iov_len - done, available);
+      memcpy(to + done, bytes, n);
+      Consume(n);
+      done += n;
     }
     read += done;
     if (done < iov[piece].iov_len) break;
@@ -191,6 +171,41 @@ ssize_t MsgStream::Read(const iovec* iov, size_t count) {
   if (read > 0) return static_cast<ssize_t>(read);
   if (!ended_) return -EAGAIN;
   return error_ != 0 ? -error_ : 0;
+}
+
+const char* MsgStream::Peek(size_t* length) {
+  if (!arrived_.empty()) {
+    const StreamBuffer* buffer = arrived_.front();
+    *length = buffer->length - buffer->offset;
+    return buffer->data + buffer->offset;
+  }
+  // After the buffers: what was spilled came after them.
+  if (!spilled_.empty()) {
+    *length = spilled_.front().size() - spilled_offset_;
+    return spilled_.front().data() + spilled_offset_;
+  }
+  *length = 0;
+  // At the end, Read reports it (and its error).
+  return ended_ ? nullptr : buffers_->memory.get();
+}
+
+void MsgStream::Consume(size_t n) {
+  if (!arrived_.empty()) {
+    StreamBuffer* buffer = arrived_.front();
+    buffer->offset += n;
+    if (buffer->offset < buffer->length) return;
+    // Read to its end: posted again for the peer's next messages.
+    arrived_.pop_front();
+    if (!ended_ && !peer_shutdown_) {
+      if (int rc = PostReceive(buffer); rc != 0) OnEnded(-rc);
+    }
+    return;
+  }
+  spilled_offset_ += n;
+  if (spilled_offset_ == spilled_.front().size()) {
+    spilled_.pop_front();
+    spilled_offset_ = 0;
+  }
 }
 
 void MsgStream::Shutdown() {

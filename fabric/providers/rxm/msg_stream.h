@@ -117,6 +117,11 @@ class MsgStream : public tcp::ByteStream {
 
   ssize_t Write(const iovec* iov, size_t count) override;
   ssize_t Read(const iovec* iov, size_t count) override;
+  // The received bytes in place: the rest of the oldest buffer (or spilled
+  // chunk) read in part or not at all; Consume posts a buffer read to its
+  // end again.
+  const char* Peek(size_t* length) override;
+  void Consume(size_t n) override;
   void Shutdown() override;
   // Read says when bytes are there: the owner calls it each pass.
   int fd() const override { return -1; }
