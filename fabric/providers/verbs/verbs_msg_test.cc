@@ -384,6 +384,24 @@ TEST_F(VerbsMsgTest, MessagesRmaAndRemoteCqDataBetweenProcesses) {
   EXPECT_EQ(fi_close(&fresh->fid), 0);
   ASSERT_EQ(munmap(again, page), 0);
 
+  // inject_size is what the device takes inline (probed when fi_getinfo
+  // ran): that many bytes go by fi_inject_write, one more is refused.
+  const size_t inject = client.info->tx_attr->inject_size;
+  ASSERT_GT(inject, 0u);
+  for (size_t i = 0; i <= inject; ++i) base[i] = static_cast<char>(i * 3 + 1);
+  EXPECT_EQ(fi_inject_write(client.ep, base, inject + 1, 0,
+                            server.addr + 40960, server.key),
+            -FI_EINVAL);
+  ASSERT_EQ(fi_inject_write(client.ep, base, inject, 0, server.addr + 40960,
+                            server.key),
+            0);
+  ASSERT_EQ(fi_read(client.ep, base + 45056, inject, client.desc(), 0,
+                    server.addr + 40960, server.key, nullptr),
+            0);
+  ASSERT_EQ(client.WaitCompletion(&entry), 0);  // the read only
+  EXPECT_EQ(entry.flags, static_cast<uint64_t>(FI_RMA | FI_READ));
+  EXPECT_EQ(memcmp(base, base + 45056, inject), 0);
+
   // A key the server never gave: the device refuses, an error entry.
   ASSERT_EQ(fi_read(client.ep, base, 8, client.desc(), 0, server.addr,
                     server.key ^ 0x1000, nullptr),
