@@ -9,11 +9,14 @@
 # For msg and rdm, over each library: a pingpong server (apps/pingpong,
 # built to load whichever libfabric.so.1 comes first on LD_LIBRARY_PATH)
 # and its client under `valgrind --tool=callgrind` on rxe0's address, with
-# 64-byte messages. The client runs twice, with FEW and MANY iterations:
-# the difference of the two instruction totals over MANY - FEW is what one
+# 64-byte messages. Both first make WARMUP untimed round trips (an RDM
+# endpoint connects on its first send, and how long that spins depends on
+# the machine's speed: counted, it moved libfabric's rdm figure between
+# 1381 and 3378 per trip from run to run); callgrind counts only the timed
+# loop (--toggle-collect). The client runs twice, with FEW and MANY
+# iterations: the difference of the two counts over MANY - FEW is what one
 # round trip (a send and its completion, a receive and its completion,
-# the next receive posted) costs in the timed loop; start-up and tear-down
-# cancel out. The client sleeps --settle-us before polling for each
+# the next receive posted) costs. The client sleeps --settle-us before polling for each
 # completion so that a spinning wait's empty polls, which grow with the
 # round trip rather than with the library's work, are not counted; the
 # empty polls that remain are printed. libfabric 1.17's verbs RDM runs with
@@ -27,12 +30,14 @@
 #   --many N        iterations of the long run (default 1200)
 #   --settle-us US  sleep before each poll (default 3000)
 #   --size B        message size (default 64)
+#   --warmup N      untimed round trips first (default 10)
 #   --cases A,B     msg and/or rdm (default msg,rdm)
 set -uo pipefail
 
 few=200
 many=1200
 settle_us=3000
+warmup=10
 size=64
 cases=msg,rdm
 while [ $# -gt 0 ]; do
@@ -40,13 +45,14 @@ while [ $# -gt 0 ]; do
     --few) few=$2; shift 2 ;;
     --many) many=$2; shift 2 ;;
     --settle-us) settle_us=$2; shift 2 ;;
+    --warmup) warmup=$2; shift 2 ;;
     --size) size=$2; shift 2 ;;
     --cases) cases=$2; shift 2 ;;
-    -h|--help) sed -n '2,35p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,34p' "$0"; exit 0 ;;
     *) echo "unknown option $1 (--help)" >&2; exit 2 ;;
   esac
 done
-for number in "$few" "$many" "$settle_us" "$size"; do
+for number in "$few" "$many" "$settle_us" "$size" "$warmup"; do
   [[ "$number" =~ ^[0-9]+$ ]] || { echo "not a number: $number" >&2; exit 2; }
 done
 [ "$many" -gt "$few" ] || { echo "--many must exceed --few" >&2; exit 2; }
@@ -67,7 +73,7 @@ mkdir -p "$work/ours" "$work/libfabric"
 ln -s "$ours_so" "$work/ours/libfabric.so.1"
 ln -s "$theirs_so" "$work/libfabric/libfabric.so.1"
 
-echo "verbs instructions per round trip: ${size} B, callgrind, runs of $few and $many iterations, settle ${settle_us} us"
+echo "verbs instructions per round trip: ${size} B, callgrind of the timed loop, runs of $few and $many iterations after $warmup untimed, settle ${settle_us} us"
 echo "ours: $ours_so"
 echo "libfabric: $theirs_so ($(dpkg-query -W -f='${Version}' libfabric1 2>/dev/null))"
-"$run_in_vm" "bash $guest_part $pingpong $work $few $many $settle_us $size ${cases//,/ }"
+"$run_in_vm" "bash $guest_part $pingpong $work $few $many $settle_us $size $warmup ${cases//,/ }"

@@ -2,11 +2,11 @@
 # The guest side of bench:verbs_instructions (verbs_instructions.sh says
 # what it measures): runs inside the soft-RoCE guest.
 #
-# Usage: verbs_instructions_guest.sh PINGPONG LIB_ROOT FEW MANY SETTLE_US SIZE CASE...
+# Usage: verbs_instructions_guest.sh PINGPONG LIB_ROOT FEW MANY SETTLE_US SIZE WARMUP CASE...
 #   LIB_ROOT holds ours/libfabric.so.1 and libfabric/libfabric.so.1.
 set -uo pipefail
-pingpong=$1 lib_root=$2 few=$3 many=$4 settle_us=$5 size=$6
-shift 6
+pingpong=$1 lib_root=$2 few=$3 many=$4 settle_us=$5 size=$6 warmup=$7
+shift 7
 address=10.0.2.15
 export FI_UNIVERSE_SIZE=16
 port=47600
@@ -19,13 +19,14 @@ count() {
   port=$((port + 1))
   LD_LIBRARY_PATH="$lib_root/$lib" timeout 900 "$pingpong" -p verbs -e "$ep" \
     -S "$size" -I "$iterations" -B "$port" --receive-timeout 300 \
-    >"$out/server" 2>&1 &
+    --warmup "$warmup" >"$out/server" 2>&1 &
   local server=$!
   sleep 1
   LD_LIBRARY_PATH="$lib_root/$lib" timeout 900 valgrind --tool=callgrind \
+    --toggle-collect='*TimedLoop*' \
     --callgrind-out-file=/dev/null "$pingpong" -p verbs -e "$ep" \
     -S "$size" -I "$iterations" -P "$port" --settle-us "$settle_us" \
-    --receive-timeout 300 \
+    --receive-timeout 300 --warmup "$warmup" \
     "$address" >"$out/client" 2>&1
   local client_rc=$?
   # A client that failed before it connected leaves the server waiting.

@@ -30,4 +30,6 @@ check --loopback 127.0.0.1
 check --settle-us -1
 check --settle-us 99999999
 check --receive-timeout 0
+check --warmup -1
+check --warmup many
 [ "$failures" -eq 0 ]

@@ -40,6 +40,7 @@ void PrintUsage(const char* program) {
       {"--settle-us <us>", "sleep before polling for each completion (for"
                            " instruction counts), report empty polls"},
       {"--receive-timeout <s>", "fail a receive that waits this long (5)"},
+      {"--warmup <number>", "untimed round trips before each size (0)"},
   };
   for (const auto& line : lines) {
     std::fprintf(stderr, " %-20s %s\n", line[0], line[1]);
@@ -129,7 +130,13 @@ bool ApplyOption(int option, const char* value, Options& options) {
   }
 }
 
-enum LongOption { kLoopback = 256, kMpi, kSettleUs, kReceiveTimeout };
+enum LongOption {
+  kLoopback = 256,
+  kMpi,
+  kSettleUs,
+  kReceiveTimeout,
+  kWarmup
+};
 
 }  // namespace
 
@@ -139,6 +146,7 @@ std::optional<Options> ParseOptions(int argc, char** argv) {
       {"mpi", no_argument, nullptr, kMpi},
       {"settle-us", required_argument, nullptr, kSettleUs},
       {"receive-timeout", required_argument, nullptr, kReceiveTimeout},
+      {"warmup", required_argument, nullptr, kWarmup},
       {nullptr, 0, nullptr, 0},
   };
   Options options;
@@ -153,6 +161,13 @@ std::optional<Options> ParseOptions(int argc, char** argv) {
       loopback = true;
     } else if (option == kMpi) {
       mpi = true;
+    } else if (option == kWarmup) {
+      auto value = ParseNumber(optarg, INT_MAX);
+      if (!value) {
+        PrintUsage(argv[0]);
+        return std::nullopt;
+      }
+      options.warmup = static_cast<int>(*value);
     } else if (option == kSettleUs || option == kReceiveTimeout) {
       auto value = ParseNumber(optarg, 10'000'000);
       if (!value || (option == kReceiveTimeout && *value == 0)) {
@@ -198,6 +213,9 @@ std::vector<std::string> TestArguments(const Options& options) {
   if (options.settle_us > 0) {
     args.insert(args.end(),
                 {"--settle-us", std::to_string(options.settle_us)});
+  }
+  if (options.warmup > 0) {
+    args.insert(args.end(), {"--warmup", std::to_string(options.warmup)});
   }
   if (options.receive_timeout_s != Options().receive_timeout_s) {
     args.insert(args.end(), {"--receive-timeout",

@@ -48,6 +48,11 @@ struct Options {
   // (bench:verbs_instructions): a spinning wait's empty polls grow with the
   // round trip, not with the library's work.
   int settle_us = 0;
+  // --warmup N: N untimed round trips before each size's timed loop, so
+  // that it starts with connections made (an RDM endpoint connects on its
+  // first send; how long that spins depends on the machine's speed, and
+  // bench:verbs_instructions counts only the timed loop).
+  int warmup = 0;
   // --receive-timeout S: a receive that sees nothing for this long fails
   // the run (a lost datagram or a dead peer ends it instead of hanging
   // it), and so does a control-channel receive; connection events wait

@@ -134,12 +134,11 @@ int ReceiveMessage(FabricObjects& objects, bool tagged, int timeout_s,
   return ret ? ret : PostReceive(objects, tagged);
 }
 
-// One size: `iterations` round trips, timed; returns the elapsed time.
-int TimedLoop(const Options& options, bool is_client, int size,
-              FabricObjects& objects, DataPattern& pattern, long& received,
-              int64_t& elapsed_usec, Waiting& waiting) {
-  auto start = Clock::now();
-  for (int i = 0; i < options.iterations; i++) {
+// `count` round trips of `size` bytes; counts the messages received.
+int RoundTrips(const Options& options, bool is_client, int size, int count,
+               FabricObjects& objects, DataPattern& pattern, long& received,
+               Waiting& waiting) {
+  for (int i = 0; i < count; i++) {
     for (bool sending : {is_client, !is_client}) {
       int ret;
       if (sending) {
@@ -159,6 +158,22 @@ int TimedLoop(const Options& options, bool is_client, int size,
       if (ret) return ret;
     }
   }
+  return 0;
+}
+
+// One size: `iterations` round trips, timed; returns the elapsed time.
+// Never inlined: bench:verbs_instructions counts the instructions inside
+// it (callgrind --toggle-collect), and the warm-up's are outside.
+__attribute__((noinline)) int TimedLoop(const Options& options,
+                                        bool is_client, int size,
+                                        FabricObjects& objects,
+                                        DataPattern& pattern, long& received,
+                                        int64_t& elapsed_usec,
+                                        Waiting& waiting) {
+  auto start = Clock::now();
+  int ret = RoundTrips(options, is_client, size, options.iterations, objects,
+                       pattern, received, waiting);
+  if (ret) return ret;
   elapsed_usec = std::chrono::duration_cast<std::chrono::microseconds>(
                      Clock::now() - start)
                      .count();
@@ -188,6 +203,13 @@ int RunPingPong(const Options& options, bool is_client, OutOfBand& channel,
     int64_t elapsed_usec = 0;
     Waiting waiting;
     waiting.settle_us = options.settle_us;
+    if (options.warmup > 0) {
+      long warm_received = 0;
+      Waiting untimed;
+      ret = RoundTrips(options, is_client, size, options.warmup, objects,
+                       pattern, warm_received, untimed);
+      if (ret) return ret;
+    }
     ret = TimedLoop(options, is_client, size, objects, pattern, received,
                     elapsed_usec, waiting);
     if (ret) return ret;
