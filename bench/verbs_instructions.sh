@@ -13,13 +13,15 @@
 # endpoint connects on its first send, and how long that spins depends on
 # the machine's speed: counted, it moved libfabric's rdm figure between
 # 1381 and 3378 per trip from run to run); callgrind counts only the timed
-# loop (--toggle-collect). The client runs twice, with FEW and MANY
-# iterations: the difference of the two counts over MANY - FEW is what one
-# round trip (a send and its completion, a receive and its completion,
-# the next receive posted) costs. The client sleeps --settle-us before polling for each
-# completion so that a spinning wait's empty polls, which grow with the
-# round trip rather than with the library's work, are not counted; the
-# empty polls that remain are printed. libfabric 1.17's verbs RDM runs with
+# loop (--toggle-collect: of the thread that runs it; neither library
+# starts a progress thread here, both progress manually). The client runs
+# twice, with FEW and MANY iterations: the difference of the two counts
+# over MANY - FEW is what one round trip (a send and its completion, a
+# receive and its completion, the next receive posted) costs. The client
+# sleeps --settle-us before polling for each completion so that a
+# spinning wait's empty polls, which grow with the round trip rather than
+# with the library's work, are not counted; the empty polls that remain
+# are printed. libfabric 1.17's verbs RDM runs with
 # FI_UNIVERSE_SIZE=16 (its default universe makes a CQ larger than rxe's
 # max_cqe); ours sizes nothing from it, the same setting is given to both.
 #

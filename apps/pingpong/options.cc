@@ -40,7 +40,7 @@ void PrintUsage(const char* program) {
       {"--settle-us <us>", "sleep before polling for each completion (for"
                            " instruction counts), report empty polls"},
       {"--receive-timeout <s>", "fail a receive that waits this long (5)"},
-      {"--warmup <number>", "untimed round trips before each size (0)"},
+      {"--warmup <number>", "untimed round trips first (0; both sides)"},
   };
   for (const auto& line : lines) {
     std::fprintf(stderr, " %-20s %s\n", line[0], line[1]);

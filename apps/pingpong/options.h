@@ -51,7 +51,8 @@ struct Options {
   // --warmup N: N untimed round trips before each size's timed loop, so
   // that it starts with connections made (an RDM endpoint connects on its
   // first send; how long that spins depends on the machine's speed, and
-  // bench:verbs_instructions counts only the timed loop).
+  // bench:verbs_instructions counts only the timed loop). Both sides need
+  // the same N.
   int warmup = 0;
   // --receive-timeout S: a receive that sees nothing for this long fails
   // the run (a lost datagram or a dead peer ends it instead of hanging

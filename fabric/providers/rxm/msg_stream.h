@@ -58,6 +58,8 @@ namespace rxm {
 inline constexpr size_t kBufferSize = 16384;
 inline constexpr size_t kRxBuffers = 16;
 inline constexpr size_t kTxBuffers = 16;
+// At most kTxBuffers messages are unconfirmed (Write): each has a receive.
+static_assert(kTxBuffers <= kRxBuffers);
 
 class MsgStream;
 class RmaPull;

@@ -470,6 +470,53 @@ TEST_F(MsgStreamTest, AFailedInjectsEntryWithoutContextIsPassedOver) {
   EXPECT_TRUE(received == data);
 }
 
+TEST_F(MsgStreamTest, PeekLendsTheReceivedBytesInPlace) {
+  size_t length = 1;
+  EXPECT_NE(server_->Peek(&length), nullptr);  // it lends, none arrived
+  EXPECT_EQ(length, 0u);
+  // More messages than receive buffers, each read in place in two pieces:
+  // a buffer read to its end is posted again, or the later ones would
+  // never arrive.
+  for (size_t i = 0; i < 3 * kRxBuffers; ++i) {
+    const std::string message = Pattern(10, static_cast<uint32_t>(100 + i));
+    iovec iov = {const_cast<char*>(message.data()), message.size()};
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+    while (client_->Write(&iov, 1) == -EAGAIN &&
+           std::chrono::steady_clock::now() < deadline) {
+      Drain();
+    }
+    const char* bytes = nullptr;
+    while ((bytes = server_->Peek(&length)) != nullptr && length == 0 &&
+           std::chrono::steady_clock::now() < deadline) {
+      Drain();
+    }
+    ASSERT_NE(bytes, nullptr);
+    ASSERT_EQ(std::string(bytes, length), message) << "message " << i;
+    server_->Consume(4);
+    bytes = server_->Peek(&length);
+    ASSERT_EQ(std::string(bytes, length), message.substr(4));
+    server_->Consume(length);
+    EXPECT_NE(server_->Peek(&length), nullptr);
+    EXPECT_EQ(length, 0u);
+  }
+  // At the end, nothing is lent: Read reports the end.
+  client_->Shutdown();
+  uint32_t event = 0;
+  fi_eq_cm_entry entry;
+  ASSERT_EQ(WaitEvent(&event, &entry), 0);
+  ASSERT_EQ(event, FI_SHUTDOWN);
+  server_->OnPeerShutdown();
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while (server_->Peek(&length) != nullptr &&
+         std::chrono::steady_clock::now() < deadline) {
+    Drain();
+  }
+  EXPECT_EQ(server_->Peek(&length), nullptr);
+  char byte;
+  iovec one = {&byte, 1};
+  EXPECT_EQ(server_->Read(&one, 1), 0);
+}
+
 }  // namespace
 }  // namespace rxm
 }  // namespace fabric

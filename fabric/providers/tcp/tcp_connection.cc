@@ -485,8 +485,8 @@ void Connection::ReadInput() {
     }
     if (state_ == ReadState::kHeader) {
       if (begin_ == end_) {
-        // Streams that lend their bytes (shm rings): the whole message
-        // straight from them, without the staging buffer.
+        // Streams that lend their bytes (shm rings, rxm's buffers): the
+        // whole message straight from them, without the staging buffer.
         InPlace in_place = ReadInPlace();
         if (in_place == InPlace::kDone) continue;
         if (in_place == InPlace::kStop) return;

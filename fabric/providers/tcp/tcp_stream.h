@@ -108,11 +108,12 @@ class ByteStream {
   virtual CopyShare* OutgoingShare() { return nullptr; }
 
   // Streams whose bytes arrive in memory this side can read in place (the
-  // shm rings): the unread bytes that lie contiguous from the next one, in
-  // *length (0: none has arrived), or null when the stream cannot lend
-  // them (sockets; or the stream ended, which Read reports). The memory may
-  // be another process's writing: copy what is checked before checking it.
-  // Consume(n) frees the first n of them.
+  // shm rings, rxm's receive buffers): the unread bytes that lie contiguous
+  // from the next one, in *length (0: none has arrived), or null when the
+  // stream cannot lend them (sockets; or the stream ended, which Read
+  // reports). The memory may be another process's writing (a ring): copy
+  // what is checked before checking it. Consume(n) frees the first n of
+  // them.
   virtual const char* Peek(size_t* length) {
     *length = 0;
     return nullptr;

@@ -385,7 +385,8 @@ TEST_F(VerbsMsgTest, MessagesRmaAndRemoteCqDataBetweenProcesses) {
   ASSERT_EQ(munmap(again, page), 0);
 
   // inject_size is what the device takes inline (probed when fi_getinfo
-  // ran): that many bytes go by fi_inject_write, one more is refused.
+  // ran): that many bytes go inline by fi_inject_write; one more is
+  // refused by our own check.
   const size_t inject = client.info->tx_attr->inject_size;
   ASSERT_GT(inject, 0u);
   for (size_t i = 0; i <= inject; ++i) base[i] = static_cast<char>(i * 3 + 1);
