@@ -80,6 +80,20 @@ struct ReaderSink {
 };
 thread_local ReaderSink* reader_sink = nullptr;
 
+// Makes `sink` this thread's for its lifetime (the outer one after).
+class ScopedReaderSink {
+ public:
+  explicit ScopedReaderSink(ReaderSink* sink) : outer_(reader_sink) {
+    reader_sink = sink;
+  }
+  ~ScopedReaderSink() { reader_sink = outer_; }
+  ScopedReaderSink(const ScopedReaderSink&) = delete;
+  ScopedReaderSink& operator=(const ScopedReaderSink&) = delete;
+
+ private:
+  ReaderSink* outer_;
+};
+
 // Writes `entry` into this thread's reader's buffer when that may be done
 // (ReaderSink); false when it goes to the queue.
 bool WriteToReader(UtilCq& cq, const CqEntry& entry, bool reserved) {
@@ -165,10 +179,10 @@ ssize_t ReadFromCq(fid_cq* cq_fid, void* buf, size_t count,
       }
     }
     ReaderSink sink = {&cq, buf, sources, count};
-    ReaderSink* outer = reader_sink;
-    reader_sink = &sink;
-    cq.wait->Progress();
-    reader_sink = outer;
+    {
+      ScopedReaderSink scoped(&sink);
+      cq.wait->Progress();
+    }
     if (sink.written > 0) return static_cast<ssize_t>(sink.written);
     if (cq.size.load(std::memory_order_acquire) == 0) return -FI_EAGAIN;
   }

@@ -7,7 +7,10 @@
 // fi_cq_read return -FI_EAVAIL until fi_cq_readerr takes it. Providers post
 // completions with CqWrite/CqWriteError; a full CQ refuses them
 // (-FI_EAGAIN), so nothing is overwritten. A CQ opened with FI_PEER passes
-// them to its owner instead (peer_cq.h).
+// them to its owner instead (peer_cq.h). Two shortcuts skip the queue while
+// it is empty: an fi_cq_read that runs progress takes the completions its
+// own pass writes straight into its buffer, and a CqDirectProducer writes
+// its completions there when asked.
 #ifndef FABRIC_PROVIDERS_UTIL_CQ_H_
 #define FABRIC_PROVIDERS_UTIL_CQ_H_
 
@@ -175,7 +178,9 @@ inline bool CqFull(const UtilCq* cq) {
   return cq->size.load(std::memory_order_acquire) >= cq->capacity;
 }
 
-// Queues a completion; `source` is what fi_cq_readfrom reports. With
+// Queues a completion (or, on the thread of an fi_cq_read whose progress
+// pass writes it while the CQ is empty, puts it straight into that read's
+// buffer); `source` is what fi_cq_readfrom reports. With
 // `reserved`, it uses a promise from CqReserve; otherwise it is queued
 // even when the CQ is full (the overflow above). 0, or a peer CQ owner's
 // refusal.

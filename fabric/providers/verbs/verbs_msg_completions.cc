@@ -84,6 +84,8 @@ size_t VerbsCompletions::ReadDirect(UtilCq* cq, void* buf, size_t count,
   VerbsMsgEp* ep = ep_;
   std::lock_guard<OptionalMutex> lock(ep->util.mutex);
   // Entries a progress pass queued meanwhile are older: they go first.
+  // (Those another thread's pass hands its own fi_cq_read are that
+  // reader's: concurrent readers share no order.)
   if (cq->size.load(std::memory_order_acquire) != 0) return 0;
   // A batch whatever `count`: what is not for `cq` (a transmit's
   // completion that writes no entry) must not end the read empty-handed.
