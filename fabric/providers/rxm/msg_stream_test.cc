@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "fabric/api/core/status.h"
+#include "fabric/providers/util/cq.h"
 #include "gtest/gtest.h"
 
 namespace fabric {
@@ -455,6 +456,16 @@ TEST_F(MsgStreamInjectTest, AtMostKTxBuffersMessagesGoUnconfirmed) {
     if (n > 0) received.append(buf, static_cast<size_t>(n));
   }
   EXPECT_TRUE(received == data);
+}
+
+TEST_F(MsgStreamTest, StreamsOverEndpointsWithoutACqProducerReadTheCq) {
+  // tcp has no CqDirectProducer: it says so, and the stream has none.
+  CqDirectProducer* producer = nullptr;
+  EXPECT_EQ(fi_control(&client_->ep()->fid, kControlGetCqDirectProducer,
+                       &producer),
+            -FI_ENOSYS);
+  EXPECT_EQ(producer, nullptr);
+  EXPECT_EQ(client_->direct_producer(), nullptr);
 }
 
 TEST_F(MsgStreamTest, AFailedInjectsEntryWithoutContextIsPassedOver) {

@@ -96,6 +96,12 @@ RxmLink* AddLink(RxmEp* ep, std::unique_ptr<MsgStream> stream,
 
 constexpr size_t kDrainBatch = 32;
 
+void DispatchAll(const fi_cq_msg_entry* entries, size_t count) {
+  for (size_t i = 0; i < count; ++i) {
+    MsgStream::DispatchCompletion(entries[i].op_context, entries[i].len);
+  }
+}
+
 // Hands what the internal CQ holds to the streams; returns whether it held
 // anything.
 bool DrainQueued(RxmEp* ep) {
@@ -112,9 +118,7 @@ bool DrainQueued(RxmEp* ep) {
     }
     if (n <= 0) break;
     any = true;
-    for (ssize_t i = 0; i < n; ++i) {
-      MsgStream::DispatchCompletion(entries[i].op_context, entries[i].len);
-    }
+    DispatchAll(entries, static_cast<size_t>(n));
   }
   return any;
 }
@@ -131,9 +135,7 @@ bool DrainDirect(RxmEp* ep) {
     if (producer == nullptr) continue;
     // One read per pass: what is left waits for the next.
     const size_t n = CqReadDirectFrom(ep->cq, producer, entries, kDrainBatch);
-    for (size_t i = 0; i < n; ++i) {
-      MsgStream::DispatchCompletion(entries[i].op_context, entries[i].len);
-    }
+    DispatchAll(entries, n);
     any = any || n > 0;
   }
   return any;

@@ -35,13 +35,13 @@
 // completions, straight from their providers where they offer that
 // (util/cq.h CqReadDirectFrom); the internal domain's engine and the CQ
 // when that found none, and every kEnginePassInterval passes; then the
-// links) and the connections (the fabric's engine while links connect, after a
-// sleep, or every kCmPassInterval passes, then the EQ; EQ reads on the
-// fabric run that engine too). Their fds are
-// those engines' own, armed before the endpoint's engine sleeps. Closing
-// an MSG endpoint takes its sources out of the internal domain's and the
-// fabric's engines, never the one a pass of the endpoint runs in, so the
-// links' endpoints close inside those passes.
+// links) and the connections (the fabric's engine while links connect,
+// after a sleep, or every kCmPassInterval passes, then the EQ; EQ reads on
+// the fabric run that engine too). Their fds are those engines' own,
+// armed before the endpoint's engine sleeps. Closing an MSG endpoint takes
+// its sources out of the internal domain's and the fabric's engines, never
+// the one a pass of the endpoint runs in, so the links' endpoints close
+// inside those passes.
 //
 // Closing the endpoint first waits (up to kCloseDrainMs) for its
 // connections' sends to complete: a provider may drop what is still in

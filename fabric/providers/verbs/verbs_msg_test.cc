@@ -32,6 +32,7 @@
 #include <string>
 #include <vector>
 
+#include "fabric/providers/util/cq.h"
 #include "gtest/gtest.h"
 
 namespace fabric {
@@ -456,6 +457,21 @@ TEST_F(VerbsMsgTest, BadCallsFailCleanly) {
             -FI_EOPNOTSUPP);
   EXPECT_EQ(fi_compare_atomicvalid(side.ep, FI_UINT64, FI_SUM, &count),
             -FI_EOPNOTSUPP);
+  // The CQ producer (util/cq.h) goes to a non-NULL pointer, from an
+  // enabled endpoint only.
+  EXPECT_EQ(fi_control(&side.ep->fid, kControlGetCqDirectProducer, nullptr),
+            -FI_EINVAL);
+  CqDirectProducer* producer = nullptr;
+  EXPECT_EQ(fi_control(&side.ep->fid, kControlGetCqDirectProducer, &producer),
+            0);
+  EXPECT_NE(producer, nullptr);
+  fid_ep* idle = nullptr;
+  ASSERT_EQ(fi_endpoint(side.domain, side.info, &idle, nullptr), 0);
+  producer = nullptr;
+  EXPECT_EQ(fi_control(&idle->fid, kControlGetCqDirectProducer, &producer),
+            -FI_EINVAL);
+  EXPECT_EQ(producer, nullptr);
+  EXPECT_EQ(fi_close(&idle->fid), 0);
 }
 
 // fi_srx_context on an MSG domain (an SRQ) and its bindings refuse what
