@@ -97,6 +97,7 @@ absl::Status HmemCopier::SetOverride(const struct fi_hmem_override_ops* ops) {
   }
   copy_from_iov_.store(ops->copy_from_hmem_iov, std::memory_order_release);
   copy_to_iov_.store(ops->copy_to_hmem_iov, std::memory_order_release);
+  overridden_.store(true, std::memory_order_release);
   return absl::OkStatus();
 }
 
@@ -111,10 +112,10 @@ ssize_t HmemCopier::CopyFromIov(void* dest, size_t size,
       dest, size, iface, device, iov, iov_count, iov_offset);
 }
 
-ssize_t HmemCopier::CopyToIov(enum fi_hmem_iface iface, uint64_t device,
-                              const struct iovec* iov, size_t iov_count,
-                              uint64_t iov_offset, const void* src,
-                              size_t size) const {
+ssize_t HmemCopier::CopyToIovThroughFunction(
+    enum fi_hmem_iface iface, uint64_t device, const struct iovec* iov,
+    size_t iov_count, uint64_t iov_offset, const void* src,
+    size_t size) const {
   if ((iov == nullptr && iov_count > 0) || (src == nullptr && size > 0)) {
     return -FI_EINVAL;
   }

@@ -20,6 +20,9 @@
 #include <sys/types.h>
 #include <sys/uio.h>
 
+#include <string.h>
+
+#include <algorithm>
 #include <atomic>
 
 #include "absl/status/status.h"
@@ -57,20 +60,39 @@ class HmemCopier {
                       size_t iov_count, uint64_t iov_offset) const;
 
   // The reverse of CopyFromIov: `size` bytes of `src` into the buffer `iov`
-  // describes, from `iov_offset` bytes into it.
+  // describes, from `iov_offset` bytes into it. Host memory in one piece
+  // with no override installed is a plain memcpy, inline: every received
+  // message's payload takes this path.
   ssize_t CopyToIov(enum fi_hmem_iface iface, uint64_t device,
                     const struct iovec* iov, size_t iov_count,
-                    uint64_t iov_offset, const void* src, size_t size) const;
+                    uint64_t iov_offset, const void* src, size_t size) const {
+    if (iface == FI_HMEM_SYSTEM && iov_count == 1 && iov != nullptr &&
+        iov->iov_base != nullptr && iov_offset < iov->iov_len &&
+        src != nullptr && !overridden_.load(std::memory_order_acquire)) {
+      const size_t n = std::min<size_t>(size, iov->iov_len - iov_offset);
+      memcpy(static_cast<char*>(iov->iov_base) + iov_offset, src, n);
+      return static_cast<ssize_t>(n);
+    }
+    return CopyToIovThroughFunction(iface, device, iov, iov_count,
+                                    iov_offset, src, size);
+  }
 
  private:
   using CopyFromIovFunction =
       decltype(fi_hmem_override_ops::copy_from_hmem_iov);
   using CopyToIovFunction = decltype(fi_hmem_override_ops::copy_to_hmem_iov);
 
+  ssize_t CopyToIovThroughFunction(enum fi_hmem_iface iface, uint64_t device,
+                                   const struct iovec* iov, size_t iov_count,
+                                   uint64_t iov_offset, const void* src,
+                                   size_t size) const;
+
   // The functions in use, each replaced atomically, so that SetOverride
   // never tears a copy running beside it.
   std::atomic<CopyFromIovFunction> copy_from_iov_;
   std::atomic<CopyToIovFunction> copy_to_iov_;
+  // Set once SetOverride installed the application's functions.
+  std::atomic<bool> overridden_{false};
 };
 
 }  // namespace fabric

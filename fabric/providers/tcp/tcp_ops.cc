@@ -55,6 +55,10 @@ ssize_t Describe(const TcpEp& ep, const iovec* iov, void** desc, size_t count,
   if (count > limit) {
     return FailOp(ep, FI_EINVAL, "more iov entries than iov_limit");
   }
+  if (DescribeOneHostBuffer(*ep.util.domain, iov, desc, count, buffer,
+                            length)) {
+    return 0;
+  }
   absl::StatusOr<size_t> described =
       DescribeAppBuffer(*ep.util.domain, iov, desc, count, buffer);
   if (!described.ok()) {

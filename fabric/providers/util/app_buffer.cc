@@ -20,11 +20,6 @@ ABSL_ATTRIBUTE_NOINLINE absl::Status PieceError(size_t i,
   return FiError(FI_EINVAL, absl::StrCat("iov[", i, "] ", what));
 }
 
-bool DeviceRegions(const UtilDomain* domain) {
-  return domain != nullptr && domain->info != nullptr &&
-         (domain->info->domain_attr->mr_mode & FI_MR_HMEM) != 0;
-}
-
 }  // namespace
 
 absl::StatusOr<size_t> DescribeAppBuffer(const UtilDomain& domain,
@@ -37,11 +32,9 @@ absl::StatusOr<size_t> DescribeAppBuffer(const UtilDomain& domain,
   AppBufferPiece* pieces = buffer->data();
   size_t total = 0;
   // Descriptors say where memory lives only where device regions can
-  // exist (FI_MR_HMEM, in the domain or, for a peer domain, its owner);
-  // elsewhere every region is host memory and a desc is not read at all
-  // (fi_mr(3)).
+  // exist (in the domain or, for a peer domain, its owner).
   bool device_regions =
-      DeviceRegions(&domain) || DeviceRegions(domain.peer_owner);
+      HasDeviceRegions(&domain) || HasDeviceRegions(domain.peer_owner);
   for (size_t i = 0; i < count; ++i) {
     if (iov[i].iov_base == nullptr && iov[i].iov_len > 0) {
       return PieceError(i, "has a NULL base");

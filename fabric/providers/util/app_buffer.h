@@ -49,6 +49,34 @@ absl::StatusOr<size_t> DescribeAppBuffer(const UtilDomain& domain,
                                          const iovec* iov, void** desc,
                                          size_t count, AppBuffer* buffer);
 
+// Whether `domain` (may be null) can have device regions (FI_MR_HMEM):
+// elsewhere every region is host memory and a desc is not read at all
+// (fi_mr(3)).
+inline bool HasDeviceRegions(const UtilDomain* domain) {
+  return domain != nullptr && domain->info != nullptr &&
+         (domain->info->domain_attr->mr_mode & FI_MR_HMEM) != 0;
+}
+
+// DescribeAppBuffer for a transfer that names one host buffer (no device
+// regions can exist, or it has no descriptor) into an empty `buffer`:
+// the common case, inline and without a status (each transfer runs it).
+// False, with *buffer untouched, where DescribeAppBuffer must decide.
+inline bool DescribeOneHostBuffer(const UtilDomain& domain, const iovec* iov,
+                                  void** desc, size_t count,
+                                  AppBuffer* buffer, size_t* length) {
+  if (count != 1 || iov == nullptr ||
+      (iov->iov_base == nullptr && iov->iov_len > 0)) {
+    return false;
+  }
+  if (desc != nullptr && desc[0] != nullptr &&
+      (HasDeviceRegions(&domain) || HasDeviceRegions(domain.peer_owner))) {
+    return false;
+  }
+  buffer->push_back(AppBufferPiece{*iov, FI_HMEM_SYSTEM, 0});
+  *length = iov->iov_len;
+  return true;
+}
+
 size_t AppBufferLength(const AppBuffer& buffer);
 
 // Whether the bytes of `buffer` may be read and written directly (by the

@@ -121,6 +121,42 @@ TEST(AppBufferTest, WithoutDeviceRegionsDescriptorsAreNotRead) {
   }
 }
 
+// The inline path takes one host buffer and leaves everything else to
+// DescribeAppBuffer: several pieces, a NULL base, and a desc that must be
+// looked up (FI_MR_HMEM).
+TEST(AppBufferTest, OneHostBufferTakesOnlyTheCommonCase) {
+  char a[4];
+  RegisteredDomain host(0, a, sizeof(a));
+  RegisteredDomain device(FI_MR_HMEM, a, sizeof(a));
+  ASSERT_NE(host.mr(), nullptr);
+  ASSERT_NE(device.mr(), nullptr);
+  iovec iov[2] = {{a, sizeof(a)}, {a, 1}};
+  void* desc[2] = {reinterpret_cast<void*>(0xdeadbeef), nullptr};
+  AppBuffer buffer;
+  size_t length = 0;
+  ASSERT_TRUE(
+      DescribeOneHostBuffer(host.domain(), iov, desc, 1, &buffer, &length));
+  ASSERT_EQ(buffer.size(), 1u);
+  EXPECT_EQ(buffer[0].iov.iov_base, a);
+  EXPECT_EQ(buffer[0].iface, FI_HMEM_SYSTEM);
+  EXPECT_EQ(length, sizeof(a));
+  AppBuffer untouched;
+  EXPECT_FALSE(DescribeOneHostBuffer(host.domain(), iov, nullptr, 2,
+                                     &untouched, &length));
+  EXPECT_FALSE(DescribeOneHostBuffer(host.domain(), nullptr, nullptr, 1,
+                                     &untouched, &length));
+  iovec null_base = {nullptr, 1};
+  EXPECT_FALSE(DescribeOneHostBuffer(host.domain(), &null_base, nullptr, 1,
+                                     &untouched, &length));
+  EXPECT_FALSE(DescribeOneHostBuffer(device.domain(), iov, desc, 1,
+                                     &untouched, &length));
+  EXPECT_TRUE(untouched.empty());
+  // With FI_MR_HMEM a NULL desc is host memory.
+  desc[0] = nullptr;
+  EXPECT_TRUE(DescribeOneHostBuffer(device.domain(), iov, desc, 1,
+                                    &untouched, &length));
+}
+
 TEST(AppBufferTest, GathersAndScattersAcrossPieces) {
   UtilDomain domain{};
   char a[3] = {}, b[5] = {};

@@ -300,16 +300,6 @@ std::string AuthKeyOf(const fi_info& info) {
                         : std::string();
 }
 
-bool WantsTxEntry(const UtilEndpoint& ep, uint64_t op_flags) {
-  return ep.tx_cq != nullptr &&
-         (!ep.tx_selective || (op_flags & FI_COMPLETION) != 0);
-}
-
-bool WantsRxEntry(const UtilEndpoint& ep, uint64_t op_flags) {
-  return ep.rx_cq != nullptr &&
-         (!ep.rx_selective || (op_flags & FI_COMPLETION) != 0);
-}
-
 void ReportSuccess(UtilEndpoint* ep, UtilCq* cq, bool write_entry,
                    bool reserved, const fi_cq_tagged_entry& entry,
                    fi_addr_t source, CntrKind cntr) {

@@ -119,9 +119,15 @@ int CopySizeOpt(size_t answer, void* value, size_t* len);
 std::string AuthKeyOf(const fi_info& info);
 
 // Whether an operation posted with `op_flags` writes a CQ entry when it
-// succeeds (errors always do).
-bool WantsTxEntry(const UtilEndpoint& ep, uint64_t op_flags);
-bool WantsRxEntry(const UtilEndpoint& ep, uint64_t op_flags);
+// succeeds (errors always do). Inline: every operation asks.
+inline bool WantsTxEntry(const UtilEndpoint& ep, uint64_t op_flags) {
+  return ep.tx_cq != nullptr &&
+         (!ep.tx_selective || (op_flags & FI_COMPLETION) != 0);
+}
+inline bool WantsRxEntry(const UtilEndpoint& ep, uint64_t op_flags) {
+  return ep.rx_cq != nullptr &&
+         (!ep.rx_selective || (op_flags & FI_COMPLETION) != 0);
+}
 
 // The error entry of the operation `entry` describes, failed with `err`
 // (positive fi_errno); prov_errno is left to the caller, which sets it to

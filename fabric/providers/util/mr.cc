@@ -88,7 +88,6 @@ uint64_t RegionStart(const UtilMr& mr) {
 // Every open region of the process, by its descriptor (LiveRegion), and
 // how many have closed (LiveRegionCache).
 std::mutex live_regions_mutex;
-std::atomic<uint64_t> regions_closed{0};
 std::unordered_map<const void*, const UtilMr*>& LiveRegions() {
   static auto* regions = new std::unordered_map<const void*, const UtilMr*>;
   return *regions;
@@ -99,7 +98,7 @@ int CloseMr(fid* object) {
   {
     std::lock_guard<std::mutex> lock(live_regions_mutex);
     LiveRegions().erase(mr->mr_fid.mem_desc);
-    regions_closed.fetch_add(1, std::memory_order_release);
+    LiveRegionCache::regions_closed.fetch_add(1, std::memory_order_release);
   }
   {
     std::lock_guard<std::mutex> lock(mr->domain->mr_mutex);
@@ -477,9 +476,12 @@ const UtilMr* LiveRegion(const void* desc) {
   return it != LiveRegions().end() ? it->second : nullptr;
 }
 
-bool LiveRegionCache::IsLive(const void* desc) {
+std::atomic<uint64_t> LiveRegionCache::regions_closed{0};
+
+bool LiveRegionCache::LookUp(const void* desc) {
+  // Read before the lookup: a close after it makes the next check look
+  // again.
   const uint64_t closes = regions_closed.load(std::memory_order_acquire);
-  if (desc == known_ && closes == closes_ && desc != nullptr) return true;
   if (LiveRegion(desc) == nullptr) return false;
   known_ = desc;
   closes_ = closes;

@@ -15,6 +15,7 @@
 #include <rdma/fi_domain.h>
 #include <sys/uio.h>
 
+#include <atomic>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -64,9 +65,21 @@ const UtilMr* LiveRegion(const void* desc);
 // caller, under the caller's lock.
 class LiveRegionCache {
  public:
-  bool IsLive(const void* desc);
+  // Inline while nothing changed: every posted buffer asks.
+  bool IsLive(const void* desc) {
+    if (desc != nullptr && desc == known_ &&
+        closes_ == regions_closed.load(std::memory_order_acquire)) {
+      return true;
+    }
+    return LookUp(desc);
+  }
+
+  // Regions of the process closed so far.
+  static std::atomic<uint64_t> regions_closed;
 
  private:
+  bool LookUp(const void* desc);
+
   const void* known_ = nullptr;
   uint64_t closes_ = 0;  // regions closed when `known_` was found
 };
