@@ -105,6 +105,7 @@ void DispatchAll(const fi_cq_msg_entry* entries, size_t count) {
 // Hands what the internal CQ holds to the streams; returns whether it held
 // anything.
 bool DrainQueued(RxmEp* ep) {
+  if (!CqHoldsEntries(ep->cq)) return false;  // the common case: cheap
   bool any = false;
   fi_cq_msg_entry entries[kDrainBatch];
   for (;;) {

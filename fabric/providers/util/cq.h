@@ -192,6 +192,14 @@ int CqWrite(UtilCq* cq, const fi_cq_tagged_entry& completion,
 int CqWriteError(UtilCq* cq, const fi_cq_err_entry& error,
                  bool reserved = false);
 
+// Whether `cq`, one of our CQs, holds entries (errors included): one
+// atomic load, no lock, for a provider that drains a CQ of its own on
+// every progress pass.
+inline bool CqHoldsEntries(fid_cq* cq) {
+  return reinterpret_cast<const UtilCq*>(cq)->size.load(
+             std::memory_order_acquire) != 0;
+}
+
 // fi_cq_read of one of our CQs without the progress it runs first: for a
 // provider reading a CQ of its own from inside a progress pass (whose
 // engine must not be run again). -FI_EAGAIN when empty, -FI_EAVAIL at an

@@ -33,26 +33,6 @@ int ErrnoOfStatus(int status) {
   }
 }
 
-fi_cq_tagged_entry CompletionOf(const ibv_wc& wc, const WorkRequest& request) {
-  fi_cq_tagged_entry entry = {};
-  entry.op_context = request.context;
-  entry.flags = request.flags;
-  if (wc.opcode == IBV_WC_RECV_RDMA_WITH_IMM) {
-    entry.flags = FI_RMA | FI_REMOTE_WRITE | FI_REMOTE_CQ_DATA;
-    entry.data = ntohl(wc.imm_data);
-    return entry;
-  }
-  if (wc.opcode & IBV_WC_RECV) {
-    entry.len = wc.byte_len;
-    entry.buf = request.buf;
-    if (wc.wc_flags & IBV_WC_WITH_IMM) {
-      entry.flags |= FI_REMOTE_CQ_DATA;
-      entry.data = ntohl(wc.imm_data);
-    }
-  }
-  return entry;
-}
-
 fi_cq_err_entry ErrorOf(const ibv_wc& wc, const WorkRequest& request) {
   fi_cq_err_entry error = {};
   error.op_context = request.context;

@@ -18,7 +18,9 @@
 #ifndef FABRIC_PROVIDERS_VERBS_VERBS_COMPLETION_H_
 #define FABRIC_PROVIDERS_VERBS_VERBS_COMPLETION_H_
 
+#include <arpa/inet.h>
 #include <infiniband/verbs.h>
+#include <rdma/fabric.h>
 #include <rdma/fi_eq.h>
 #include <stdint.h>
 
@@ -44,7 +46,27 @@ int ErrnoOfStatus(int status);
 // network order). A remote write with immediate data consumes a posted
 // receive (the FI_RX_CQ_DATA mode): FI_RMA | FI_REMOTE_WRITE |
 // FI_REMOTE_CQ_DATA with that receive's context and length 0.
-fi_cq_tagged_entry CompletionOf(const ibv_wc& wc, const WorkRequest& request);
+// Inline: every completion takes it.
+inline fi_cq_tagged_entry CompletionOf(const ibv_wc& wc,
+                                       const WorkRequest& request) {
+  fi_cq_tagged_entry entry = {};
+  entry.op_context = request.context;
+  entry.flags = request.flags;
+  if (wc.opcode == IBV_WC_RECV_RDMA_WITH_IMM) {
+    entry.flags = FI_RMA | FI_REMOTE_WRITE | FI_REMOTE_CQ_DATA;
+    entry.data = ntohl(wc.imm_data);
+    return entry;
+  }
+  if (wc.opcode & IBV_WC_RECV) {
+    entry.len = wc.byte_len;
+    entry.buf = request.buf;
+    if (wc.wc_flags & IBV_WC_WITH_IMM) {
+      entry.flags |= FI_REMOTE_CQ_DATA;
+      entry.data = ntohl(wc.imm_data);
+    }
+  }
+  return entry;
+}
 
 // The error entry of a failed completion: the request's context, flags and
 // buffer (only wr_id, status and vendor_err of a failed ibv_wc are valid),

@@ -68,42 +68,12 @@ void ReportWorkError(UtilEndpoint* util, const VerbsApi& api,
   }
 }
 
-namespace {
-
-// What a failed ibv_post_send or ibv_post_recv (`call`, which returns the
-// errno) leaves: the slot given back, and -FI_EAGAIN or the error.
 ssize_t PostFailed(const char* call, int rc, Posted* posted,
                    WorkSlots* slots, UtilCq* cq, const fi_provider* log) {
   slots->Abandon(posted, cq);
   if (rc == ENOMEM) return -FI_EAGAIN;
   FI_WARN(log, FI_LOG_EP_DATA, "%s: %s\n", call, strerror(rc));
   return -rc;
-}
-
-}  // namespace
-
-ssize_t PostSendRequest(ibv_qp* qp, ibv_send_wr* wr, ibv_sge* sges,
-                        size_t count, Posted* posted, WorkSlots* slots,
-                        UtilCq* cq, const fi_provider* log) {
-  wr->wr_id = reinterpret_cast<uintptr_t>(&posted->request);
-  wr->sg_list = sges;
-  wr->num_sge = static_cast<int>(count);
-  ibv_send_wr* bad = nullptr;
-  int rc = ibv_post_send(qp, wr, &bad);
-  if (rc == 0) return 0;
-  return PostFailed("ibv_post_send", rc, posted, slots, cq, log);
-}
-
-ssize_t PostRecvRequest(ibv_qp* qp, ibv_recv_wr* wr, ibv_sge* sges,
-                        size_t count, Posted* posted, WorkSlots* slots,
-                        UtilCq* cq, const fi_provider* log) {
-  wr->wr_id = reinterpret_cast<uintptr_t>(&posted->request);
-  wr->sg_list = sges;
-  wr->num_sge = static_cast<int>(count);
-  ibv_recv_wr* bad = nullptr;
-  int rc = ibv_post_recv(qp, wr, &bad);
-  if (rc == 0) return 0;
-  return PostFailed("ibv_post_recv", rc, posted, slots, cq, log);
 }
 
 absl::Status OpenDeviceCq(const VerbsDomain& domain, size_t entries,
