@@ -136,7 +136,7 @@ ssize_t PostSend(VerbsDgramEp* ep, const Datagram& tx) {
   if (posted == nullptr) return rc;
   StartRequest(posted, tx.context, FI_SEND | FI_MSG, write_entry, kSendCntr,
                &held);
-  return PostSendRequest(ep->qp, &wr, sges.data(), sges.size(), posted,
+  return PostWorkRequest(ep->qp, &wr, sges.data(), sges.size(), posted,
                          &ep->slots, ep->util.tx_cq, ep->log());
 }
 
@@ -187,7 +187,7 @@ ssize_t PostReceive(VerbsDgramEp* ep, const iovec* iov, void* const* desc,
     sges.push_back(overflow);
   }
   ibv_recv_wr wr = {};
-  return PostRecvRequest(ep->qp, &wr, sges.data(), sges.size(), posted,
+  return PostWorkRequest(ep->qp, &wr, sges.data(), sges.size(), posted,
                          &ep->slots, ep->util.rx_cq, ep->log());
 }
 

@@ -27,7 +27,8 @@ constexpr uint64_t kCommonRxFlags = FI_COMPLETION | FI_MORE;
 // this endpoint's kind; false when the general path must look (no
 // descriptor: it registers the buffer, or refuses it under FI_MR_LOCAL).
 // Always inline: both paths of every message take it.
-ABSL_ATTRIBUTE_ALWAYS_INLINE inline bool KeyOf(VerbsMsgEp* ep, void* desc, uint32_t* lkey) {
+ABSL_ATTRIBUTE_ALWAYS_INLINE inline bool KeyOf(VerbsMsgEp* ep, void* desc,
+                                              uint32_t* lkey) {
   if (desc == nullptr || !ep->regions.IsLive(desc)) return false;
   *lkey = static_cast<const RegionDesc*>(desc)->lkey;
   return true;
@@ -86,7 +87,7 @@ bool TrySendOneBuffer(VerbsMsgEp* ep, const OneBufferSend& send,
   }
   // Immediate data goes in network order (ibv_post_send(3)).
   if (with_data) wr.imm_data = htonl(static_cast<uint32_t>(send.data));
-  *rc = PostSendRequest(ep->qp, &wr, &sge, 1, posted, &ep->slots,
+  *rc = PostWorkRequest(ep->qp, &wr, &sge, 1, posted, &ep->slots,
                         ep->util.tx_cq, ep->log());
   return true;
 }
@@ -125,7 +126,7 @@ bool TryReceiveOneBuffer(VerbsMsgEp* ep, void* buf, size_t len, void* desc,
                nullptr);
   posted->request.buf = buf;
   ibv_recv_wr wr = {};
-  *rc = PostRecvRequest(ep->qp, &wr, &sge, 1, posted, &ep->slots,
+  *rc = PostWorkRequest(ep->qp, &wr, &sge, 1, posted, &ep->slots,
                         ep->util.rx_cq, ep->log());
   return true;
 }

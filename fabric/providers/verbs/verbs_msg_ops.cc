@@ -182,7 +182,7 @@ ssize_t PostTransmit(VerbsMsgEp* ep, Transmit tx) {
       return Fail(*ep, ok);
     }
   }
-  return PostSendRequest(ep->qp, &wr, sges.data(), sges.size(), posted,
+  return PostWorkRequest(ep->qp, &wr, sges.data(), sges.size(), posted,
                          &ep->slots, ep->util.tx_cq, ep->log());
 }
 
@@ -221,7 +221,7 @@ ssize_t PostReceive(VerbsMsgEp* ep, const iovec* iov, void* const* desc,
     return 0;
   }
   ibv_recv_wr wr = {};
-  return PostRecvRequest(ep->qp, &wr, sges.data(), sges.size(), posted,
+  return PostWorkRequest(ep->qp, &wr, sges.data(), sges.size(), posted,
                          &ep->slots, ep->util.rx_cq, ep->log());
 }
 

@@ -23,6 +23,7 @@
 #include <rdma/providers/fi_log.h>
 
 #include <cstdint>
+#include <type_traits>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -185,33 +186,33 @@ inline void ReportWorkCompletion(UtilEndpoint* util, const VerbsApi& api,
 ssize_t PostFailed(const char* call, int rc, Posted* posted,
                    WorkSlots* slots, UtilCq* cq, const fi_provider* log);
 
-// Posts the send (or receive) work request `wr` of `posted`, its pieces
-// `sges[0..count)`, on `qp`: 0; else the slot goes back to `slots` (and
-// its room to `cq`) and the result is -FI_EAGAIN for a full queue, or the
-// error, logged on `log`. Inline: every message posts one.
-inline ssize_t PostSendRequest(ibv_qp* qp, ibv_send_wr* wr, ibv_sge* sges,
-                               size_t count, Posted* posted,
-                               WorkSlots* slots, UtilCq* cq,
-                               const fi_provider* log) {
-  wr->wr_id = reinterpret_cast<uintptr_t>(&posted->request);
-  wr->sg_list = sges;
-  wr->num_sge = static_cast<int>(count);
+// The verbs call that posts `wr` on `qp`: 0 or an errno.
+inline int PostOnQueue(ibv_qp* qp, ibv_send_wr* wr) {
   ibv_send_wr* bad = nullptr;
-  const int rc = ibv_post_send(qp, wr, &bad);
-  if (rc == 0) return 0;
-  return PostFailed("ibv_post_send", rc, posted, slots, cq, log);
+  return ibv_post_send(qp, wr, &bad);
 }
-inline ssize_t PostRecvRequest(ibv_qp* qp, ibv_recv_wr* wr, ibv_sge* sges,
-                               size_t count, Posted* posted,
-                               WorkSlots* slots, UtilCq* cq,
-                               const fi_provider* log) {
+inline int PostOnQueue(ibv_qp* qp, ibv_recv_wr* wr) {
+  ibv_recv_wr* bad = nullptr;
+  return ibv_post_recv(qp, wr, &bad);
+}
+
+// Posts the send (ibv_send_wr) or receive (ibv_recv_wr) work request `wr`
+// of `posted`, its pieces `sges[0..count)`, on `qp`: 0; else the slot goes
+// back to `slots` (and its room to `cq`) and the result is -FI_EAGAIN for
+// a full queue, or the error, logged on `log`. Inline: every message posts
+// one.
+template <typename VerbsWorkRequest>
+ssize_t PostWorkRequest(ibv_qp* qp, VerbsWorkRequest* wr, ibv_sge* sges,
+                        size_t count, Posted* posted, WorkSlots* slots,
+                        UtilCq* cq, const fi_provider* log) {
   wr->wr_id = reinterpret_cast<uintptr_t>(&posted->request);
   wr->sg_list = sges;
   wr->num_sge = static_cast<int>(count);
-  ibv_recv_wr* bad = nullptr;
-  const int rc = ibv_post_recv(qp, wr, &bad);
+  const int rc = PostOnQueue(qp, wr);
   if (rc == 0) return 0;
-  return PostFailed("ibv_post_recv", rc, posted, slots, cq, log);
+  constexpr bool kSend = std::is_same_v<VerbsWorkRequest, ibv_send_wr>;
+  return PostFailed(kSend ? "ibv_post_send" : "ibv_post_recv", rc, posted,
+                    slots, cq, log);
 }
 
 // Work completions taken from a CQ per ibv_poll_cq call.
