@@ -127,13 +127,16 @@ bool DrainQueued(RxmEp* ep) {
 // Hands the streams the completions their endpoints' providers write
 // straight into a buffer (util/cq.h CqReadDirectFrom: no queue, lock or
 // engine pass); returns whether there were any.
-bool DrainDirect(RxmEp* ep) {
+bool DrainDirect(RxmEp* ep, bool* all_direct) {
   bool any = false;
   fi_cq_msg_entry entries[kDrainBatch];
   for (const auto& link : ep->links.all) {
     CqDirectProducer* producer =
         static_cast<const RxmLink*>(link.get())->stream->direct_producer();
-    if (producer == nullptr) continue;
+    if (producer == nullptr) {
+      *all_direct = false;
+      continue;
+    }
     // One read per pass: what is left waits for the next.
     const size_t n = CqReadDirectFrom(ep->cq, producer, entries, kDrainBatch);
     DispatchAll(entries, n);
@@ -142,12 +145,15 @@ bool DrainDirect(RxmEp* ep) {
   return any;
 }
 
-// Hands every completion of the internal endpoints to its stream. The
-// queue goes first and last: a direct read stops at a queued entry (an
-// error), and what follows it on that endpoint is queued after it.
-bool DrainCq(RxmEp* ep) {
+// Hands every completion of the internal endpoints to its stream; whether
+// there were any, and in *all_direct whether every link's endpoint gives
+// its completions straight. The queue goes first and last: a direct read
+// stops at a queued entry (an error), and what follows it on that
+// endpoint is queued after it.
+bool DrainCq(RxmEp* ep, bool* all_direct = nullptr) {
+  bool ignored = true;
   bool any = DrainQueued(ep);
-  if (DrainDirect(ep)) {
+  if (DrainDirect(ep, all_direct != nullptr ? all_direct : &ignored)) {
     DrainQueued(ep);
     any = true;
   }
@@ -459,10 +465,16 @@ void RxmEpEvents::Progress() {
   ep->links.FreeClosed();
   // The internal endpoints' completions, straight from their providers
   // where they can. The internal domain's engine (which takes them into the
-  // internal CQ where they cannot go straight, and reads the connections'
-  // events while endpoints are idle) runs when that found none, and at
-  // least every kEnginePassInterval passes.
-  if (!DrainCq(ep) || ++ep->passes_without_engine >= kEnginePassInterval) {
+  // internal CQ where they cannot go straight) runs when that found none
+  // and a link's endpoint gives none straight or links connect, and at
+  // least every kEnginePassInterval passes. (A provider that gives them
+  // straight reads its connection's events while its reads find nothing.)
+  bool all_direct = true;
+  const bool drained = DrainCq(ep, &all_direct);
+  const bool engine_needed =
+      !drained && (!all_direct || ep->connecting.load() > 0);
+  if (engine_needed ||
+      ++ep->passes_without_engine >= kEnginePassInterval) {
     ep->passes_without_engine = 0;
     lock.unlock();
     ep->msg_engine()->Run();

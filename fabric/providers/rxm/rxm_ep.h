@@ -34,8 +34,8 @@
 // engine progress them: the data (every pass: the MSG endpoints'
 // completions, straight from their providers where they offer that
 // (util/cq.h CqReadDirectFrom); the internal domain's engine and the CQ
-// when that found none, and every kEnginePassInterval passes; then the
-// links) and the connections (the fabric's engine while links connect,
+// when that found none while a link's provider offers no such read or
+// links connect, and every kEnginePassInterval passes; then the links) and the connections (the fabric's engine while links connect,
 // after a sleep, or every kCmPassInterval passes, then the EQ; EQ reads on
 // the fabric run that engine too). Their fds are those engines' own,
 // armed before the endpoint's engine sleeps. Closing an MSG endpoint takes

@@ -139,8 +139,9 @@ ssize_t TakeCompletions(UtilCq& cq, void* buf, size_t count,
 }
 
 // What the CQ's direct producer writes into `buf` (CqDirectProducer), 0
-// when there is none or it may not be asked.
-size_t ReadDirect(UtilCq& cq, void* buf, size_t count, fi_addr_t* sources) {
+// when there is none or it may not be asked (*asked false then).
+size_t ReadDirect(UtilCq& cq, void* buf, size_t count, fi_addr_t* sources,
+                  bool* asked) {
   CqDirectProducer* producer = cq.direct.load();
   if (producer == nullptr ||
       cq.direct_bindings.load(std::memory_order_relaxed) !=
@@ -148,6 +149,7 @@ size_t ReadDirect(UtilCq& cq, void* buf, size_t count, fi_addr_t* sources) {
       cq.owner_fid_exported.load(std::memory_order_relaxed)) {
     return 0;
   }
+  *asked = true;
   // Announced before the second look: CqClearDirect either sees this
   // reader and waits, or this reader sees the producer gone.
   cq.direct_readers.fetch_add(1);
@@ -166,6 +168,19 @@ ssize_t CheckReadArguments(const UtilCq& cq, const void* buf, size_t count) {
   return 0;
 }
 
+// Whether an fi_cq_read that found the CQ empty runs the progress pass:
+// always, unless its direct producer was asked and found nothing, which
+// runs it only once in kDirectProgressInterval reads.
+bool RunsProgress(UtilCq& cq, bool asked_producer) {
+  if (asked_producer &&
+      cq.direct_empty_reads.fetch_add(1, std::memory_order_relaxed) + 1 <
+          kDirectProgressInterval) {
+    return false;
+  }
+  cq.direct_empty_reads.store(0, std::memory_order_relaxed);
+  return true;
+}
+
 ssize_t ReadFromCq(fid_cq* cq_fid, void* buf, size_t count,
                    fi_addr_t* sources) {
   UtilCq& cq = *ToUtilCq(cq_fid);
@@ -173,17 +188,20 @@ ssize_t ReadFromCq(fid_cq* cq_fid, void* buf, size_t count,
   // Progress only when there is nothing to hand out already: a completion
   // that is waiting costs no system call.
   if (cq.size.load(std::memory_order_acquire) == 0) {
+    bool asked = false;
     if (count > 0) {
-      if (size_t n = ReadDirect(cq, buf, count, sources); n > 0) {
+      if (size_t n = ReadDirect(cq, buf, count, sources, &asked); n > 0) {
         return static_cast<ssize_t>(n);
       }
     }
-    ReaderSink sink = {&cq, buf, sources, count};
-    {
-      ScopedReaderSink scoped(&sink);
-      cq.wait->Progress();
+    if (RunsProgress(cq, asked)) {
+      ReaderSink sink = {&cq, buf, sources, count};
+      {
+        ScopedReaderSink scoped(&sink);
+        cq.wait->Progress();
+      }
+      if (sink.written > 0) return static_cast<ssize_t>(sink.written);
     }
-    if (sink.written > 0) return static_cast<ssize_t>(sink.written);
     if (cq.size.load(std::memory_order_acquire) == 0) return -FI_EAGAIN;
   }
   std::unique_lock<std::mutex> lock(cq.wait->mutex());

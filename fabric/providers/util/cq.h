@@ -85,7 +85,16 @@ struct UtilCq {
   std::atomic<CqDirectProducer*> direct{nullptr};
   std::atomic<int> direct_bindings{0};
   std::atomic<int> direct_readers{0};
+  // fi_cq_read calls whose direct read found nothing since the last that
+  // ran the progress pass (kDirectProgressInterval).
+  std::atomic<uint32_t> direct_empty_reads{0};
 };
+
+// While a CQ's direct producer finds nothing, one fi_cq_read in this many
+// runs the progress pass (the domain's other work); the others return at
+// once. A polling loop's empty read is then one look at the producer's
+// queue, as a provider without a util CQ would make it.
+inline constexpr uint32_t kDirectProgressInterval = 64;
 
 // A producer whose completions wait in a queue of its own (a verbs
 // endpoint's device CQ) and can be written straight into the reader's
@@ -99,7 +108,9 @@ class CqDirectProducer {
   // What it takes that is not for that (another CQ's, an error) it reports
   // as usual, and what follows such a completion into `cq`'s queue goes
   // there too, so that the order holds. 0 when it had nothing: the reader
-  // then runs progress as usual.
+  // runs the progress pass on one such read in kDirectProgressInterval, so
+  // whatever the producer must do while idle (a connection's events) it
+  // does here too.
   virtual size_t ReadDirect(UtilCq* cq, void* buf, size_t count,
                             fi_addr_t* sources) = 0;
 

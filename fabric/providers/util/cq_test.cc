@@ -8,6 +8,8 @@
 #include <rdma/fi_eq.h>
 #include <rdma/fi_errno.h>
 #include <string.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <string>
@@ -15,6 +17,7 @@
 #include <vector>
 
 #include "fabric/providers/util/loopback_domain_test.h"
+#include "fabric/providers/util/progress.h"
 #include "gtest/gtest.h"
 
 namespace {
@@ -343,6 +346,78 @@ TEST_F(CqTest, ConcurrentPostersLoseNothing) {
     read += n;
   }
   for (std::thread& poster : posters) poster.join();
+}
+
+// A producer with a queue of its own (as a verbs endpoint's device CQ):
+// `pending` completions, handed out oldest first; counts the reads that
+// asked it.
+class QueueProducer final : public fabric::CqDirectProducer {
+ public:
+  size_t ReadDirect(fabric::UtilCq* cq, void* buf, size_t count,
+                    fi_addr_t*) override {
+    ++asked;
+    size_t n = 0;
+    for (; n < count && pending > 0; ++n, --pending) {
+      fi_cq_tagged_entry entry = {};
+      entry.op_context = reinterpret_cast<void*>(next++);
+      fabric::CqStoreEntry(*cq, entry, buf, n);
+    }
+    return n;
+  }
+  int asked = 0;
+  int pending = 0;
+  uintptr_t next = 1;
+};
+
+// A progress source of the domain that counts its passes.
+class CountingSource final : public fabric::ProgressSource {
+ public:
+  ~CountingSource() override { close(fd_); }
+  void Progress() override { ++runs; }
+  int progress_fd() const override { return fd_; }
+  bool auto_progress() const override { return false; }
+  bool always_run() const override { return true; }
+  int runs = 0;
+
+ private:
+  int fd_ = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+};
+
+// While a direct producer finds nothing, fi_cq_read asks it every time and
+// runs the domain's progress pass once in kDirectProgressInterval reads;
+// what it holds comes straight out, in order, without a pass.
+TEST_F(CqTest, EmptyDirectReadsRunProgressNowAndThen) {
+  ASSERT_EQ(OpenCq(FI_CQ_FORMAT_CONTEXT), 0);
+  fabric::UtilCq* cq = AsUtilCq(&cq_->fid);
+  auto* domain = reinterpret_cast<fabric::UtilDomain*>(domain_);
+  CountingSource source;
+  domain->progress->Add(&source);
+  QueueProducer producer;
+  fabric::CqSetDirect(cq, &producer, 0);  // no endpoint: 0 bindings
+  const int reads = 2 * fabric::kDirectProgressInterval;
+  fi_cq_entry entry;
+  for (int i = 0; i < reads; ++i) {
+    ASSERT_EQ(fi_cq_read(cq_, &entry, 1), -FI_EAGAIN);
+  }
+  EXPECT_EQ(producer.asked, reads);
+  EXPECT_EQ(source.runs, 2);
+  producer.pending = 3;
+  fi_cq_entry entries[4];
+  ASSERT_EQ(fi_cq_read(cq_, entries, 4), 3);
+  for (uintptr_t i = 0; i < 3; ++i) {
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(entries[i].op_context), i + 1);
+  }
+  EXPECT_EQ(source.runs, 2);
+  // An entry queued meanwhile is read without asking the producer.
+  ASSERT_EQ(Post(7), 0);
+  ASSERT_EQ(fi_cq_read(cq_, &entry, 1), 1);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(entry.op_context), 7u);
+  EXPECT_EQ(producer.asked, reads + 1);
+  fabric::CqClearDirect(cq, &producer);
+  domain->progress->Remove(&source);
+  // Without a producer every empty read runs the pass.
+  ASSERT_EQ(fi_cq_read(cq_, &entry, 1), -FI_EAGAIN);
+  EXPECT_EQ(source.runs, 2);  // removed: not run
 }
 
 // Before API 1.5, fi_cq_err_entry had no err_data_size: it is not written.

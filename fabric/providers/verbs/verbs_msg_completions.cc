@@ -16,7 +16,7 @@ namespace verbs {
 namespace {
 
 // Passes of the data path that find no completion while transmits are out
-// before it reads the connection's events (VerbsCompletions::Progress).
+// before it reads the connection's events (CountPass).
 constexpr uint32_t kCmCheckInterval = 256;
 
 // Takes one completion off the CQ and reports it.
@@ -41,25 +41,33 @@ size_t PollAll(VerbsMsgEp* ep) {
                 [ep](const ibv_wc& wc) { Complete(ep, wc); });
 }
 
+// Counts a pass of the data path (a progress pass or a direct read) that
+// found `completed` completions. Transmits that wait without completing
+// may wait on a peer that is gone: its disconnect (on the connection's
+// channel, which the fabric's engine reads only when the application reads
+// the EQ) moves the queue pair to the error state and flushes them, where
+// the transport's retries would take (retry_cnt + 1) ACK timeouts, 17 s on
+// RoCE. So the connection's events are read here too, every
+// kCmCheckInterval idle passes: the system call it costs is not paid on a
+// busy path. Under the endpoint's lock.
+void CountPass(VerbsMsgEp* ep, size_t completed) {
+  if (completed > 0) {
+    ep->idle_passes = 0;
+    return;
+  }
+  if (ep->slots.transmits_out() > 0 &&
+      ++ep->idle_passes >= kCmCheckInterval) {
+    ep->idle_passes = 0;
+    ReadCmEventsLocked(ep);
+  }
+}
+
 }  // namespace
 
 void VerbsCompletions::Progress() {
   std::lock_guard<OptionalMutex> lock(ep_->util.mutex);
   AckNotification(ep_->api(), &ep_->device_cq);
-  const size_t completed = PollAll(ep_);
-  if (completed > 0) ep_->idle_passes = 0;
-  // Transmits that wait without completing may wait on a peer that is gone:
-  // its disconnect (on the connection's channel, which the fabric's engine
-  // reads only when the application reads the EQ) moves the queue pair to
-  // the error state and flushes them, where the transport's retries would
-  // take (retry_cnt + 1) ACK timeouts, 17 s on RoCE. So the connection's
-  // events are read here too, every kCmCheckInterval idle passes: the
-  // system call it costs is not paid on a busy path.
-  if (completed == 0 && ep_->slots.transmits_out() > 0 &&
-      ++ep_->idle_passes >= kCmCheckInterval) {
-    ep_->idle_passes = 0;
-    ReadCmEventsLocked(ep_);
-  }
+  CountPass(ep_, PollAll(ep_));
   if (ArmNotification(&ep_->device_cq, false)) PollAll(ep_);
 }
 
@@ -123,7 +131,10 @@ size_t VerbsCompletions::ReadDirect(UtilCq* cq, void* buf, size_t count,
     if (ep->util.cntrs[cntr] != nullptr) CntrAdd(ep->util.cntrs[cntr], 1);
     ep->slots.Release(posted);
   }
-  if (n > 0) ep->idle_passes = 0;
+  // A read that found nothing counts as an idle pass: fi_cq_read runs the
+  // progress pass only now and then while direct reads find nothing
+  // (util/cq.h), and the connection's events must still be read.
+  CountPass(ep, static_cast<size_t>(n));
   return written;
 }
 
