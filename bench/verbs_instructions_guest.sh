@@ -13,7 +13,8 @@ address=10.0.2.15
 export FI_UNIVERSE_SIZE=16
 port=47600
 
-# Runs a server and a callgrind'ed client of `iterations`; prints
+# Runs a server on $port and a callgrind'ed client of `iterations` (the
+# caller moves $port on: this runs in a subshell); prints
 # "INSTRUCTIONS EMPTY_POLLS", or "failed: WHY" and returns 1. With `slow`
 # the server sleeps 2 ms before it polls for each completion and the
 # client 1 us: the client's polls then find nothing while it waits for the
@@ -26,7 +27,6 @@ count() {
     settle=1
   fi
   out=$(mktemp -d /tmp/vi.XXXXXX)
-  port=$((port + 1))
   LD_LIBRARY_PATH="$lib_root/$lib" timeout 900 "$pingpong" -p verbs -e "$ep" \
     -S "$size" -I "$iterations" -B "$port" --receive-timeout 300 \
     --warmup "$warmup" "${server_settle[@]}" >"$out/server" 2>&1 &
@@ -60,7 +60,9 @@ printf '%-5s %-10s %14s %14s %12s %12s\n' case library "run of $few" \
 declare -A per_trip
 for ep in "$@"; do
   for lib in ours libfabric; do
+    port=$((port + 1))
     a=$(count "$lib" "$ep" "$few") || { echo "$ep $lib: $a"; continue; }
+    port=$((port + 1))
     b=$(count "$lib" "$ep" "$many") || { echo "$ep $lib: $b"; continue; }
     read -r a_total a_empty <<<"$a"
     read -r b_total b_empty <<<"$b"
@@ -69,12 +71,15 @@ for ep in "$@"; do
     # add, per poll (the application's loop included).
     per_empty=-
     if [ "$empty_polls" = yes ]; then
+      port=$((port + 1))
       if e=$(count "$lib" "$ep" "$few" slow); then
         read -r e_total e_empty <<<"$e"
         if [ "$e_empty" -gt "$a_empty" ] 2>/dev/null; then
           per_empty=$(( (e_total - a_total) / (e_empty - a_empty) ))
           per_empty="$per_empty ($e_empty)"
         fi
+      else
+        echo "$ep $lib, empty polls: $e"
       fi
     fi
     printf '%-5s %-10s %14s %14s %12s %12s   (empty polls %s, %s)\n' \

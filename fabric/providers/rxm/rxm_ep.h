@@ -35,9 +35,10 @@
 // completions, straight from their providers where they offer that
 // (util/cq.h CqReadDirectFrom); the internal domain's engine and the CQ
 // when that found none while a link's provider offers no such read or
-// links connect, and every kEnginePassInterval passes; then the links) and the connections (the fabric's engine while links connect,
-// after a sleep, or every kCmPassInterval passes, then the EQ; EQ reads on
-// the fabric run that engine too). Their fds are those engines' own,
+// links connect, and every kEnginePassInterval passes; then the links)
+// and the connections (the fabric's engine while links connect, after a
+// sleep, or every kCmPassInterval passes, then the EQ; EQ reads on the
+// fabric run that engine too). Their fds are those engines' own,
 // armed before the endpoint's engine sleeps. Closing an MSG endpoint takes
 // its sources out of the internal domain's and the fabric's engines, never
 // the one a pass of the endpoint runs in, so the links' endpoints close
@@ -73,9 +74,11 @@ inline constexpr size_t kCqSize = 1 << 16;
 // set up (a run asks poll(2) about the connection fds: a system call that
 // a polling loop would pay on every pass).
 inline constexpr uint32_t kCmPassInterval = 256;
-// Passes that find completions straight from the MSG endpoints' providers
-// between runs of the internal domain's engine (which reads their
-// completions otherwise, and their connections' events while idle).
+// Passes without the internal domain's engine (which reads the MSG
+// endpoints' completions where their providers give none straight) while
+// every link's provider gives them straight: passes that found some, and
+// empty ones (those providers read their connections' events while
+// idle).
 inline constexpr uint32_t kEnginePassInterval = 256;
 inline constexpr int kCloseDrainMs = 1000;
 
@@ -159,8 +162,9 @@ class RxmEp {
   std::atomic<int> connecting{0};
   std::atomic<bool> cm_due{true};
   uint32_t cm_passes = 0;  // touched by one pass at a time
-  // Passes that found completions without the internal domain's engine
-  // (RxmEpEvents::Progress); under the endpoint's lock.
+  // Passes since the internal domain's engine last ran
+  // (RxmEpEvents::Progress, kEnginePassInterval); under the endpoint's
+  // lock.
   uint32_t passes_without_engine = 0;
   tcp::RdmLinks links;
   std::unordered_map<fid_ep*, RxmLink*> by_ep;  // for EQ events

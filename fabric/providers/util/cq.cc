@@ -170,11 +170,18 @@ ssize_t CheckReadArguments(const UtilCq& cq, const void* buf, size_t count) {
 
 // Whether an fi_cq_read that found the CQ empty runs the progress pass:
 // always, unless its direct producer was asked and found nothing, which
-// runs it only once in kDirectProgressInterval reads.
+// runs it only once in kDirectProgressInterval reads. (Under automatic
+// progress always: the engine's thread takes an application that runs no
+// pass for a while for an idle one and starts polling beside it.)
 bool RunsProgress(UtilCq& cq, bool asked_producer) {
-  if (asked_producer &&
-      cq.direct_empty_reads.fetch_add(1, std::memory_order_relaxed) + 1 <
-          kDirectProgressInterval) {
+  if (!asked_producer) return true;  // no shared write on that path
+  const fi_info* info = cq.domain->info.get();
+  if (info == nullptr ||
+      info->domain_attr->data_progress == FI_PROGRESS_AUTO) {
+    return true;
+  }
+  if (cq.direct_empty_reads.fetch_add(1, std::memory_order_relaxed) + 1 <
+      kDirectProgressInterval) {
     return false;
   }
   cq.direct_empty_reads.store(0, std::memory_order_relaxed);

@@ -92,8 +92,9 @@ struct UtilCq {
 
 // While a CQ's direct producer finds nothing, one fi_cq_read in this many
 // runs the progress pass (the domain's other work); the others return at
-// once. A polling loop's empty read is then one look at the producer's
-// queue, as a provider without a util CQ would make it.
+// once (in a domain of manual data progress). A polling loop's empty read
+// is then one look at the producer's queue, as a provider without a util
+// CQ would make it.
 inline constexpr uint32_t kDirectProgressInterval = 64;
 
 // A producer whose completions wait in a queue of its own (a verbs

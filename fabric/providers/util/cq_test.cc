@@ -383,42 +383,71 @@ class CountingSource final : public fabric::ProgressSource {
   int fd_ = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 };
 
+// A CQ with a QueueProducer as its direct producer and a CountingSource
+// in its domain's engine, in a domain of the given data progress.
+class DirectCqTest : public CqTest,
+                     public ::testing::WithParamInterface<fi_progress> {
+ protected:
+  void SetUp() override {
+    OpenDomain([](fi_info* hints) {
+      hints->ep_attr->type = FI_EP_RDM;
+      hints->domain_attr->data_progress = GetParam();
+    });
+    ASSERT_EQ(OpenCq(FI_CQ_FORMAT_CONTEXT), 0);
+    domain()->progress->Add(&source_);
+    fabric::CqSetDirect(AsUtilCq(&cq_->fid), &producer_, 0);  // no endpoint
+  }
+  void TearDown() override {
+    if (cq_ != nullptr) {
+      fabric::CqClearDirect(AsUtilCq(&cq_->fid), &producer_);
+    }
+    if (domain_ != nullptr) domain()->progress->Remove(&source_);
+    CqTest::TearDown();
+  }
+  fabric::UtilDomain* domain() {
+    return reinterpret_cast<fabric::UtilDomain*>(domain_);
+  }
+
+  QueueProducer producer_;
+  CountingSource source_;
+};
+
 // While a direct producer finds nothing, fi_cq_read asks it every time and
-// runs the domain's progress pass once in kDirectProgressInterval reads;
-// what it holds comes straight out, in order, without a pass.
-TEST_F(CqTest, EmptyDirectReadsRunProgressNowAndThen) {
-  ASSERT_EQ(OpenCq(FI_CQ_FORMAT_CONTEXT), 0);
-  fabric::UtilCq* cq = AsUtilCq(&cq_->fid);
-  auto* domain = reinterpret_cast<fabric::UtilDomain*>(domain_);
-  CountingSource source;
-  domain->progress->Add(&source);
-  QueueProducer producer;
-  fabric::CqSetDirect(cq, &producer, 0);  // no endpoint: 0 bindings
+// (with manual progress) runs the domain's progress pass once in
+// kDirectProgressInterval reads; what it holds comes straight out, in
+// order, without a pass.
+TEST_P(DirectCqTest, EmptyReadsRunProgressNowAndThen) {
   const int reads = 2 * fabric::kDirectProgressInterval;
+  const bool manual = GetParam() == FI_PROGRESS_MANUAL;
   fi_cq_entry entry;
   for (int i = 0; i < reads; ++i) {
     ASSERT_EQ(fi_cq_read(cq_, &entry, 1), -FI_EAGAIN);
   }
-  EXPECT_EQ(producer.asked, reads);
-  EXPECT_EQ(source.runs, 2);
-  producer.pending = 3;
+  EXPECT_EQ(producer_.asked, reads);
+  const int runs = manual ? 2 : reads;  // automatic progress: every read
+  EXPECT_EQ(source_.runs, runs);
+  producer_.pending = 3;
   fi_cq_entry entries[4];
   ASSERT_EQ(fi_cq_read(cq_, entries, 4), 3);
   for (uintptr_t i = 0; i < 3; ++i) {
     EXPECT_EQ(reinterpret_cast<uintptr_t>(entries[i].op_context), i + 1);
   }
-  EXPECT_EQ(source.runs, 2);
+  EXPECT_EQ(source_.runs, runs);
   // An entry queued meanwhile is read without asking the producer.
   ASSERT_EQ(Post(7), 0);
   ASSERT_EQ(fi_cq_read(cq_, &entry, 1), 1);
   EXPECT_EQ(reinterpret_cast<uintptr_t>(entry.op_context), 7u);
-  EXPECT_EQ(producer.asked, reads + 1);
-  fabric::CqClearDirect(cq, &producer);
-  domain->progress->Remove(&source);
+  EXPECT_EQ(producer_.asked, reads + 1);
   // Without a producer every empty read runs the pass.
+  fabric::CqClearDirect(AsUtilCq(&cq_->fid), &producer_);
   ASSERT_EQ(fi_cq_read(cq_, &entry, 1), -FI_EAGAIN);
-  EXPECT_EQ(source.runs, 2);  // removed: not run
+  EXPECT_EQ(source_.runs, runs + 1);
+  EXPECT_EQ(producer_.asked, reads + 1);
 }
+
+INSTANTIATE_TEST_SUITE_P(Progress, DirectCqTest,
+                         ::testing::Values(FI_PROGRESS_MANUAL,
+                                           FI_PROGRESS_AUTO));
 
 // Before API 1.5, fi_cq_err_entry had no err_data_size: it is not written.
 TEST(CqOldApiTest, ReaderrLeavesErrDataSizeAlone) {
