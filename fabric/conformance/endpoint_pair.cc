@@ -396,32 +396,33 @@ absl::StatusOr<fid_ep*> EndpointPair::ConnectOneMore(
   info->dest_addr = malloc(name.size());
   memcpy(info->dest_addr, name.data(), name.size());
   info->dest_addrlen = name.size();
-  return OpenOneMore(info, eq_a_, a_, [&](fid_ep* ep) {
+  return OpenOneMore(info, eq_a_, a_.cq.get(), [&](fid_ep* ep) {
     return fi_connect(ep, name.data(), nullptr, 0);
   });
 }
 
 absl::StatusOr<fid_ep*> EndpointPair::AcceptOneMore(
-    const std::function<void(fid_ep*)>& before_accept) {
+    const std::function<void(fid_ep*)>& before_accept, fid_cq* cq) {
   fi_eq_cm_entry request;
   if (absl::Status s = WaitCmEvent(eq_b_, FI_CONNREQ, &request); !s.ok()) {
     return s;
   }
   Info accepted(request.info);
-  return OpenOneMore(accepted, eq_b_, b_, [&](fid_ep* ep) {
+  fid_cq* bound = cq != nullptr ? cq : b_.cq.get();
+  return OpenOneMore(accepted, eq_b_, bound, [&](fid_ep* ep) {
     before_accept(ep);
     return fi_accept(ep, nullptr, 0);
   });
 }
 
 absl::StatusOr<fid_ep*> EndpointPair::OpenOneMore(
-    const Info& info, Eq& eq, Side& side,
+    const Info& info, Eq& eq, fid_cq* cq,
     const std::function<int(fid_ep*)>& start) {
   fid_ep* ep = nullptr;
   int rc = fi_endpoint(domain_.get(), info.get(), &ep, nullptr);
   if (rc != 0) return CallFailed("fi_endpoint", rc);
   rc = fi_ep_bind(ep, &eq->fid, 0);
-  if (rc == 0) rc = fi_ep_bind(ep, &side.cq->fid, FI_TRANSMIT | FI_RECV);
+  if (rc == 0) rc = fi_ep_bind(ep, &cq->fid, FI_TRANSMIT | FI_RECV);
   if (rc == 0) rc = fi_enable(ep);
   if (rc == 0) rc = start(ep);
   fi_eq_cm_entry connected;

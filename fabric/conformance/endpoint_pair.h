@@ -176,10 +176,14 @@ class EndpointPair {
   // caller closes it.
   absl::StatusOr<fid_ep*> ConnectOneMore(const std::string& name);
   // MSG: accepts the next connection request on b's EQ with one more
-  // endpoint, bound to b's CQ and EQ; `before_accept` runs on it first
-  // (to post receives). The caller closes it.
+  // endpoint, bound to b's EQ and to `cq` (b's CQ when null);
+  // `before_accept` runs on it first (to post receives). The caller closes
+  // it.
   absl::StatusOr<fid_ep*> AcceptOneMore(
-      const std::function<void(fid_ep*)>& before_accept);
+      const std::function<void(fid_ep*)>& before_accept,
+      fid_cq* cq = nullptr);
+  // The domain both sides opened on.
+  const ofi::Domain& domain() const { return domain_; }
   // The shared contexts of PairOptions::shared_rx / shared_tx, or null.
   fid_ep* srx() const { return srx_; }
   fid_stx* stx() const { return stx_; }
@@ -191,10 +195,10 @@ class EndpointPair {
   absl::Status Connect();
   absl::Status OpenIdleEndpoints(size_t count);
   // ConnectOneMore and AcceptOneMore: an endpoint on `info` bound to `eq`
-  // and `side`'s CQ, enabled, `start`ed (fi_connect or fi_accept), once
+  // and `cq`, enabled, `start`ed (fi_connect or fi_accept), once
   // FI_CONNECTED; closed on failure.
   absl::StatusOr<fid_ep*> OpenOneMore(
-      const Info& info, Eq& eq, Side& side,
+      const Info& info, Eq& eq, fid_cq* cq,
       const std::function<int(fid_ep*)>& start);
 
   const ProviderCase* case_ = nullptr;

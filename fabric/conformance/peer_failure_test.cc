@@ -26,6 +26,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/cleanup/cleanup.h"
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "fabric/conformance/endpoint_pair.h"
@@ -278,19 +279,29 @@ TEST_P(PeerFailureTest, AProcessKilledMidStream) {
   EXPECT_TRUE(arrived) << "a's message after the peer died";
 }
 
+// The start of a test with a connected peer process: in the re-executed
+// peer, streams to the parent and returns; in the parent, opens the pair
+// (connected endpoints only, else skips) and starts the peer, which
+// connects to b's passive endpoint.
+#define START_CONNECTED_PEER_OR_SKIP()                                     \
+  do {                                                                     \
+    if (const char* target = getenv(kStreamToEnv)) {                       \
+      StreamToParent(target);                                              \
+      return;                                                              \
+    }                                                                      \
+    PairOptions options;                                                   \
+    OPEN_PAIR_OR_SKIP(options);                                            \
+    if (pair_.info().ep_attr->type != FI_EP_MSG ||                         \
+        pair_.provider_case().rxm) {                                       \
+      GTEST_SKIP() << "connected endpoints only";                          \
+    }                                                                      \
+    ASSERT_EQ(StartStreamingPeer(absl::BytesToHexString(pair_.ListenName())), \
+              "connecting")                                                \
+        << "the peer process did not start";                               \
+  } while (0)
+
 TEST_P(PeerFailureTest, AConnectedProcessKilledMidStream) {
-  if (const char* target = getenv(kStreamToEnv)) {
-    StreamToParent(target);
-    return;
-  }
-  PairOptions options;
-  OPEN_PAIR_OR_SKIP(options);
-  if (pair_.info().ep_attr->type != FI_EP_MSG || pair_.provider_case().rxm) {
-    GTEST_SKIP() << "connected endpoints only";
-  }
-  std::string line = StartStreamingPeer(
-      absl::BytesToHexString(pair_.ListenName()));
-  ASSERT_EQ(line, "connecting") << "the peer process did not start";
+  START_CONNECTED_PEER_OR_SKIP();
   constexpr size_t kPosted = 4;
   std::vector<std::vector<char>> in(kPosted, std::vector<char>(kMsgSize));
   absl::StatusOr<fid_ep*> accepted = pair_.AcceptOneMore([&](fid_ep* ep) {
@@ -385,6 +396,64 @@ TEST_P(PeerFailureTest, AConnectedProcessKilledMidStream) {
   }
   EXPECT_TRUE(arrived) << "the pair's message after the peer died";
   EXPECT_STREQ(got, "still");
+}
+
+// A connected endpoint that is its CQ's only producer (verbs then reads
+// that CQ straight from the device and runs the progress pass only now and
+// then): when the peer process dies with transmits outstanding, the
+// transmits fail and the application learns it from reading that CQ
+// alone, never the EQ, well before an RC transport's retries give up
+// (about 17 s on RoCE).
+TEST_P(PeerFailureTest, AKilledPeerFailsTransmitsSeenOnTheirOwnCq) {
+  START_CONNECTED_PEER_OR_SKIP();
+  fi_cq_attr attr = {};
+  attr.format = FI_CQ_FORMAT_CONTEXT;
+  absl::StatusOr<ofi::Cq> own = ofi::OpenCq(pair_.domain(), attr);
+  ASSERT_TRUE(own.ok()) << own.status();
+  std::vector<char> in(kMsgSize);
+  absl::StatusOr<fid_ep*> accepted = pair_.AcceptOneMore(
+      [&](fid_ep* ep) {
+        EXPECT_EQ(fi_recv(ep, in.data(), in.size(), nullptr, FI_ADDR_UNSPEC,
+                          &in),
+                  0);
+      },
+      own->get());
+  ASSERT_TRUE(accepted.ok()) << accepted.status();
+  fid_ep* to_child = *accepted;
+  absl::Cleanup close_it = [to_child] { fi_close(&to_child->fid); };
+  // Reads one entry of the own CQ: 1, 0 when empty, or -1 for an error
+  // entry (taken).
+  auto read_own = [&]() -> int {
+    fi_cq_entry entry;
+    ssize_t n = fi_cq_read(own->get(), &entry, 1);
+    if (n == 1) return 1;
+    if (n == -FI_EAGAIN) return 0;
+    EXPECT_EQ(n, -FI_EAVAIL);
+    fi_cq_err_entry error = {};
+    EXPECT_EQ(fi_cq_readerr(own->get(), &error, 0), 1);
+    return -1;
+  };
+  // The stream has begun: a message arrived.
+  Clock::time_point deadline = Clock::now() + std::chrono::seconds(20);
+  int got = 0;
+  while (got == 0 && Clock::now() < deadline) got = read_own();
+  ASSERT_EQ(got, 1) << "no message from the peer";
+  ASSERT_EQ(kill(child_, SIGKILL), 0);
+  ASSERT_EQ(waitpid(child_, nullptr, 0), child_);
+  child_ = -1;
+  // Transmits go out to the dead peer and wait; only the CQ is read.
+  std::vector<char> out(4096, 'd');
+  size_t failed = 0, posted = 0;
+  deadline = Clock::now() + std::chrono::seconds(15);
+  while (failed == 0 && Clock::now() < deadline) {
+    ssize_t rc = fi_send(to_child, out.data(), out.size(), nullptr,
+                         FI_ADDR_UNSPEC, &out);
+    if (rc == 0) ++posted;
+    if (rc < 0 && rc != -FI_EAGAIN) ++failed;
+    if (read_own() < 0) ++failed;
+  }
+  EXPECT_GT(failed, 0u) << posted
+                        << " sends to a killed peer, none failed in 15 s";
 }
 
 TEST_P(PeerFailureTest, ShutdownReachesTheConnectedPeer) {
