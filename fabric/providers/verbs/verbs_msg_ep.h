@@ -31,6 +31,7 @@
 #include <rdma/rdma_cma.h>
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "absl/container/inlined_vector.h"
@@ -173,6 +174,21 @@ void InstallVerbsDataOps(VerbsMsgEp* ep);
 int PostEarlyReceives(VerbsMsgEp* ep);
 // Acts on the connection's pending rdma_cm events; util.mutex is held.
 void ReadCmEventsLocked(VerbsMsgEp* ep);
+
+// Between the endpoint's life (verbs_msg_ep.cc) and its connection
+// management (verbs_msg_cm.cc), util.mutex held where they run under it:
+// fi_enable; starting to read the rdma_cm channel; moving the queue pair
+// (if any) to the error state, where its posted work flushes; the
+// endpoint's fi_ops_cm; its rdma_cm channel and connection id (a fresh
+// id, or the connection request's moved onto the channel); logging a
+// failure and returning its negative fi_errno.
+int Enable(VerbsMsgEp* ep);
+void WatchCmEvents(VerbsMsgEp* ep);
+void MoveQpToError(VerbsMsgEp* ep);
+extern fi_ops_cm kMsgEpCmOps;
+absl::Status OpenConnectionId(VerbsMsgEp* ep, const fi_info& info);
+int FailEp(const VerbsMsgEp& ep, const absl::Status& status);
+int FailEp(const VerbsMsgEp& ep, int fi_errno, const std::string& what);
 // Frees a slot after its completion (or when it was never posted): the
 // endpoint's, or its shared receive context's.
 void ReleaseSlot(VerbsMsgEp* ep, Posted* posted);
