@@ -16,6 +16,7 @@
 #include "fabric/providers/util/passive_ep.h"
 #include "fabric/providers/verbs/verbs_cm_address.h"
 #include "fabric/providers/verbs/verbs_cm_events.h"
+#include "fabric/providers/verbs/verbs_requests.h"
 #include "fabric/providers/verbs/verbs_srx.h"
 #include "fabric/providers/verbs/verbs_work_requests.h"
 
@@ -362,7 +363,6 @@ absl::Status OpenConnectionId(VerbsMsgEp* ep, const fi_info& info) {
   }
   return absl::OkStatus();
 }
-
 
 // --- events from librdmacm and the device ----------------------------------
 

@@ -10,6 +10,7 @@
 #include <chrono>
 #include <string>
 
+#include "absl/strings/str_cat.h"
 #include "fabric/api/core/status.h"
 #include "fabric/providers/util/fid_ops.h"
 #include "fabric/providers/verbs/verbs_attr.h"
