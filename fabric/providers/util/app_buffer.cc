@@ -31,10 +31,7 @@ absl::StatusOr<size_t> DescribeAppBuffer(const UtilDomain& domain,
   buffer->resize(count);
   AppBufferPiece* pieces = buffer->data();
   size_t total = 0;
-  // Descriptors say where memory lives only where device regions can
-  // exist (in the domain or, for a peer domain, its owner).
-  bool device_regions =
-      HasDeviceRegions(&domain) || HasDeviceRegions(domain.peer_owner);
+  bool device_regions = DescriptorsNameMemory(domain);
   for (size_t i = 0; i < count; ++i) {
     if (iov[i].iov_base == nullptr && iov[i].iov_len > 0) {
       return PieceError(i, "has a NULL base");

@@ -49,12 +49,16 @@ absl::StatusOr<size_t> DescribeAppBuffer(const UtilDomain& domain,
                                          const iovec* iov, void** desc,
                                          size_t count, AppBuffer* buffer);
 
-// Whether `domain` (may be null) can have device regions (FI_MR_HMEM):
-// elsewhere every region is host memory and a desc is not read at all
-// (fi_mr(3)).
-inline bool HasDeviceRegions(const UtilDomain* domain) {
-  return domain != nullptr && domain->info != nullptr &&
-         (domain->info->domain_attr->mr_mode & FI_MR_HMEM) != 0;
+// Whether the descriptors of transfers on `domain` say where memory lives:
+// device regions can exist (FI_MR_HMEM) in the domain or, for a peer
+// domain, its owner. Elsewhere every region is host memory and a desc is
+// not read at all (fi_mr(3)).
+inline bool DescriptorsNameMemory(const UtilDomain& domain) {
+  auto device_regions = [](const UtilDomain* d) {
+    return d != nullptr && d->info != nullptr &&
+           (d->info->domain_attr->mr_mode & FI_MR_HMEM) != 0;
+  };
+  return device_regions(&domain) || device_regions(domain.peer_owner);
 }
 
 // DescribeAppBuffer for a transfer that names one host buffer (no device
@@ -69,7 +73,7 @@ inline bool DescribeOneHostBuffer(const UtilDomain& domain, const iovec* iov,
     return false;
   }
   if (desc != nullptr && desc[0] != nullptr &&
-      (HasDeviceRegions(&domain) || HasDeviceRegions(domain.peer_owner))) {
+      DescriptorsNameMemory(domain)) {
     return false;
   }
   buffer->push_back(AppBufferPiece{*iov, FI_HMEM_SYSTEM, 0});

@@ -105,9 +105,9 @@ bool WriteToReader(UtilCq& cq, const CqEntry& entry, bool reserved) {
   CqStoreEntry(cq, entry.completion, sink->buf, sink->written);
   if (sink->sources != nullptr) sink->sources[sink->written] = entry.source;
   ++sink->written;
-  // Queued and read at once: a reservation's room is given back (as
-  // CqUnreserve does); another entry never took any.
-  if (reserved) cq.committed.fetch_sub(1, std::memory_order_relaxed);
+  // Queued and read at once: a reservation's room is given back; another
+  // entry never took any.
+  if (reserved) CqUnreserve(&cq);
   return true;
 }
 

@@ -111,13 +111,7 @@ absl::Status CreateQp(VerbsDgramEp* ep) {
   absl::StatusOr<ibv_qp_cap> caps = QpCaps(
       *info.tx_attr, rx, ep->domain->device_attr(), info.tx_attr->inject_size);
   if (!caps.ok()) return caps.status();
-  ibv_qp_init_attr attr = {};
-  attr.qp_context = ep;
-  attr.send_cq = ep->device_cq.cq;
-  attr.recv_cq = ep->device_cq.cq;
-  attr.cap = *caps;
-  attr.qp_type = IBV_QPT_UD;
-  attr.sq_sig_all = 0;
+  ibv_qp_init_attr attr = QpInitAttr(ep, ep->device_cq, *caps, IBV_QPT_UD);
   ep->qp = ep->api().create_queue_pair(ep->domain->pd(), &attr);
   if (ep->qp == nullptr) return CallFailed("ibv_create_qp (UD)");
   ep->max_inline = attr.cap.max_inline_data;

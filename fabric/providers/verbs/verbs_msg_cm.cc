@@ -75,19 +75,13 @@ absl::Status CreateQp(VerbsMsgEp* ep) {
       QpCaps(*info.tx_attr, *info.rx_attr, ep->domain->device_attr(),
              ep->domain->max_inline());
   if (!caps.ok()) return caps.status();
-  ibv_qp_init_attr attr = {};
-  attr.qp_context = ep;
-  attr.send_cq = ep->device_cq.cq;
-  attr.recv_cq = ep->device_cq.cq;
-  attr.cap = *caps;
+  ibv_qp_init_attr attr = QpInitAttr(ep, ep->device_cq, *caps, IBV_QPT_RC);
   if (ep->srx != nullptr) {
     // Receives come from the shared queue: none of its own.
     attr.srq = ep->srx->srq;
     attr.cap.max_recv_wr = 0;
     attr.cap.max_recv_sge = 0;
   }
-  attr.qp_type = IBV_QPT_RC;
-  attr.sq_sig_all = 0;
   if (ep->api().create_qp(ep->id, ep->domain->pd(), &attr) != 0) {
     return CallFailed("rdma_create_qp");
   }

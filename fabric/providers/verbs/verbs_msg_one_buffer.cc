@@ -7,7 +7,6 @@
 #include <mutex>
 
 #include "absl/base/attributes.h"
-
 #include "fabric/providers/verbs/verbs_posted.h"
 #include "fabric/providers/verbs/verbs_requests.h"
 #include "fabric/providers/verbs/verbs_work_requests.h"

@@ -233,6 +233,20 @@ struct DeviceCq {
   bool wants_notify = false;
 };
 
+// The creation attributes of a queue pair of `type` for `context` whose
+// work completes on `cq`, with `caps`: sends signal only when asked.
+inline ibv_qp_init_attr QpInitAttr(void* context, const DeviceCq& cq,
+                                   const ibv_qp_cap& caps, ibv_qp_type type) {
+  ibv_qp_init_attr attr = {};
+  attr.qp_context = context;
+  attr.send_cq = cq.cq;
+  attr.recv_cq = cq.cq;
+  attr.cap = caps;
+  attr.qp_type = type;
+  attr.sq_sig_all = 0;
+  return attr;
+}
+
 // Makes the channel (non-blocking) and a CQ of `entries` on `domain`'s
 // device, what is not made yet (a failed fi_enable may be retried).
 absl::Status OpenDeviceCq(const VerbsDomain& domain, size_t entries,
