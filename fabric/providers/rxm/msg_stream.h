@@ -1,7 +1,7 @@
 // File: fabric/providers/rxm/msg_stream.h
 //
-// A byte stream (tcp::ByteStream) over an FI_EP_MSG endpoint of any
-// provider, through the public API: what the tcp data path needs to run an
+// A byte stream (stream::ByteStream) over an FI_EP_MSG endpoint of any
+// provider, through the public API: what the stream engine needs to run an
 // RDM endpoint over a provider's connected endpoints (rxm_ep.h). Bytes
 // written are copied into registered send buffers and sent as messages of
 // at most kBufferSize bytes; messages arrive in receive buffers posted in
@@ -11,9 +11,9 @@
 // Completions arrive on a CQ the stream's owner reads for all its streams
 // (FI_CQ_FORMAT_MSG or larger: receives report their length); each
 // entry's op_context is a StreamBuffer, which the owner hands back with
-// DispatchCompletion and DispatchError. Closing a stream closes its endpoint, but entries of its
-// buffers may still wait in that CQ: the buffers outlive the stream in
-// StreamBuffers::Retire until the owner has read the CQ dry
+// DispatchCompletion and DispatchError. Closing a stream closes its endpoint,
+// but entries of its buffers may still wait in that CQ: the buffers outlive the
+// stream in StreamBuffers::Retire until the owner has read the CQ dry
 // (RetiredBuffers).
 //
 // Backpressure: Write takes what free send buffers hold and returns
@@ -26,7 +26,7 @@
 // of them a send: no more are in flight than the peer posts receives for.
 //
 // Rendezvous (with RmaReads: endpoints whose device does RMA reads both
-// ways): a large payload stays in the sender's memory (tcp_wire.h,
+// ways): a large payload stays in the sender's memory (wire.h,
 // kPayloadInSender), registered for remote reads while the peer may read
 // it (Expose); the receiver reads it with fi_read straight into the
 // application's buffer (StartPull): the connection waits for the reads
@@ -47,7 +47,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "fabric/providers/tcp/tcp_stream.h"
+#include "fabric/providers/stream/byte_stream.h"
 
 namespace fabric {
 
@@ -101,7 +101,7 @@ struct RmaReads {
   bool virt_addr = true;   // FI_MR_VIRT_ADDR: remote addresses are virtual
 };
 
-class MsgStream : public tcp::ByteStream {
+class MsgStream : public stream::ByteStream {
  public:
   // A stream over `ep` (enabled, bound to the owner's CQ, connected or
   // not), which it owns from now on: its buffers registered on `domain`
@@ -130,11 +130,11 @@ class MsgStream : public tcp::ByteStream {
   // Rendezvous (msg_stream_pull.cc).
   bool CanPull() const override { return reads_.cq != nullptr; }
   bool PeerCanPull() const override { return reads_.cq != nullptr; }
-  std::unique_ptr<tcp::PullJob> StartPull(const iovec* to, size_t to_count,
-                                          const tcp::RmaDescriptor* from,
-                                          size_t from_count) override;
-  absl::StatusOr<std::unique_ptr<tcp::PullExposure>> Expose(
-      const iovec* iov, size_t count, tcp::RmaDescriptor* out) override;
+  std::unique_ptr<stream::PullJob> StartPull(const iovec* to, size_t to_count,
+                                             const stream::RmaDescriptor* from,
+                                             size_t from_count) override;
+  absl::StatusOr<std::unique_ptr<stream::PullExposure>> Expose(
+      const iovec* iov, size_t count, stream::RmaDescriptor* out) override;
 
   // The endpoint's connection is up: sends may start.
   void OnConnected() { connected_ = true; }

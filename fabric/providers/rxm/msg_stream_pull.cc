@@ -28,7 +28,7 @@ std::atomic<uint64_t> next_key{1};
 
 // The regions of an exposed payload (or of a pull's destination), closed
 // when this is.
-class ReadRegistrations : public tcp::PullExposure {
+class ReadRegistrations : public stream::PullExposure {
  public:
   ~ReadRegistrations() override {
     for (fid_mr* mr : mrs_) fi_close(&mr->fid);
@@ -54,9 +54,8 @@ class ReadRegistrations : public tcp::PullExposure {
   std::vector<fid_mr*> mrs_;
 };
 
-
-absl::StatusOr<std::unique_ptr<tcp::PullExposure>> MsgStream::Expose(
-    const iovec* iov, size_t count, tcp::RmaDescriptor* out) {
+absl::StatusOr<std::unique_ptr<stream::PullExposure>> MsgStream::Expose(
+    const iovec* iov, size_t count, stream::RmaDescriptor* out) {
   if (reads_.cq == nullptr) {
     return FiError(FI_EOPNOTSUPP, "the stream's endpoints do no RMA reads");
   }
@@ -69,13 +68,13 @@ absl::StatusOr<std::unique_ptr<tcp::PullExposure>> MsgStream::Expose(
                                : 0,
               iov[i].iov_len, key};
   }
-  return std::unique_ptr<tcp::PullExposure>(std::move(registered));
+  return std::unique_ptr<stream::PullExposure>(std::move(registered));
 }
 
 // A read of a large payload into the application's buffers, in segments
 // contiguous in one local piece and one remote piece, of at most kMaxRead
 // bytes.
-class RmaPull : public tcp::PullJob {
+class RmaPull : public stream::PullJob {
  public:
   explicit RmaPull(MsgStream* stream) : stream_(stream) {
     stream_->pulling_ = true;
@@ -84,7 +83,7 @@ class RmaPull : public tcp::PullJob {
   ssize_t Finish() override { return stream_->AdvancePull(this); }
 
   std::vector<iovec> local;
-  std::vector<tcp::RmaDescriptor> remote;
+  std::vector<stream::RmaDescriptor> remote;
   std::vector<void*> desc;
   ReadRegistrations destinations;  // with FI_MR_LOCAL
   size_t posted = 0;
@@ -95,8 +94,8 @@ class RmaPull : public tcp::PullJob {
   MsgStream* const stream_;
 };
 
-std::unique_ptr<tcp::PullJob> MsgStream::StartPull(
-    const iovec* to, size_t to_count, const tcp::RmaDescriptor* from,
+std::unique_ptr<stream::PullJob> MsgStream::StartPull(
+    const iovec* to, size_t to_count, const stream::RmaDescriptor* from,
     size_t from_count) {
   if (reads_.cq == nullptr) return nullptr;
   auto pull = std::make_unique<RmaPull>(this);

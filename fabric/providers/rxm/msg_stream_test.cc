@@ -197,8 +197,8 @@ class MsgStreamTest : public ::testing::Test {
   // the owner's work meanwhile: the bytes read or -errno; -ETIMEDOUT after
   // 10 s.
   ssize_t Pull(MsgStream* stream, const iovec* to, size_t to_count,
-               const tcp::RmaDescriptor* from, size_t from_count) {
-    std::unique_ptr<tcp::PullJob> job =
+               const stream::RmaDescriptor* from, size_t from_count) {
+    std::unique_ptr<stream::PullJob> job =
         stream->StartPull(to, to_count, from, from_count);
     if (job == nullptr) return -ENOSYS;
     auto deadline =
@@ -331,8 +331,8 @@ TEST_F(MsgStreamTest, AnExposedPayloadIsReadFromTheSendersMemory) {
       {const_cast<char*>(data.data() + 1000), 2 * 1024 * 1024},
       {const_cast<char*>(data.data() + 1000 + 2 * 1024 * 1024),
        data.size() - 1000 - 2 * 1024 * 1024}};
-  tcp::RmaDescriptor descriptors[3];
-  absl::StatusOr<std::unique_ptr<tcp::PullExposure>> exposed =
+  stream::RmaDescriptor descriptors[3];
+  absl::StatusOr<std::unique_ptr<stream::PullExposure>> exposed =
       client_->Expose(pieces, 3, descriptors);
   ASSERT_TRUE(exposed.ok()) << exposed.status();
   ASSERT_NE(*exposed, nullptr);  // registrations held until the peer's done
@@ -352,8 +352,8 @@ TEST_F(MsgStreamTest, AnExposedPayloadIsReadFromTheSendersMemory) {
 TEST_F(MsgStreamTest, AReadWithAKeyNeverGivenFailsThePull) {
   const std::string data = Pattern(64 * 1024, 12);
   iovec piece = {const_cast<char*>(data.data()), data.size()};
-  tcp::RmaDescriptor descriptor;
-  absl::StatusOr<std::unique_ptr<tcp::PullExposure>> exposed =
+  stream::RmaDescriptor descriptor;
+  absl::StatusOr<std::unique_ptr<stream::PullExposure>> exposed =
       client_->Expose(&piece, 1, &descriptor);
   ASSERT_TRUE(exposed.ok()) << exposed.status();
   descriptor.key += 1000;
@@ -375,7 +375,7 @@ TEST_F(MsgStreamTest, StreamsWithoutRmaReadsExposeNothing) {
   EXPECT_FALSE(plain->PeerCanPull());
   char byte = 0;
   iovec piece = {&byte, 1};
-  tcp::RmaDescriptor descriptor;
+  stream::RmaDescriptor descriptor;
   EXPECT_EQ(ToFiErrno(plain->Expose(&piece, 1, &descriptor).status()),
             -FI_EOPNOTSUPP);
   EXPECT_EQ(plain->StartPull(&piece, 1, &descriptor, 1), nullptr);

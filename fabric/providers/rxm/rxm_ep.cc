@@ -1,11 +1,11 @@
 #include "fabric/providers/rxm/rxm_ep.h"
 
+#include <errno.h>
 #include <rdma/fi_cm.h>
 #include <rdma/fi_domain.h>
 #include <rdma/fi_eq.h>
 #include <rdma/fi_errno.h>
 #include <rdma/providers/fi_log.h>
-#include <errno.h>
 #include <string.h>
 
 #include <chrono>
@@ -15,7 +15,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "fabric/api/core/status.h"
-#include "fabric/providers/tcp/tcp_shared_context.h"
+#include "fabric/providers/stream/shared_context.h"
 #include "fabric/providers/util/av.h"
 #include "fabric/providers/util/cq.h"
 #include "fabric/providers/util/domain.h"
@@ -28,7 +28,7 @@ namespace fabric {
 namespace rxm {
 namespace {
 
-using tcp::TcpLink;
+using stream::Link;
 
 // An FI_CONNREQ's entry and the requester's name after it.
 constexpr size_t kMaxEvent = sizeof(fi_eq_cm_entry) + 256;
@@ -313,7 +313,7 @@ int CloseRxmEp(fid* object) {
     ep->engine()->Remove(&ep->events);
     ep->engine()->Remove(&ep->cm_events);
   }
-  tcp::UnreserveReceives(&ep->base);
+  stream::UnreserveReceives(&ep->base);
   if (ep->cq != nullptr) DrainSends(ep);
   ep->by_ep.clear();
   ep->links.Clear();  // closes the MSG endpoints
@@ -324,7 +324,7 @@ int CloseRxmEp(fid* object) {
   if (ep->cq != nullptr) fi_close(&ep->cq->fid);
   if (ep->eq != nullptr) fi_close(&ep->eq->fid);
   if (ep->msg_domain != nullptr) fi_close(&ep->msg_domain->fid);
-  tcp::ReleaseSharedContexts(&ep->base);
+  stream::ReleaseSharedContexts(&ep->base);
   ReleaseUtilEndpoint(&ep->base.util);
   delete ep;
   return 0;
@@ -364,8 +364,9 @@ int SetName(fid* object, void*, size_t) {
                                      "info->src_addr"));
 }
 
-fi_ops kRxmEpFidOps = MakeFidOps(
-    {.close = CloseRxmEp, .bind = tcp::BindTcpEp, .control = ControlRxmEp});
+fi_ops kRxmEpFidOps = MakeFidOps({.close = CloseRxmEp,
+                                  .bind = stream::BindStreamEp,
+                                  .control = ControlRxmEp});
 fi_ops_cm kRxmCmOps = ConnectionlessCmOps(SetName, GetName);
 
 // The internal domain, EQ, CQ and listening passive endpoint, and the
@@ -416,7 +417,7 @@ absl::Status OpenInternals(RxmEp* ep) {
 
 }  // namespace
 
-TcpLink* RxmEpEvents::LinkFor(fi_addr_t dest, int* error) {
+Link* RxmEpEvents::LinkFor(fi_addr_t dest, int* error) {
   RxmEp* ep = ep_;
   auto known = ep->links.to.find(dest);
   if (known != ep->links.to.end()) return known->second;
@@ -443,7 +444,7 @@ TcpLink* RxmEpEvents::LinkFor(fi_addr_t dest, int* error) {
   return link;
 }
 
-void RxmEpEvents::LinkClosed(TcpLink* link, int error) {
+void RxmEpEvents::LinkClosed(Link* link, int error) {
   RxmEp* ep = ep_;
   if (error != 0) {
     FI_WARN(ep->log(), FI_LOG_EP_DATA, "connection to peer %llu lost: %s\n",
@@ -455,7 +456,7 @@ void RxmEpEvents::LinkClosed(TcpLink* link, int error) {
   ep->links.Retire(link);
 }
 
-void RxmEpEvents::LinkBacklog(TcpLink*, bool) {}
+void RxmEpEvents::LinkBacklog(Link*, bool) {}
 
 void RxmEpEvents::ReceivePosted() { ep_->links.ProgressStalled(); }
 
@@ -481,8 +482,8 @@ void RxmEpEvents::Progress() {
     lock.lock();
     DrainQueued(ep);
   }
-  tcp::FinishStartedPeerMsgs(&ep->base);
-  tcp::ResumeAfterCqRoom(&ep->base);
+  stream::FinishStartedPeerMsgs(&ep->base);
+  stream::ResumeAfterCqRoom(&ep->base);
   for (size_t i = 0; i < ep->links.all.size(); ++i) {
     auto* link = static_cast<RxmLink*>(ep->links.all[i].get());
     if (!link->connecting) link->connection.Progress();
@@ -576,7 +577,7 @@ int OpenRxmEp(fid_domain* domain_fid, fi_info* info, const fi_info& msg_info,
   ep->rma_reads = OffersRmaReads(*ep->msg_info);
   ep->virt_addr =
       (msg_domain_attr->mr_mode & (FI_MR_VIRT_ADDR | FI_MR_BASIC)) != 0;
-  tcp::InstallDataPathOps(&ep->base, *info, &kRxmCmOps);
+  stream::InstallDataPathOps(&ep->base, *info, &kRxmCmOps);
   status = OpenInternals(ep.get());
   if (!status.ok()) {
     int rc = Fail(*ep, status);

@@ -1,7 +1,7 @@
 // File: fabric/providers/rxm/rxm_ep.h
 //
 // FI_EP_RDM over a provider's FI_EP_MSG endpoints (what libfabric's rxm
-// does): the tcp data path (tcp_ep.h: matching, tagged messages,
+// does): the stream engine (stream_ep.h: matching, tagged messages,
 // FI_DIRECTED_RECV, FI_SOURCE, RMA and atomics carried as messages and
 // applied at the target) runs over MsgStreams (msg_stream.h), one
 // connection per peer, made on demand through the provider's own
@@ -62,8 +62,8 @@
 #include "fabric/api/core/address.h"
 #include "fabric/api/core/info.h"
 #include "fabric/providers/rxm/msg_stream.h"
-#include "fabric/providers/tcp/tcp_ep.h"
-#include "fabric/providers/tcp/tcp_srx.h"
+#include "fabric/providers/stream/srx.h"
+#include "fabric/providers/stream/stream_ep.h"
 #include "fabric/providers/util/progress.h"
 
 namespace fabric {
@@ -87,12 +87,12 @@ class RxmEp;
 // The data: the MSG endpoints' completions (straight from their providers,
 // else through the internal domain's engine and the internal CQ), and the
 // links. Its fd is that engine's.
-class RxmEpEvents : public tcp::TcpEpOwner, public ProgressSource {
+class RxmEpEvents : public stream::StreamEpOwner, public ProgressSource {
  public:
   explicit RxmEpEvents(RxmEp* ep) : ep_(ep) {}
-  tcp::TcpLink* LinkFor(fi_addr_t dest, int* error) override;
-  void LinkClosed(tcp::TcpLink* link, int error) override;
-  void LinkBacklog(tcp::TcpLink* link, bool backlogged) override;
+  stream::Link* LinkFor(fi_addr_t dest, int* error) override;
+  void LinkClosed(stream::Link* link, int error) override;
+  void LinkBacklog(stream::Link* link, bool backlogged) override;
   void ReceivePosted() override;
   void Progress() override;
   int progress_fd() const override;
@@ -122,17 +122,19 @@ class RxmCmEvents : public ProgressSource {
 };
 
 // A link over one MSG endpoint; its stream is owned by its connection.
-class RxmLink : public tcp::TcpLink {
+class RxmLink : public stream::Link {
  public:
-  RxmLink(tcp::TcpEp* ep, std::unique_ptr<MsgStream> stream, fi_addr_t peer)
-      : tcp::TcpLink(ep, std::move(stream), peer) {}
+  RxmLink(stream::StreamEp* ep, std::unique_ptr<MsgStream> stream,
+          fi_addr_t peer)
+      : stream::Link(ep, std::move(stream), peer) {}
   MsgStream* stream = nullptr;
   bool connecting = true;  // until FI_CONNECTED: its connection is held
 };
 
 class RxmEp {
  public:
-  tcp::TcpEp base;  // first: the application's fid_ep* is &base.util.ep_fid
+  // First: the application's fid_ep* is &base.util.ep_fid.
+  stream::StreamEp base;
 
   RxmEp() : events(this), cm_events(this) { base.owner = &events; }
 
@@ -166,7 +168,7 @@ class RxmEp {
   // (RxmEpEvents::Progress, kEnginePassInterval); under the endpoint's
   // lock.
   uint32_t passes_without_engine = 0;
-  tcp::RdmLinks links;
+  stream::RdmLinks links;
   std::unordered_map<fid_ep*, RxmLink*> by_ep;  // for EQ events
   RetiredBuffers retired;
 
@@ -183,7 +185,7 @@ class RxmEp {
 // Opens an RDM endpoint over MSG endpoints opened with `msg_info` (the
 // provider's FI_EP_MSG info for the same domain; its src_addr is where
 // the endpoint listens) on `domain`, for the application's `info`.
-// Messages of 16 KiB or more (tcp_link.cc, kPayloadInPlaceMin) go by
+// Messages of 16 KiB or more (link.cc, kPayloadInPlaceMin) go by
 // rendezvous when `msg_info` offers RMA reads both ways (msg_stream.h).
 int OpenRxmEp(fid_domain* domain, fi_info* info, const fi_info& msg_info,
               fid_ep** ep, void* context);

@@ -25,8 +25,8 @@
 #include "fabric/providers/shm/shm_ring_stream.h"
 #include "fabric/providers/shm/shm_segment.h"
 #include "fabric/providers/shm/shm_testing.h"
+#include "fabric/providers/stream/wire.h"
 #include "fabric/providers/tcp/loopback_testing.h"
-#include "fabric/providers/tcp/tcp_wire.h"
 #include "gtest/gtest.h"
 
 namespace fabric {
@@ -125,7 +125,7 @@ class ShmHostilePeerTest : public ::testing::Test {
 
 TEST_F(ShmHostilePeerTest, GarbageInTheRingClosesThatConnection) {
   Connect();
-  tcp::Header header = {};
+  stream::Header header = {};
   header.op = 99;  // no such opcode
   header.size = 8;
   iovec out = {&header, sizeof(header)};

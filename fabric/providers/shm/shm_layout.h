@@ -33,7 +33,7 @@
 
 #include <atomic>
 
-#include "fabric/providers/tcp/tcp_stream.h"
+#include "fabric/providers/stream/byte_stream.h"
 
 namespace fabric {
 namespace shm {
@@ -78,10 +78,10 @@ struct alignas(64) ConnectionArea {
   uint64_t probe_address[2];
   uint64_t probe_word[2];
   std::atomic<uint32_t> can_pull[2];
-  // The copy jobs of large messages in ring i (tcp::CopyShare), each on a
+  // The copy jobs of large messages in ring i (stream::CopyShare), each on a
   // cache line of its own.
   struct alignas(64) Share {
-    tcp::CopyShare share;
+    stream::CopyShare share;
   };
   Share copy[2];
 };

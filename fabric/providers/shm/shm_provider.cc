@@ -16,10 +16,10 @@
 #include "fabric/providers/shm/shm_reclaim.h"
 #include "fabric/providers/shm/shm_requests.h"
 #include "fabric/providers/shm/shm_segment.h"
-#include "fabric/providers/tcp/tcp_atomic_ops.h"
-#include "fabric/providers/tcp/tcp_attr.h"
-#include "fabric/providers/tcp/tcp_shared_context.h"
-#include "fabric/providers/tcp/tcp_srx.h"
+#include "fabric/providers/stream/atomic_ops.h"
+#include "fabric/providers/stream/shared_context.h"
+#include "fabric/providers/stream/srx.h"
+#include "fabric/providers/stream/stream_attr.h"
 #include "fabric/providers/util/fabric.h"
 #include "fabric/providers/util/info_template.h"
 #include "fabric/providers/util/ip_discovery.h"
@@ -53,7 +53,7 @@ std::vector<IpInterface> ShmInterfaces() {
 class ShmProvider : public Provider {
  public:
   ShmProvider() : Provider(kShmName, kShmVersion) {
-    DescribeTcpEndpoint(FI_EP_RDM, &rdm_);
+    stream::DescribeStreamEndpoint(FI_EP_RDM, &rdm_);
     rdm_.ep.protocol = FI_PROTO_SHM;
     rdm_.domain.caps = (rdm_.domain.caps & ~FI_REMOTE_COMM) | FI_LOCAL_COMM;
     rdm_.info.caps = (rdm_.info.caps & ~FI_REMOTE_COMM) | FI_LOCAL_COMM;
@@ -94,7 +94,7 @@ class ShmProvider : public Provider {
   }
 
   AttrSupport SupportFor(const fi_info&) const override {
-    return TcpAttrSupport();
+    return stream::StreamAttrSupport();
   }
 
   int OpenFabric(const fi_fabric_attr& attr, fid_fabric** fabric,
@@ -120,21 +120,21 @@ class ShmProvider : public Provider {
 
   int QueryAtomic(fid_domain*, fi_datatype datatype, fi_op op,
                   fi_atomic_attr* attr, uint64_t flags) const override {
-    return tcp::QueryAtomic(datatype, op, attr, flags);
+    return stream::QueryAtomic(datatype, op, attr, flags);
   }
 
   fi_ops_srx_peer* peer_srx_ops() const override {
-    return &tcp::kPeerSrxOps;
+    return &stream::kPeerSrxOps;
   }
 
   int OpenSharedRxContext(fid_domain* domain, fi_rx_attr* attr, fid_ep** srx,
                           void* context) const override {
-    return tcp::OpenSharedRx(domain, attr, srx, context);
+    return stream::OpenSharedRx(domain, attr, srx, context);
   }
 
   int OpenSharedTxContext(fid_domain* domain, fi_tx_attr* attr, fid_stx** stx,
                           void* context) const override {
-    return tcp::OpenSharedTx(domain, attr, stx, context);
+    return stream::OpenSharedTx(domain, attr, stx, context);
   }
 
  private:

@@ -13,9 +13,9 @@
 #include "absl/strings/str_cat.h"
 #include "fabric/api/core/status.h"
 #include "fabric/providers/shm/shm_connection.h"
-#include "fabric/providers/tcp/tcp_shared_context.h"
 #include "fabric/providers/shm/shm_names.h"
-#include "fabric/providers/tcp/tcp_srx.h"
+#include "fabric/providers/stream/shared_context.h"
+#include "fabric/providers/stream/srx.h"
 #include "fabric/providers/util/av.h"
 #include "fabric/providers/util/fid_ops.h"
 #include "fabric/providers/util/ip_socket.h"
@@ -25,7 +25,7 @@ namespace fabric {
 namespace shm {
 namespace {
 
-using tcp::TcpLink;
+using stream::Link;
 
 ShmRdmEp* ToShmRdmEp(fid* object) { return reinterpret_cast<ShmRdmEp*>(object); }
 
@@ -63,10 +63,10 @@ int FailConnect(const ShmRdmEp& ep, const absl::Status& status) {
   return ToFiErrno(status);
 }
 
-TcpLink* AddLink(ShmRdmEp* ep, std::unique_ptr<RingStream> stream,
-                 fi_addr_t peer, ShmLinkState state) {
+Link* AddLink(ShmRdmEp* ep, std::unique_ptr<RingStream> stream, fi_addr_t peer,
+              ShmLinkState state) {
   state.stream = stream.get();
-  TcpLink* link = ep->links.Add(std::make_unique<ShmLink>(
+  Link* link = ep->links.Add(std::make_unique<ShmLink>(
       &ep->base, std::move(stream), peer, std::move(state)));
   return link;
 }
@@ -110,7 +110,7 @@ void AcceptRequests(ShmRdmEp* ep) {
     ShmLinkState state;
     state.peer_segment = EndpointSegmentName(accepted->connector, ep->scope);
     NoteProbe(*ep, *accepted->stream);
-    TcpLink* link = AddLink(ep, std::move(accepted->stream), peer, state);
+    Link* link = AddLink(ep, std::move(accepted->stream), peer, state);
     // What FI_SOURCE_ERR reports, and what a later AV insert is matched by.
     link->peer_name =
         AddressBytes(accepted->connector, ep->base.util.info->addr_format);
@@ -124,7 +124,7 @@ void AcceptRequests(ShmRdmEp* ep) {
 }
 
 // An outgoing link before the peer's answer.
-void ProgressOutgoing(ShmRdmEp* ep, TcpLink* link, ShmLinkState& state) {
+void ProgressOutgoing(ShmRdmEp* ep, Link* link, ShmLinkState& state) {
   uint32_t answer =
       state.stream->area()->state.load(std::memory_order_acquire);
   if (answer == kAccepted) {
@@ -154,7 +154,7 @@ void CheckLiveness(ShmRdmEp* ep) {
   if (now < ep->next_liveness_check) return;
   ep->next_liveness_check = now + std::chrono::milliseconds(kLivenessCheckMs);
   for (size_t i = 0; i < ep->links.all.size(); ++i) {
-    TcpLink* link = ep->links.all[i].get();
+    Link* link = ep->links.all[i].get();
     const ShmLinkState& state = AsShmLink(link)->shm;
     if (!IsSegmentInUse(state.peer_segment)) {
       FI_WARN(ep->log(), FI_LOG_EP_DATA, "peer endpoint %s is gone\n",
@@ -168,9 +168,9 @@ void CheckLiveness(ShmRdmEp* ep) {
 int CloseRdmEp(fid* object) {
   ShmRdmEp* ep = ToShmRdmEp(object);
   if (ep->registered) ep->engine()->Remove(&ep->events);
-  tcp::UnreserveReceives(&ep->base);
+  stream::UnreserveReceives(&ep->base);
   ep->links.Clear();  // shuts their streams down
-  tcp::ReleaseSharedContexts(&ep->base);
+  stream::ReleaseSharedContexts(&ep->base);
   ReleaseUtilEndpoint(&ep->base.util);
   delete ep;
   return 0;
@@ -260,8 +260,9 @@ int SetName(fid* object, void* addr, size_t addrlen) {
   return 0;
 }
 
-fi_ops kRdmEpFidOps = MakeFidOps(
-    {.close = CloseRdmEp, .bind = tcp::BindTcpEp, .control = ControlRdmEp});
+fi_ops kRdmEpFidOps = MakeFidOps({.close = CloseRdmEp,
+                                  .bind = stream::BindStreamEp,
+                                  .control = ControlRdmEp});
 fi_ops_cm kRdmCmOps = ConnectionlessCmOps(SetName, GetName);
 
 // The address the endpoint starts with: info->src_addr, else 127.0.0.1.
@@ -275,7 +276,7 @@ absl::StatusOr<IpAddress> InitialAddress(const fi_info& info) {
 
 }  // namespace
 
-TcpLink* ShmRdmEpEvents::LinkFor(fi_addr_t dest, int* error) {
+Link* ShmRdmEpEvents::LinkFor(fi_addr_t dest, int* error) {
   ShmRdmEp* ep = ep_;
   auto known = ep->links.to.find(dest);
   if (known != ep->links.to.end()) return known->second;
@@ -315,13 +316,13 @@ TcpLink* ShmRdmEpEvents::LinkFor(fi_addr_t dest, int* error) {
   state.awaiting_accept = true;
   state.deadline = std::chrono::steady_clock::now() +
                    std::chrono::milliseconds(kConnectTimeoutMs);
-  TcpLink* link = AddLink(ep, *std::move(stream), dest, state);
+  Link* link = AddLink(ep, *std::move(stream), dest, state);
   link->connection.Hold();
   ep->links.to[dest] = link;
   return link;
 }
 
-void ShmRdmEpEvents::LinkClosed(TcpLink* link, int error) {
+void ShmRdmEpEvents::LinkClosed(Link* link, int error) {
   ShmRdmEp* ep = ep_;
   if (error != 0) {
     FI_WARN(ep->log(), FI_LOG_EP_DATA, "connection to peer %llu lost: %s\n",
@@ -330,7 +331,7 @@ void ShmRdmEpEvents::LinkClosed(TcpLink* link, int error) {
   ep->links.Retire(link);
 }
 
-void ShmRdmEpEvents::LinkBacklog(TcpLink* link, bool backlogged) {
+void ShmRdmEpEvents::LinkBacklog(Link* link, bool backlogged) {
   AsShmLink(link)->shm.backlogged = backlogged;
 }
 
@@ -340,8 +341,8 @@ void ShmRdmEpEvents::Progress() {
   ShmRdmEp* ep = ep_;
   std::lock_guard<OptionalMutex> lock(ep->base.util.mutex);
   ep->links.FreeClosed();
-  tcp::FinishStartedPeerMsgs(&ep->base);
-  tcp::ResumeAfterCqRoom(&ep->base);
+  stream::FinishStartedPeerMsgs(&ep->base);
+  stream::ResumeAfterCqRoom(&ep->base);
   if (ep->armed) {
     // Awake again: peers need not ring any more.
     ep->armed = false;
@@ -350,7 +351,7 @@ void ShmRdmEpEvents::Progress() {
   }
   if (ep->requests->HasRequests()) AcceptRequests(ep);
   for (size_t i = 0; i < ep->links.all.size(); ++i) {
-    TcpLink* link = ep->links.all[i].get();
+    Link* link = ep->links.all[i].get();
     ShmLinkState& state = AsShmLink(link)->shm;
     if (state.awaiting_accept) {
       ProgressOutgoing(ep, link, state);
@@ -418,7 +419,7 @@ int OpenShmRdmEp(fid_domain* domain_fid, fi_info* info, fid_ep** ep_out,
             std::string(status.message()).c_str());
     return ToFiErrno(status);
   }
-  tcp::InstallDataPathOps(&ep->base, *info, &kRdmCmOps);
+  stream::InstallDataPathOps(&ep->base, *info, &kRdmCmOps);
   *ep_out = &ep.release()->base.util.ep_fid;
   return 0;
 }

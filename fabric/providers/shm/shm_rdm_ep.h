@@ -3,7 +3,7 @@
 // The shm provider's FI_EP_RDM endpoint: reliable, connectionless messages
 // between processes of one host and user, over connections made on demand
 // in shared memory. Matching, transmits, RMA and atomics are the data path
-// tcp uses (fabric/providers/tcp/tcp_ep.h), run over ring streams
+// tcp uses (fabric/providers/stream/stream_ep.h), run over ring streams
 // (shm_ring_stream.h) instead of sockets.
 //
 // The endpoint has an address (an IP socket address that only names it,
@@ -13,9 +13,9 @@
 // and returns 0; transmits queue on the connection until the peer accepts
 // (kAccepted) in its progress. A peer whose segment does not exist, or
 // whose endpoint is in another network namespace (its doorbell could not
-// be rung), fails the call with -FI_ECONNREFUSED; one that refuses (another authorization
-// key) or does not answer within kConnectTimeoutMs fails the queued
-// transmits with FI_ECONNREFUSED or FI_ETIMEDOUT.
+// be rung), fails the call with -FI_ECONNREFUSED; one that refuses (another
+// authorization key) or does not answer within kConnectTimeoutMs fails the
+// queued transmits with FI_ECONNREFUSED or FI_ETIMEDOUT.
 //
 // Each direction between two endpoints has its own connection: transmits go
 // on the connection the sender made, and answers (acks, read responses)
@@ -26,7 +26,7 @@
 // like a closed socket. FI_SOURCE reports the connector's address as the
 // AV knows it.
 //
-// Messages of 16 KiB and more (kPayloadInPlaceMin, tcp_link.cc) stay in
+// Messages of 16 KiB and more (kPayloadInPlaceMin, link.cc) stay in
 // the sender's memory and the receiver copies them once with
 // process_vm_readv, when the two processes can (same pid namespace, ptrace
 // policy allowing it: probed per connection, the first refusal logged) and
@@ -51,7 +51,7 @@
 #include "fabric/providers/shm/shm_doorbell.h"
 #include "fabric/providers/shm/shm_requests.h"
 #include "fabric/providers/shm/shm_ring_stream.h"
-#include "fabric/providers/tcp/tcp_ep.h"
+#include "fabric/providers/stream/stream_ep.h"
 #include "fabric/providers/util/progress.h"
 
 namespace fabric {
@@ -63,12 +63,12 @@ inline constexpr uint32_t kPassesPerClockRead = 1024;
 
 class ShmRdmEp;
 
-class ShmRdmEpEvents : public tcp::TcpEpOwner, public ProgressSource {
+class ShmRdmEpEvents : public stream::StreamEpOwner, public ProgressSource {
  public:
   explicit ShmRdmEpEvents(ShmRdmEp* ep) : ep_(ep) {}
-  tcp::TcpLink* LinkFor(fi_addr_t dest, int* error) override;
-  void LinkClosed(tcp::TcpLink* link, int error) override;
-  void LinkBacklog(tcp::TcpLink* link, bool backlogged) override;
+  stream::Link* LinkFor(fi_addr_t dest, int* error) override;
+  void LinkClosed(stream::Link* link, int error) override;
+  void LinkBacklog(stream::Link* link, bool backlogged) override;
   void ReceivePosted() override;
   void Progress() override;
   int progress_fd() const override;
@@ -94,21 +94,22 @@ struct ShmLinkState {
 };
 
 // Every link of an shm endpoint is one of these.
-class ShmLink : public tcp::TcpLink {
+class ShmLink : public stream::Link {
  public:
-  ShmLink(tcp::TcpEp* ep, std::unique_ptr<RingStream> stream, fi_addr_t peer,
-          ShmLinkState state)
-      : tcp::TcpLink(ep, std::move(stream), peer), shm(std::move(state)) {}
+  ShmLink(stream::StreamEp* ep, std::unique_ptr<RingStream> stream,
+          fi_addr_t peer, ShmLinkState state)
+      : stream::Link(ep, std::move(stream), peer), shm(std::move(state)) {}
   ShmLinkState shm;
 };
 
-inline ShmLink* AsShmLink(tcp::TcpLink* link) {
+inline ShmLink* AsShmLink(stream::Link* link) {
   return static_cast<ShmLink*>(link);
 }
 
 class ShmRdmEp {
  public:
-  tcp::TcpEp base;  // first: the application's fid_ep* is &base.util.ep_fid
+  // First: the application's fid_ep* is &base.util.ep_fid.
+  stream::StreamEp base;
 
   ShmRdmEp() : events(this) { base.owner = &events; }
 
@@ -121,7 +122,7 @@ class ShmRdmEp {
   std::optional<Doorbell> doorbell;
   bool registered = false;  // with the domain's progress engine
   bool armed = false;       // PrepareToSleep asked peers for the doorbell
-  tcp::RdmLinks links;  // ShmLinks
+  stream::RdmLinks links;   // ShmLinks
   // Progress passes since the last liveness check; the clock is read only
   // every kPassesPerClockRead passes, which a polling loop feels.
   uint32_t passes = 0;

@@ -1,6 +1,6 @@
 // File: fabric/providers/shm/shm_ring_stream.h
 //
-// One shm connection as the byte stream under a tcp::Connection (the data
+// One shm connection as the byte stream under a stream::Connection (the data
 // path tcp and shm share): writes go into this side's outgoing ring of the
 // connection segment, reads come from the other. It owns the segment's
 // mapping. It has no fd: the endpoint reads it on every progress pass and,
@@ -14,12 +14,12 @@
 #include "fabric/providers/shm/shm_layout.h"
 #include "fabric/providers/shm/shm_ring.h"
 #include "fabric/providers/shm/shm_segment.h"
-#include "fabric/providers/tcp/tcp_stream.h"
+#include "fabric/providers/stream/byte_stream.h"
 
 namespace fabric {
 namespace shm {
 
-class RingStream : public tcp::ByteStream {
+class RingStream : public stream::ByteStream {
  public:
   // The connector writes ring 0 (`out_index` 0), the acceptor ring 1.
   // `doorbell` (the endpoint's own, to send from) outlives the stream;
@@ -44,10 +44,10 @@ class RingStream : public tcp::ByteStream {
   ssize_t Push(const iovec* from, size_t from_count, const iovec* to,
                size_t to_count) override;
   bool PeerAlive() const override;
-  tcp::CopyShare* IncomingShare() override {
+  stream::CopyShare* IncomingShare() override {
     return &area_->copy[in_index_].share;
   }
-  tcp::CopyShare* OutgoingShare() override {
+  stream::CopyShare* OutgoingShare() override {
     return &area_->copy[out_index_].share;
   }
   // Null at the end of the stream or a corrupt ring, which a Read reports.

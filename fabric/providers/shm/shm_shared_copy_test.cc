@@ -1,5 +1,5 @@
 // A large message copied by both sides of a real shm connection (two ring
-// streams in this process, tcp::Connection on each): when the sender's
+// streams in this process, stream::Connection on each): when the sender's
 // helper holds a chunk it has not written, the receiver's progress call
 // returns instead of waiting, and the message completes, intact, on a
 // later call once the chunk is written.
@@ -19,7 +19,7 @@
 #include "fabric/providers/shm/shm_doorbell.h"
 #include "fabric/providers/shm/shm_names.h"
 #include "fabric/providers/shm/shm_testing.h"
-#include "fabric/providers/tcp/tcp_connection.h"
+#include "fabric/providers/stream/connection.h"
 #include "gtest/gtest.h"
 
 namespace fabric {
@@ -27,24 +27,24 @@ namespace shm {
 namespace {
 
 // Takes every message into `buffer`, and counts what it is told.
-class Receiver : public tcp::ConnectionHandler {
+class Receiver : public stream::ConnectionHandler {
  public:
   explicit Receiver(std::vector<char>* buffer) : buffer_(buffer) {}
-  tcp::RxTarget OnHeader(const tcp::Header&,
-                         const tcp::RmaDescriptor*) override {
+  stream::RxTarget OnHeader(const stream::Header&,
+                            const stream::RmaDescriptor*) override {
     iov_ = {buffer_->data(), buffer_->size()};
-    tcp::RxTarget target;
-    target.kind = tcp::RxTarget::kUser;
+    stream::RxTarget target;
+    target.kind = stream::RxTarget::kUser;
     target.iov = &iov_;
     target.iov_count = 1;
     target.capacity = buffer_->size();
     return target;
   }
-  void OnMessageDone(const tcp::Header&, size_t placed) override {
+  void OnMessageDone(const stream::Header&, size_t placed) override {
     ++messages;
     last_placed = placed;
   }
-  void OnSent(std::unique_ptr<tcp::TxEntry>) override {}
+  void OnSent(std::unique_ptr<stream::TxEntry>) override {}
   void OnClosed(int error) override { closed_with = error; }
   void OnBacklog(bool) override {}
 
@@ -80,9 +80,9 @@ class ShmSharedCopyTest : public ::testing::Test {
     receiver_share_ = receiver->stream->IncomingShare();
     receiver_stream_ = receiver->stream.get();
     sender_stream_ = sender->get();
-    sender_ = std::make_unique<tcp::Connection>(*std::move(sender), &unused_,
-                                                &copier_);
-    receiver_ = std::make_unique<tcp::Connection>(
+    sender_ = std::make_unique<stream::Connection>(*std::move(sender), &unused_,
+                                                   &copier_);
+    receiver_ = std::make_unique<stream::Connection>(
         std::move(receiver->stream), &handler_, &copier_);
   }
 
@@ -94,9 +94,9 @@ class ShmSharedCopyTest : public ::testing::Test {
 
   // Sends `source` as a message the receiver copies from this memory.
   void SendInPlace(const std::vector<char>& source, uint64_t id) {
-    auto entry = std::make_unique<tcp::TxEntry>();
-    entry->header.op = static_cast<uint8_t>(tcp::Op::kMsg);
-    entry->header.flags = tcp::kPayloadInSender | tcp::kAckRequested;
+    auto entry = std::make_unique<stream::TxEntry>();
+    entry->header.op = static_cast<uint8_t>(stream::Op::kMsg);
+    entry->header.flags = stream::kPayloadInSender | stream::kAckRequested;
     entry->header.rma_count = 1;
     entry->header.size = source.size();
     entry->header.id = id;
@@ -114,10 +114,10 @@ class ShmSharedCopyTest : public ::testing::Test {
   Receiver handler_{&received_};
   std::vector<char> unused_buffer_ = std::vector<char>(16);
   Receiver unused_{&unused_buffer_};
-  tcp::CopyShare* receiver_share_ = nullptr;
+  stream::CopyShare* receiver_share_ = nullptr;
   RingStream* sender_stream_ = nullptr;
   RingStream* receiver_stream_ = nullptr;
-  std::unique_ptr<tcp::Connection> sender_, receiver_;
+  std::unique_ptr<stream::Connection> sender_, receiver_;
 };
 
 TEST_F(ShmSharedCopyTest, AHelperHoldingAChunkDoesNotHoldTheReceiversCall) {
@@ -125,7 +125,7 @@ TEST_F(ShmSharedCopyTest, AHelperHoldingAChunkDoesNotHoldTheReceiversCall) {
   for (size_t i = 0; i < source.size(); ++i) {
     source[i] = static_cast<char>(i * 7 + i / 4096);
   }
-  const uint64_t kChunks = received_.size() / tcp::kAssistChunk;
+  const uint64_t kChunks = received_.size() / stream::kAssistChunk;
   bool held = false;
   for (int attempt = 0; attempt < 20 && !held; ++attempt) {
     std::fill(received_.begin(), received_.end(), 0);
@@ -159,9 +159,9 @@ TEST_F(ShmSharedCopyTest, AHelperHoldingAChunkDoesNotHoldTheReceiversCall) {
     receiver_->Progress();
     EXPECT_EQ(handler_.messages, messages);  // still waiting, not blocked
     // The helper writes its chunk after all.
-    size_t offset = static_cast<size_t>(claimed.load()) * tcp::kAssistChunk;
+    size_t offset = static_cast<size_t>(claimed.load()) * stream::kAssistChunk;
     memcpy(received_.data() + offset, source.data() + offset,
-           tcp::kAssistChunk);
+           stream::kAssistChunk);
     receiver_share_->sender_done.fetch_add(1);
     receiver_->Progress();
     ASSERT_EQ(handler_.messages, messages + 1);
@@ -176,23 +176,23 @@ TEST_F(ShmSharedCopyTest, AHelperHoldingAChunkDoesNotHoldTheReceiversCall) {
 // is current, and never past what it lent; then it writes the chunks it
 // claims into the receiver's memory.
 TEST_F(ShmSharedCopyTest, TheSenderHelpsOnlyWithWhatItLent) {
-  std::vector<char> source(8 * tcp::kAssistChunk);
+  std::vector<char> source(8 * stream::kAssistChunk);
   for (size_t i = 0; i < source.size(); ++i) {
     source[i] = static_cast<char>(i * 13 + 5);
   }
   SendInPlace(source, /*id=*/7);
-  tcp::CopyShare* share = sender_stream_->OutgoingShare();
+  stream::CopyShare* share = sender_stream_->OutgoingShare();
   // Room for more than the message: a request for more than was lent is
   // well-formed, and refused by the sender only.
-  std::vector<char> target(source.size() + tcp::kAssistChunk);
+  std::vector<char> target(source.size() + stream::kAssistChunk);
   // Asks the sender, as a receiver would, through the sender's incoming
   // ring: help with message `id`, job `job`, `bytes` bytes into `target`.
   auto ask = [&](uint64_t id, uint32_t job, uint64_t bytes) {
     struct {
-      tcp::Header header;
-      tcp::RmaDescriptor where;
+      stream::Header header;
+      stream::RmaDescriptor where;
     } request = {};
-    request.header.op = static_cast<uint8_t>(tcp::Op::kAssist);
+    request.header.op = static_cast<uint8_t>(stream::Op::kAssist);
     request.header.id = id;
     request.header.tag = job;
     request.header.data = bytes;

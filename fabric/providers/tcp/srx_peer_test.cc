@@ -1,5 +1,5 @@
 // The stream data path's RDM endpoints (tcp's and shm's) as the peer of a
-// peer SRX (fi_peer(3), tcp_srx.h) whose owner is a foreign provider
+// peer SRX (fi_peer(3), srx.h) whose owner is a foreign provider
 // played by the test: its receive queues are the test's, and the peer
 // endpoint takes every buffer from them.
 #include <rdma/fabric.h>

@@ -1,5 +1,5 @@
 // A real tcp MSG endpoint (server side, C API) against a raw socket that
-// speaks the wire protocol itself (tcp_cm.h, tcp_wire.h): what a peer of
+// speaks the wire protocol itself (tcp_cm.h, wire.h): what a peer of
 // another version or a hostile one can send. Requests the endpoint does not
 // support are answered with an error status and the connection lives on;
 // malformed data closes the connection with FI_SHUTDOWN and error
@@ -19,9 +19,9 @@
 #include <cstring>
 #include <vector>
 
+#include "fabric/providers/stream/wire.h"
 #include "fabric/providers/tcp/loopback_testing.h"
 #include "fabric/providers/tcp/tcp_cm.h"
-#include "fabric/providers/tcp/tcp_wire.h"
 #include "gtest/gtest.h"
 
 namespace fabric {
@@ -117,13 +117,14 @@ class TcpHostilePeerTest : public ::testing::Test {
   // registered int32/float `target_`.
   void SendAtomic(int datatype, int op, uint64_t id, const void* operand,
                   uint64_t offset = 0) {
-    Header header = {};
-    header.op = static_cast<uint8_t>(Op::kAtomic);
+    stream::Header header = {};
+    header.op = static_cast<uint8_t>(stream::Op::kAtomic);
     header.rma_count = 1;
     header.size = 4;
-    header.tag = PackAtomic(AtomicCode{datatype, op, AtomicKind::kWrite});
+    header.tag = stream::PackAtomic(
+        stream::AtomicCode{datatype, op, stream::AtomicKind::kWrite});
     header.id = id;
-    RmaDescriptor descriptor = {
+    stream::RmaDescriptor descriptor = {
         reinterpret_cast<uint64_t>(&target_) + offset, 4, fi_mr_key(mr_)};
     std::vector<char> frame(sizeof(header) + sizeof(descriptor) + 4);
     memcpy(frame.data(), &header, sizeof(header));
@@ -134,7 +135,7 @@ class TcpHostilePeerTest : public ::testing::Test {
 
   // Reads the endpoint's CQ (manual progress) until the raw socket has a
   // whole header to read, or it closes (false).
-  bool ReadAnswer(Header* answer) {
+  bool ReadAnswer(stream::Header* answer) {
     size_t have = 0;
     auto deadline = std::chrono::steady_clock::now() + kPatience;
     while (have < sizeof(*answer) &&
@@ -151,9 +152,9 @@ class TcpHostilePeerTest : public ::testing::Test {
 
   // The next answer is a kAck of request `id` with `status`.
   void ExpectAck(uint64_t id, int32_t status) {
-    Header answer = {};
+    stream::Header answer = {};
     ASSERT_TRUE(ReadAnswer(&answer));
-    EXPECT_EQ(answer.op, static_cast<uint8_t>(Op::kAck));
+    EXPECT_EQ(answer.op, static_cast<uint8_t>(stream::Op::kAck));
     EXPECT_EQ(answer.id, id);
     EXPECT_EQ(answer.status, status);
   }
@@ -205,7 +206,7 @@ TEST_F(TcpHostilePeerTest, MalformedDataClosesTheConnectionWithErrors) {
   char buffer[16];
   int context;
   ASSERT_EQ(fi_recv(ep_, buffer, sizeof(buffer), nullptr, 0, &context), 0);
-  Header header = {};
+  stream::Header header = {};
   header.op = 99;  // no such opcode
   header.size = 8;
   SendRaw(&header, sizeof(header));
@@ -234,11 +235,11 @@ TEST_F(TcpHostilePeerTest, APayloadLeftInTheSenderClosesTheConnection) {
   char buffer[16] = "untouched";
   ASSERT_EQ(fi_recv(ep_, buffer, sizeof(buffer), nullptr, 0, nullptr), 0);
   struct {
-    Header header;
-    RmaDescriptor where;
+    stream::Header header;
+    stream::RmaDescriptor where;
   } message = {};
-  message.header.op = static_cast<uint8_t>(Op::kMsg);
-  message.header.flags = kPayloadInSender | kAckRequested;
+  message.header.op = static_cast<uint8_t>(stream::Op::kMsg);
+  message.header.flags = stream::kPayloadInSender | stream::kAckRequested;
   message.header.rma_count = 1;
   message.header.size = 8;
   message.where = {reinterpret_cast<uint64_t>(&target_), 8, 0};
@@ -252,10 +253,10 @@ TEST_F(TcpHostilePeerTest, APayloadLeftInTheSenderClosesTheConnection) {
 // without writing anywhere.
 TEST_F(TcpHostilePeerTest, AnAssistRequestClosesTheConnection) {
   struct {
-    Header header;
-    RmaDescriptor where;
+    stream::Header header;
+    stream::RmaDescriptor where;
   } message = {};
-  message.header.op = static_cast<uint8_t>(Op::kAssist);
+  message.header.op = static_cast<uint8_t>(stream::Op::kAssist);
   message.header.rma_count = 1;
   message.header.tag = 1;   // job
   message.header.data = 8;  // bytes

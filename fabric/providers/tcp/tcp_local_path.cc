@@ -10,8 +10,8 @@
 #include "absl/strings/str_cat.h"
 #include "fabric/api/core/info.h"
 #include "fabric/api/core/status.h"
-#include "fabric/providers/tcp/tcp_shared_context.h"
-#include "fabric/providers/tcp/tcp_srx.h"
+#include "fabric/providers/stream/shared_context.h"
+#include "fabric/providers/stream/srx.h"
 #include "fabric/providers/util/av.h"
 #include "fabric/providers/util/interfaces.h"
 #include "fabric/providers/util/ip_socket.h"
@@ -78,7 +78,8 @@ absl::Status SetSource(fi_info* info, const IpAddress& address) {
 
 }  // namespace
 
-std::unique_ptr<TcpLocalPath> TcpLocalPath::Open(const Provider& shm, TcpEp* ep,
+std::unique_ptr<TcpLocalPath> TcpLocalPath::Open(const Provider& shm,
+                                                 stream::StreamEp* ep,
                                                  const IpAddress& address) {
   // (fi_enable has checked that an AV is bound.)
   if (ep->peer_srx != nullptr && !ep->peer_srx->msg_endpoints) {
@@ -101,7 +102,8 @@ std::unique_ptr<TcpLocalPath> TcpLocalPath::Open(const Provider& shm, TcpEp* ep,
   return path;
 }
 
-absl::Status TcpLocalPath::OpenObjects(const Provider& shm, TcpEp* tcp,
+absl::Status TcpLocalPath::OpenObjects(const Provider& shm,
+                                       stream::StreamEp* tcp,
                                        const IpAddress& address) {
   const UtilEndpoint& util = tcp->util;
   av_ = util.av;
@@ -127,8 +129,9 @@ absl::Status TcpLocalPath::OpenObjects(const Provider& shm, TcpEp* tcp,
   rx_attr.op_flags = FI_PEER;
   // The receives are tcp's, or those of the shared receive context tcp
   // takes its own from.
-  fid_peer_srx* owner =
-      tcp->peer_srx != nullptr ? tcp->peer_srx->owner : TcpEpOwnerSrx(tcp);
+  fid_peer_srx* owner = tcp->peer_srx != nullptr
+                            ? tcp->peer_srx->owner
+                            : stream::StreamEpOwnerSrx(tcp);
   srx_context_ = {sizeof(srx_context_), owner};
   status = Check(fi_srx_context(domain_, &rx_attr, &srx_, &srx_context_),
                  "fi_srx_context");

@@ -58,7 +58,7 @@
 #include "absl/status/status.h"
 #include "fabric/api/core/address.h"
 #include "fabric/providers/provider.h"
-#include "fabric/providers/tcp/tcp_ep.h"
+#include "fabric/providers/stream/stream_ep.h"
 
 namespace fabric {
 namespace tcp {
@@ -67,7 +67,8 @@ class TcpLocalPath {
  public:
   // The path of the enabled endpoint `ep` listening at `address`, through
   // `shm`; null when it does not apply or cannot be opened (logged).
-  static std::unique_ptr<TcpLocalPath> Open(const Provider& shm, TcpEp* ep,
+  static std::unique_ptr<TcpLocalPath> Open(const Provider& shm,
+                                            stream::StreamEp* ep,
                                             const IpAddress& address);
   // Closes the shm objects, peers before what they import.
   ~TcpLocalPath();
@@ -84,7 +85,7 @@ class TcpLocalPath {
 
  private:
   TcpLocalPath() = default;
-  absl::Status OpenObjects(const Provider& shm, TcpEp* tcp,
+  absl::Status OpenObjects(const Provider& shm, stream::StreamEp* tcp,
                            const IpAddress& address);
   absl::Status OpenCqs(const UtilEndpoint& tcp);
   absl::Status BindEndpoint(const UtilEndpoint& tcp);

@@ -1,5 +1,4 @@
 #include "fabric/providers/tcp/tcp_msg_ep.h"
-#include "fabric/providers/tcp/tcp_socket.h"
 
 #include <errno.h>
 #include <netinet/in.h>
@@ -15,8 +14,10 @@
 
 #include "absl/strings/str_cat.h"
 #include "fabric/api/core/status.h"
-#include "fabric/providers/tcp/tcp_shared_context.h"
-#include "fabric/providers/tcp/tcp_srx.h"
+#include "fabric/providers/stream/shared_context.h"
+#include "fabric/providers/stream/srx.h"
+#include "fabric/providers/tcp/tcp_socket.h"
+#include "fabric/providers/tcp/tcp_socket_stream.h"
 #include "fabric/providers/util/fid_ops.h"
 #include "fabric/providers/util/ip_socket.h"
 #include "fabric/providers/util/live_objects.h"
@@ -53,7 +54,7 @@ void PostCmError(TcpMsgEp* ep, int err, const std::vector<char>& data) {
 // The handshake is done: the data phase starts on the socket, advanced by
 // the domain's engine.
 void StartConnection(TcpMsgEp* ep) {
-  ep->link = std::make_unique<TcpLink>(
+  ep->link = std::make_unique<stream::Link>(
       &ep->base, std::make_unique<SocketStream>(ep->fd), FI_ADDR_NOTAVAIL);
   if (ep->setup_registered) ep->setup_engine()->Disarm(&ep->setup);
   ep->events_registered = true;
@@ -125,8 +126,8 @@ int CloseMsgEp(fid* object) {
   if (ep->setup_registered) ep->setup_engine()->Remove(&ep->setup);
   if (ep->events_registered) ep->engine()->Remove(&ep->events);
   // Reserved CQ room is given back; closing reports nothing.
-  UnreserveReceives(&ep->base);
-  ReleaseSharedContexts(&ep->base);
+  stream::UnreserveReceives(&ep->base);
+  stream::ReleaseSharedContexts(&ep->base);
   if (ep->link != nullptr) {
     ep->link->Unreserve();
     ep->link.reset();  // closes the socket
@@ -270,8 +271,9 @@ int Shutdown(fid_ep* ep_fid, uint64_t flags) {
   return 0;
 }
 
-fi_ops kMsgEpFidOps = MakeFidOps(
-    {.close = CloseMsgEp, .bind = BindTcpEp, .control = ControlMsgEp});
+fi_ops kMsgEpFidOps = MakeFidOps({.close = CloseMsgEp,
+                                  .bind = stream::BindStreamEp,
+                                  .control = ControlMsgEp});
 
 fi_ops_cm kMsgEpCmOps = {
     sizeof(fi_ops_cm), SetName, GetName,  GetPeer,  Connect,
@@ -301,8 +303,8 @@ bool TcpMsgEpSetup::auto_progress() const {
 void TcpMsgEpEvents::Progress() {
   std::lock_guard<OptionalMutex> lock(ep_->base.util.mutex);
   if (ep_->state != MsgEpState::kConnected) return;
-  FinishStartedPeerMsgs(&ep_->base);
-  ResumeAfterCqRoom(&ep_->base);
+  stream::FinishStartedPeerMsgs(&ep_->base);
+  stream::ResumeAfterCqRoom(&ep_->base);
   ep_->link->connection.Progress();
 }
 
@@ -313,7 +315,7 @@ bool TcpMsgEpEvents::auto_progress() const {
          FI_PROGRESS_AUTO;
 }
 
-TcpLink* TcpMsgEpEvents::LinkFor(fi_addr_t, int* error) {
+stream::Link* TcpMsgEpEvents::LinkFor(fi_addr_t, int* error) {
   if (ep_->state != MsgEpState::kConnected) {
     FI_WARN(ep_->log(), FI_LOG_EP_DATA,
             "transmit on an endpoint that is not connected\n");
@@ -323,7 +325,7 @@ TcpLink* TcpMsgEpEvents::LinkFor(fi_addr_t, int* error) {
   return ep_->link.get();
 }
 
-void TcpMsgEpEvents::LinkBacklog(TcpLink*, bool backlogged) {
+void TcpMsgEpEvents::LinkBacklog(stream::Link*, bool backlogged) {
   ep_->engine()->WantWrite(this, backlogged);
 }
 
@@ -334,18 +336,18 @@ void TcpMsgEpEvents::ReceivePosted() {
   }
 }
 
-void TcpMsgEpEvents::LinkClosed(TcpLink*, int error) {
+void TcpMsgEpEvents::LinkClosed(stream::Link*, int error) {
   ep_->state = MsgEpState::kShutdown;
   ep_->engine()->Disarm(this);
   if (ep_->local_shutdown) {
-    FailReceives(&ep_->base, FI_ECANCELED);
+    stream::FailReceives(&ep_->base, FI_ECANCELED);
     return;
   }
   if (error != 0) {
     FI_WARN(ep_->log(), FI_LOG_EP_DATA, "connection lost: %s\n",
             fi_strerror(-error));
   }
-  FailReceives(&ep_->base, error != 0 ? -error : FI_ECONNRESET);
+  stream::FailReceives(&ep_->base, error != 0 ? -error : FI_ECONNRESET);
   PostCmEvent(ep_, FI_SHUTDOWN, nullptr, 0);
 }
 
@@ -371,7 +373,7 @@ int OpenTcpMsgEp(fid_domain* domain_fid, fi_info* info, fid_ep** ep_out,
     FI_WARN(log, FI_LOG_EP_CTRL, "%s\n", std::string(status.message()).c_str());
     return ToFiErrno(status);
   }
-  InstallDataPathOps(&ep->base, *info, &kMsgEpCmOps);
+  stream::InstallDataPathOps(&ep->base, *info, &kMsgEpCmOps);
   ep->base.cm_data_size = kMaxCmData;
   if (from_request) {
     ep->fd = TakeTcpConnReq(info->handle);

@@ -2,7 +2,7 @@
 //
 // The tcp provider's FI_EP_MSG endpoint: one TCP connection set up through
 // the handshake of tcp_cm.h (fi_connect, or fi_endpoint on an FI_CONNREQ
-// and fi_accept), then one link of the shared data path (tcp_ep.h):
+// and fi_accept), then one link of the shared data path (stream_ep.h):
 // messages (with FI_MULTI_RECV), tagged messages, RMA checked at the
 // target, remote CQ data, FI_DELIVERY_COMPLETE, FI_FENCE, fi_cancel; and
 // fi_shutdown / FI_SHUTDOWN.
@@ -21,8 +21,8 @@
 #include <vector>
 
 #include "fabric/api/core/address.h"
+#include "fabric/providers/stream/stream_ep.h"
 #include "fabric/providers/tcp/tcp_cm.h"
-#include "fabric/providers/tcp/tcp_ep.h"
 #include "fabric/providers/util/endpoint.h"
 #include "fabric/providers/util/progress.h"
 
@@ -55,12 +55,12 @@ class TcpMsgEpSetup : public ProgressSource {
 // The endpoint's link once connected: advanced by its domain's progress
 // engine (CQ and counter reads); what the shared data path asks of an MSG
 // endpoint.
-class TcpMsgEpEvents : public TcpEpOwner, public ProgressSource {
+class TcpMsgEpEvents : public stream::StreamEpOwner, public ProgressSource {
  public:
   explicit TcpMsgEpEvents(TcpMsgEp* ep) : ep_(ep) {}
-  TcpLink* LinkFor(fi_addr_t dest, int* error) override;
-  void LinkClosed(TcpLink* link, int error) override;
-  void LinkBacklog(TcpLink* link, bool backlogged) override;
+  stream::Link* LinkFor(fi_addr_t dest, int* error) override;
+  void LinkClosed(stream::Link* link, int error) override;
+  void LinkBacklog(stream::Link* link, bool backlogged) override;
   void ReceivePosted() override;
   void Progress() override;
   int progress_fd() const override;
@@ -84,7 +84,8 @@ enum class MsgEpState {
 
 class TcpMsgEp {
  public:
-  TcpEp base;  // first: the application's fid_ep* is &base.util.ep_fid
+  // First: the application's fid_ep* is &base.util.ep_fid.
+  stream::StreamEp base;
 
   TcpMsgEp() : setup(this), events(this) { base.owner = &events; }
 
@@ -100,7 +101,7 @@ class TcpMsgEp {
   std::optional<IpAddress> bind_address;  // fi_setname, or info->src_addr
   std::vector<char> connect_data;         // fi_connect's, for the request
   CmReader cm_reader;
-  std::unique_ptr<TcpLink> link;
+  std::unique_ptr<stream::Link> link;
   bool local_shutdown = false;
 
   const fi_provider* log() const { return base.log(); }

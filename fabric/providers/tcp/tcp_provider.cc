@@ -3,10 +3,10 @@
 #include <rdma/fi_errno.h>
 #include <rdma/providers/fi_log.h>
 
-#include "fabric/providers/tcp/tcp_atomic_ops.h"
-#include "fabric/providers/tcp/tcp_attr.h"
-#include "fabric/providers/tcp/tcp_shared_context.h"
-#include "fabric/providers/tcp/tcp_srx.h"
+#include "fabric/providers/stream/atomic_ops.h"
+#include "fabric/providers/stream/shared_context.h"
+#include "fabric/providers/stream/srx.h"
+#include "fabric/providers/stream/stream_attr.h"
 #include "fabric/providers/tcp/tcp_fd_limit.h"
 #include "fabric/providers/tcp/tcp_msg_ep.h"
 #include "fabric/providers/tcp/tcp_rdm_ep.h"
@@ -23,8 +23,8 @@ class TcpProvider : public IpProvider {
  public:
   explicit TcpProvider(const Provider* shm)
       : IpProvider("tcp", kTcpVersion), shm_(shm) {
-    DescribeTcpEndpoint(FI_EP_RDM, &rdm_);
-    DescribeTcpEndpoint(FI_EP_MSG, &msg_);
+    stream::DescribeStreamEndpoint(FI_EP_RDM, &rdm_);
+    stream::DescribeStreamEndpoint(FI_EP_MSG, &msg_);
     fi_param_define(c_provider(), "shm", FI_PARAM_BOOL,
                     "RDM endpoints reach peers on this host through the shm "
                     "provider (fi_peer(3)); 0 sends every peer over TCP "
@@ -39,7 +39,7 @@ class TcpProvider : public IpProvider {
   }
 
   AttrSupport SupportFor(const fi_info&) const override {
-    return TcpAttrSupport();
+    return stream::StreamAttrSupport();
   }
 
   int OpenEndpoint(fid_domain* domain, fi_info* info, fid_ep** ep,
@@ -59,21 +59,21 @@ class TcpProvider : public IpProvider {
 
   int QueryAtomic(fid_domain*, fi_datatype datatype, fi_op op,
                   fi_atomic_attr* attr, uint64_t flags) const override {
-    return tcp::QueryAtomic(datatype, op, attr, flags);
+    return stream::QueryAtomic(datatype, op, attr, flags);
   }
 
   fi_ops_srx_peer* peer_srx_ops() const override {
-    return &tcp::kPeerSrxOps;
+    return &stream::kPeerSrxOps;
   }
 
   int OpenSharedRxContext(fid_domain* domain, fi_rx_attr* attr, fid_ep** srx,
                           void* context) const override {
-    return tcp::OpenSharedRx(domain, attr, srx, context);
+    return stream::OpenSharedRx(domain, attr, srx, context);
   }
 
   int OpenSharedTxContext(fid_domain* domain, fi_tx_attr* attr, fid_stx** stx,
                           void* context) const override {
-    return tcp::OpenSharedTx(domain, attr, stx, context);
+    return stream::OpenSharedTx(domain, attr, stx, context);
   }
 
   int OpenPassiveEndpoint(fid_fabric* fabric, fi_info* info, fid_pep** pep,

@@ -18,9 +18,9 @@
 #include <vector>
 
 #include "fabric/hmem/hmem_copy.h"
-#include "fabric/providers/tcp/tcp_connection.h"
-#include "fabric/providers/tcp/tcp_stream.h"
-#include "fabric/providers/tcp/tcp_wire.h"
+#include "fabric/providers/stream/connection.h"
+#include "fabric/providers/stream/wire.h"
+#include "fabric/providers/tcp/tcp_socket_stream.h"
 #include "gtest/gtest.h"
 
 namespace fabric {
@@ -28,23 +28,24 @@ namespace tcp {
 namespace {
 
 // Receives every message into one buffer and counts them.
-class BufferHandler : public ConnectionHandler {
+class BufferHandler : public stream::ConnectionHandler {
  public:
-  RxTarget OnHeader(const Header& header, const RmaDescriptor*) override {
+  stream::RxTarget OnHeader(const stream::Header& header,
+                            const stream::RmaDescriptor*) override {
     buffer_.resize(header.size);
     iov_ = {buffer_.data(), buffer_.size()};
-    RxTarget target;
-    target.kind = RxTarget::kUser;
+    stream::RxTarget target;
+    target.kind = stream::RxTarget::kUser;
     target.iov = &iov_;
     target.iov_count = 1;
     target.capacity = buffer_.size();
     return target;
   }
-  void OnMessageDone(const Header&, size_t placed) override {
+  void OnMessageDone(const stream::Header&, size_t placed) override {
     ++done_;
     placed_ = placed;
   }
-  void OnSent(std::unique_ptr<TxEntry>) override {}
+  void OnSent(std::unique_ptr<stream::TxEntry>) override {}
   void OnClosed(int error) override { closed_ = true; }
   void OnBacklog(bool) override {}
 
@@ -98,7 +99,7 @@ class QuickAckTest : public ::testing::Test {
     }
     ASSERT_EQ(QuickAck(), 0) << "the kernel did not delay ACKs here";
     ASSERT_EQ(fcntl(receiver_, F_SETFL, O_NONBLOCK), 0);
-    connection_ = std::make_unique<Connection>(
+    connection_ = std::make_unique<stream::Connection>(
         std::make_unique<SocketStream>(receiver_), &handler_, &copier_);
   }
 
@@ -118,8 +119,8 @@ class QuickAckTest : public ::testing::Test {
 
   // Writes a kMsg header and the first `sent` of `size` payload bytes.
   void SendStart(uint64_t size, size_t sent, char fill) {
-    Header header = {};
-    header.op = static_cast<uint8_t>(Op::kMsg);
+    stream::Header header = {};
+    header.op = static_cast<uint8_t>(stream::Op::kMsg);
     header.size = size;
     std::string bytes(reinterpret_cast<char*>(&header), sizeof(header));
     bytes.append(sent, fill);
@@ -138,7 +139,7 @@ class QuickAckTest : public ::testing::Test {
   int receiver_ = -1;
   BufferHandler handler_;
   HmemCopier copier_;
-  std::unique_ptr<Connection> connection_;
+  std::unique_ptr<stream::Connection> connection_;
 };
 
 TEST_F(QuickAckTest, ALargeMessageInProgressIsAcknowledgedAtOnce) {

@@ -1,5 +1,4 @@
 #include "fabric/providers/tcp/tcp_rdm_ep.h"
-#include "fabric/providers/tcp/tcp_srx.h"
 
 #include <errno.h>
 #include <netinet/in.h>
@@ -12,13 +11,15 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <utility>
 #include <mutex>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "fabric/api/core/status.h"
-#include "fabric/providers/tcp/tcp_shared_context.h"
+#include "fabric/providers/stream/shared_context.h"
+#include "fabric/providers/stream/srx.h"
 #include "fabric/providers/tcp/tcp_socket.h"
+#include "fabric/providers/tcp/tcp_socket_stream.h"
 #include "fabric/providers/util/av.h"
 #include "fabric/providers/util/fid_ops.h"
 #include "fabric/providers/util/ip_socket.h"
@@ -88,8 +89,8 @@ void Watch(TcpRdmEp* ep, int op, int fd, uint32_t events) {
   if (ep->watched.size() > kPollLimit) ArmEpoll(ep, true);
 }
 
-TcpLink* AddLink(TcpRdmEp* ep, int fd, fi_addr_t peer, uint32_t events) {
-  TcpLink* link = ep->links.Add(std::make_unique<TcpLink>(
+stream::Link* AddLink(TcpRdmEp* ep, int fd, fi_addr_t peer, uint32_t events) {
+  stream::Link* link = ep->links.Add(std::make_unique<stream::Link>(
       &ep->base, std::make_unique<SocketStream>(fd), peer));
   ep->link_by_fd[fd] = link;
   Watch(ep, EPOLL_CTL_ADD, fd, events);
@@ -117,8 +118,8 @@ void RefuseHello(TcpRdmEp* ep, int fd, const absl::Status& why) {
 
 // Answers the hello on `fd` (from `address`, the AV's `peer`) with kAccept
 // and makes the connection a link; null when the answer fails.
-TcpLink* AcceptPeer(TcpRdmEp* ep, int fd, const IpAddress& address,
-                    fi_addr_t peer) {
+stream::Link* AcceptPeer(TcpRdmEp* ep, int fd, const IpAddress& address,
+                         fi_addr_t peer) {
   absl::Status sent = SendHandshake(*ep, fd, CmType::kAccept, nullptr, 0);
   if (!sent.ok()) {
     FI_WARN(ep->log(), FI_LOG_EP_CTRL, "accepting a connection: %s\n",
@@ -126,7 +127,7 @@ TcpLink* AcceptPeer(TcpRdmEp* ep, int fd, const IpAddress& address,
     close(fd);
     return nullptr;
   }
-  TcpLink* link = AddLink(ep, fd, peer, EPOLLIN);
+  stream::Link* link = AddLink(ep, fd, peer, EPOLLIN);
   link->peer_name = AddressBytes(address, ep->base.util.info->addr_format);
   if (peer != FI_ADDR_NOTAVAIL && ep->links.to.count(peer) == 0) {
     ep->links.to[peer] = link;
@@ -136,8 +137,8 @@ TcpLink* AcceptPeer(TcpRdmEp* ep, int fd, const IpAddress& address,
 
 // `winner` takes over from `loser`, an unanswered outgoing link to the
 // same peer: its queued transmits, and the place transmits go.
-void ReplaceLink(TcpRdmEp* ep, TcpLink* loser, TcpLink* winner) {
-  MoveQueuedTx(loser, winner);
+void ReplaceLink(TcpRdmEp* ep, stream::Link* loser, stream::Link* winner) {
+  stream::MoveQueuedTx(loser, winner);
   loser->connection.Close(0);  // nothing of its own left to fail
   ep->links.to[winner->peer] = winner;
 }
@@ -152,7 +153,7 @@ int CompareAddresses(const IpAddress& a, const IpAddress& b) {
 // A hello from the peer that `own`, our unanswered connection, goes to:
 // the connection made by the smaller listening address survives.
 void ResolveCollision(TcpRdmEp* ep, int fd, const IpAddress& address,
-                      TcpLink* own) {
+                      stream::Link* own) {
   if (CompareAddresses(ep->listen_address, address) < 0) {
     RdmHandshake& handshake = ep->handshakes[own];
     if (handshake.rival_fd >= 0) {
@@ -165,12 +166,12 @@ void ResolveCollision(TcpRdmEp* ep, int fd, const IpAddress& address,
     handshake.rival_address = address;
     return;
   }
-  TcpLink* link = AcceptPeer(ep, fd, address, own->peer);
+  stream::Link* link = AcceptPeer(ep, fd, address, own->peer);
   if (link != nullptr) ReplaceLink(ep, own, link);
 }
 
 // Our unanswered connection to `peer`, or null.
-TcpLink* UnansweredLinkTo(TcpRdmEp* ep, fi_addr_t peer) {
+stream::Link* UnansweredLinkTo(TcpRdmEp* ep, fi_addr_t peer) {
   auto known = ep->links.to.find(peer);
   if (known == ep->links.to.end()) return nullptr;
   return ep->handshakes.count(known->second) != 0 ? known->second : nullptr;
@@ -191,7 +192,7 @@ void TakeHello(TcpRdmEp* ep, RdmIncoming& in) {
     return;
   }
   fi_addr_t peer = AvFindIp(ep->base.util.av, *address);
-  TcpLink* own =
+  stream::Link* own =
       peer == FI_ADDR_NOTAVAIL ? nullptr : UnansweredLinkTo(ep, peer);
   // Equal addresses: the endpoint connected to itself.
   if (own != nullptr && CompareAddresses(ep->listen_address, *address) != 0) {
@@ -203,14 +204,15 @@ void TakeHello(TcpRdmEp* ep, RdmIncoming& in) {
 
 // The connect or handshake of `link` failed: its transmits go to the
 // peer's own connection when one waits, else fail.
-void FailHandshake(TcpRdmEp* ep, TcpLink* link, const absl::Status& why) {
+void FailHandshake(TcpRdmEp* ep, stream::Link* link, const absl::Status& why) {
   FI_WARN(ep->log(), FI_LOG_EP_CTRL, "connecting to peer %llu: %s\n",
           static_cast<unsigned long long>(link->peer),
           std::string(why.message()).c_str());
   RdmHandshake& handshake = ep->handshakes[link];
   if (handshake.rival_fd >= 0) {
     int fd = std::exchange(handshake.rival_fd, -1);
-    TcpLink* rival = AcceptPeer(ep, fd, handshake.rival_address, link->peer);
+    stream::Link* rival =
+        AcceptPeer(ep, fd, handshake.rival_address, link->peer);
     if (rival != nullptr) {
       ReplaceLink(ep, link, rival);
       return;
@@ -223,13 +225,13 @@ void FailHandshake(TcpRdmEp* ep, TcpLink* link, const absl::Status& why) {
 // Fails the outgoing connections whose TCP connect is overdue.
 void ExpireHandshakes(TcpRdmEp* ep) {
   auto now = std::chrono::steady_clock::now();
-  std::vector<TcpLink*> overdue;
+  std::vector<stream::Link*> overdue;
   for (const auto& [link, handshake] : ep->handshakes) {
     if (!handshake.hello_sent && now >= handshake.deadline) {
       overdue.push_back(link);
     }
   }
-  for (TcpLink* link : overdue) {
+  for (stream::Link* link : overdue) {
     FailHandshake(ep, link,
                   FiError(FI_ETIMEDOUT,
                           absl::StrCat("connect not finished within ",
@@ -238,7 +240,7 @@ void ExpireHandshakes(TcpRdmEp* ep) {
 }
 
 // The peer accepted `link`: what queued on it goes now.
-void OpenLink(TcpRdmEp* ep, TcpLink* link) {
+void OpenLink(TcpRdmEp* ep, stream::Link* link) {
   auto handshake = ep->handshakes.find(link);
   // The peer closes its own connection when it takes ours.
   if (handshake->second.rival_fd >= 0) close(handshake->second.rival_fd);
@@ -248,7 +250,8 @@ void OpenLink(TcpRdmEp* ep, TcpLink* link) {
 
 // An outgoing connection before its answer: the connect finishing (then
 // the hello goes out), or the answer arriving.
-void ProgressOutgoing(TcpRdmEp* ep, TcpLink* link, RdmHandshake& handshake) {
+void ProgressOutgoing(TcpRdmEp* ep, stream::Link* link,
+                      RdmHandshake& handshake) {
   int fd = link->connection.fd();
   if (!handshake.hello_sent) {
     absl::Status status = FinishConnect(fd, 0);
@@ -307,9 +310,9 @@ int CloseRdmEp(fid* object) {
   TcpRdmEp* ep = ToTcpRdmEp(object);
   ep->local_path.reset();  // shm's endpoint is a peer of this one
   if (ep->registered) ep->engine()->Remove(&ep->events);
-  UnreserveReceives(&ep->base);
+  stream::UnreserveReceives(&ep->base);
   ep->links.Clear();  // closes their sockets
-  ReleaseSharedContexts(&ep->base);
+  stream::ReleaseSharedContexts(&ep->base);
   for (RdmIncoming& in : ep->incoming) close(in.fd);
   for (auto& [link, handshake] : ep->handshakes) {
     if (handshake.rival_fd >= 0) close(handshake.rival_fd);
@@ -393,8 +396,9 @@ int SetName(fid* object, void* addr, size_t addrlen) {
   return 0;
 }
 
-fi_ops kRdmEpFidOps = MakeFidOps(
-    {.close = CloseRdmEp, .bind = BindTcpEp, .control = ControlRdmEp});
+fi_ops kRdmEpFidOps = MakeFidOps({.close = CloseRdmEp,
+                                  .bind = stream::BindStreamEp,
+                                  .control = ControlRdmEp});
 fi_ops_cm kRdmCmOps = ConnectionlessCmOps(SetName, GetName);
 
 // Where the endpoint listens: info->src_addr, else any address of the
@@ -411,7 +415,7 @@ absl::StatusOr<IpAddress> ListenAddress(const fi_info& info) {
 
 }  // namespace
 
-TcpLink* TcpRdmEpEvents::LinkFor(fi_addr_t dest, int* error) {
+stream::Link* TcpRdmEpEvents::LinkFor(fi_addr_t dest, int* error) {
   TcpRdmEp* ep = ep_;
   auto known = ep->links.to.find(dest);
   if (known != ep->links.to.end()) return known->second;
@@ -424,7 +428,7 @@ TcpLink* TcpRdmEpEvents::LinkFor(fi_addr_t dest, int* error) {
     *error = Fail(*ep, fd.status());
     return nullptr;
   }
-  TcpLink* link = AddLink(ep, *fd, dest, EPOLLOUT);
+  stream::Link* link = AddLink(ep, *fd, dest, EPOLLOUT);
   link->connection.Hold();
   RdmHandshake handshake;
   handshake.deadline = std::chrono::steady_clock::now() +
@@ -434,7 +438,7 @@ TcpLink* TcpRdmEpEvents::LinkFor(fi_addr_t dest, int* error) {
   return link;
 }
 
-void TcpRdmEpEvents::LinkClosed(TcpLink* link, int error) {
+void TcpRdmEpEvents::LinkClosed(stream::Link* link, int error) {
   TcpRdmEp* ep = ep_;
   if (error != 0) {
     FI_WARN(ep->log(), FI_LOG_EP_DATA, "connection to peer %llu lost: %s\n",
@@ -451,7 +455,7 @@ void TcpRdmEpEvents::LinkClosed(TcpLink* link, int error) {
   ep->links.Retire(link);
 }
 
-void TcpRdmEpEvents::LinkBacklog(TcpLink* link, bool backlogged) {
+void TcpRdmEpEvents::LinkBacklog(stream::Link* link, bool backlogged) {
   Watch(ep_, EPOLL_CTL_MOD, link->connection.fd(),
         EPOLLIN | (backlogged ? static_cast<uint32_t>(EPOLLOUT) : 0u));
 }
@@ -492,8 +496,8 @@ void TcpRdmEpEvents::Progress() {
   ep->has_sockets.store(!ep->links.all.empty() || !ep->incoming.empty(),
                         std::memory_order_release);
   ep->links.FreeClosed();
-  FinishStartedPeerMsgs(&ep->base);
-  ResumeAfterCqRoom(&ep->base);
+  stream::FinishStartedPeerMsgs(&ep->base);
+  stream::ResumeAfterCqRoom(&ep->base);
   if (!ep->handshakes.empty()) ExpireHandshakes(ep);
   if (ep->watched.size() <= kPollLimit) {
     // A copy: dispatching may change what is watched.
@@ -559,7 +563,7 @@ int OpenTcpRdmEp(fid_domain* domain_fid, fi_info* info, fid_ep** ep_out,
     return ToFiErrno(status);
   }
   Watch(ep.get(), EPOLL_CTL_ADD, ep->listen_fd, EPOLLIN);
-  InstallDataPathOps(&ep->base, *info, &kRdmCmOps);
+  stream::InstallDataPathOps(&ep->base, *info, &kRdmCmOps);
   InstallRdmTransmitOps(&ep->base.util.ep_fid);
   ep->local_provider = local_provider;
   *ep_out = &ep.release()->base.util.ep_fid;

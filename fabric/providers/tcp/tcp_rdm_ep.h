@@ -63,9 +63,9 @@
 #include <vector>
 
 #include "fabric/api/core/address.h"
-#include "fabric/providers/tcp/tcp_cm.h"
 #include "fabric/providers/provider.h"
-#include "fabric/providers/tcp/tcp_ep.h"
+#include "fabric/providers/stream/stream_ep.h"
+#include "fabric/providers/tcp/tcp_cm.h"
 #include "fabric/providers/tcp/tcp_local_path.h"
 #include "fabric/providers/util/progress.h"
 
@@ -74,12 +74,12 @@ namespace tcp {
 
 class TcpRdmEp;
 
-class TcpRdmEpEvents : public TcpEpOwner, public ProgressSource {
+class TcpRdmEpEvents : public stream::StreamEpOwner, public ProgressSource {
  public:
   explicit TcpRdmEpEvents(TcpRdmEp* ep) : ep_(ep) {}
-  TcpLink* LinkFor(fi_addr_t dest, int* error) override;
-  void LinkClosed(TcpLink* link, int error) override;
-  void LinkBacklog(TcpLink* link, bool backlogged) override;
+  stream::Link* LinkFor(fi_addr_t dest, int* error) override;
+  void LinkClosed(stream::Link* link, int error) override;
+  void LinkBacklog(stream::Link* link, bool backlogged) override;
   void ReceivePosted() override;
   void Progress() override;
   int progress_fd() const override;
@@ -118,7 +118,8 @@ struct RdmHandshake {
 
 class TcpRdmEp {
  public:
-  TcpEp base;  // first: the application's fid_ep* is &base.util.ep_fid
+  // First: the application's fid_ep* is &base.util.ep_fid.
+  stream::StreamEp base;
 
   TcpRdmEp() : events(this) { base.owner = &events; }
 
@@ -142,10 +143,10 @@ class TcpRdmEp {
   const Provider* local_provider = nullptr;
   std::unique_ptr<TcpLocalPath> local_path;
   std::list<RdmIncoming> incoming;
-  RdmLinks links;
-  std::unordered_map<int, TcpLink*> link_by_fd;
+  stream::RdmLinks links;
+  std::unordered_map<int, stream::Link*> link_by_fd;
   // Outgoing links awaiting their answer.
-  std::unordered_map<TcpLink*, RdmHandshake> handshakes;
+  std::unordered_map<stream::Link*, RdmHandshake> handshakes;
 
   const fi_provider* log() const { return base.log(); }
   ProgressEngine* engine() const { return base.util.domain->progress.get(); }

@@ -41,151 +41,154 @@ fi_addr_t DestOf(const Msg* msg) {
 
 ssize_t Send(fid_ep* ep, const void* buf, size_t len, void* desc,
              fi_addr_t dest, void* context) {
-  return Routed(ep, dest, &fid_ep::msg, kTcpMsgOps, &fi_ops_msg::send, buf, len,
-                desc, dest, context);
+  return Routed(ep, dest, &fid_ep::msg, stream::kStreamMsgOps,
+                &fi_ops_msg::send, buf, len, desc, dest, context);
 }
 
 ssize_t Sendv(fid_ep* ep, const iovec* iov, void** desc, size_t count,
               fi_addr_t dest, void* context) {
-  return Routed(ep, dest, &fid_ep::msg, kTcpMsgOps, &fi_ops_msg::sendv, iov,
-                desc, count, dest, context);
+  return Routed(ep, dest, &fid_ep::msg, stream::kStreamMsgOps,
+                &fi_ops_msg::sendv, iov, desc, count, dest, context);
 }
 
 ssize_t Sendmsg(fid_ep* ep, const fi_msg* msg, uint64_t flags) {
-  return Routed(ep, DestOf(msg), &fid_ep::msg, kTcpMsgOps, &fi_ops_msg::sendmsg,
-                msg, flags);
+  return Routed(ep, DestOf(msg), &fid_ep::msg, stream::kStreamMsgOps,
+                &fi_ops_msg::sendmsg, msg, flags);
 }
 
 ssize_t Inject(fid_ep* ep, const void* buf, size_t len, fi_addr_t dest) {
-  return Routed(ep, dest, &fid_ep::msg, kTcpMsgOps, &fi_ops_msg::inject, buf,
-                len, dest);
+  return Routed(ep, dest, &fid_ep::msg, stream::kStreamMsgOps,
+                &fi_ops_msg::inject, buf, len, dest);
 }
 
 ssize_t Senddata(fid_ep* ep, const void* buf, size_t len, void* desc,
                  uint64_t data, fi_addr_t dest, void* context) {
-  return Routed(ep, dest, &fid_ep::msg, kTcpMsgOps, &fi_ops_msg::senddata, buf,
-                len, desc, data, dest, context);
+  return Routed(ep, dest, &fid_ep::msg, stream::kStreamMsgOps,
+                &fi_ops_msg::senddata, buf, len, desc, data, dest, context);
 }
 
 ssize_t Injectdata(fid_ep* ep, const void* buf, size_t len, uint64_t data,
                    fi_addr_t dest) {
-  return Routed(ep, dest, &fid_ep::msg, kTcpMsgOps, &fi_ops_msg::injectdata,
-                buf, len, data, dest);
+  return Routed(ep, dest, &fid_ep::msg, stream::kStreamMsgOps,
+                &fi_ops_msg::injectdata, buf, len, data, dest);
 }
 
 ssize_t Tsend(fid_ep* ep, const void* buf, size_t len, void* desc,
               fi_addr_t dest, uint64_t tag, void* context) {
-  return Routed(ep, dest, &fid_ep::tagged, kTcpTaggedOps, &fi_ops_tagged::send,
-                buf, len, desc, dest, tag, context);
+  return Routed(ep, dest, &fid_ep::tagged, stream::kStreamTaggedOps,
+                &fi_ops_tagged::send, buf, len, desc, dest, tag, context);
 }
 
 ssize_t Tsendv(fid_ep* ep, const iovec* iov, void** desc, size_t count,
                fi_addr_t dest, uint64_t tag, void* context) {
-  return Routed(ep, dest, &fid_ep::tagged, kTcpTaggedOps, &fi_ops_tagged::sendv,
-                iov, desc, count, dest, tag, context);
+  return Routed(ep, dest, &fid_ep::tagged, stream::kStreamTaggedOps,
+                &fi_ops_tagged::sendv, iov, desc, count, dest, tag, context);
 }
 
 ssize_t Tsendmsg(fid_ep* ep, const fi_msg_tagged* msg, uint64_t flags) {
-  return Routed(ep, DestOf(msg), &fid_ep::tagged, kTcpTaggedOps,
+  return Routed(ep, DestOf(msg), &fid_ep::tagged, stream::kStreamTaggedOps,
                 &fi_ops_tagged::sendmsg, msg, flags);
 }
 
 ssize_t Tinject(fid_ep* ep, const void* buf, size_t len, fi_addr_t dest,
                 uint64_t tag) {
-  return Routed(ep, dest, &fid_ep::tagged, kTcpTaggedOps,
+  return Routed(ep, dest, &fid_ep::tagged, stream::kStreamTaggedOps,
                 &fi_ops_tagged::inject, buf, len, dest, tag);
 }
 
 ssize_t Tsenddata(fid_ep* ep, const void* buf, size_t len, void* desc,
                   uint64_t data, fi_addr_t dest, uint64_t tag, void* context) {
-  return Routed(ep, dest, &fid_ep::tagged, kTcpTaggedOps,
+  return Routed(ep, dest, &fid_ep::tagged, stream::kStreamTaggedOps,
                 &fi_ops_tagged::senddata, buf, len, desc, data, dest, tag,
                 context);
 }
 
 ssize_t Tinjectdata(fid_ep* ep, const void* buf, size_t len, uint64_t data,
                     fi_addr_t dest, uint64_t tag) {
-  return Routed(ep, dest, &fid_ep::tagged, kTcpTaggedOps,
+  return Routed(ep, dest, &fid_ep::tagged, stream::kStreamTaggedOps,
                 &fi_ops_tagged::injectdata, buf, len, data, dest, tag);
 }
 
 ssize_t Read(fid_ep* ep, void* buf, size_t len, void* desc, fi_addr_t src,
              uint64_t addr, uint64_t key, void* context) {
-  return Routed(ep, src, &fid_ep::rma, kTcpRmaOps, &fi_ops_rma::read, buf, len,
-                desc, src, addr, key, context);
+  return Routed(ep, src, &fid_ep::rma, stream::kStreamRmaOps, &fi_ops_rma::read,
+                buf, len, desc, src, addr, key, context);
 }
 
 ssize_t Readv(fid_ep* ep, const iovec* iov, void** desc, size_t count,
               fi_addr_t src, uint64_t addr, uint64_t key, void* context) {
-  return Routed(ep, src, &fid_ep::rma, kTcpRmaOps, &fi_ops_rma::readv, iov,
-                desc, count, src, addr, key, context);
+  return Routed(ep, src, &fid_ep::rma, stream::kStreamRmaOps,
+                &fi_ops_rma::readv, iov, desc, count, src, addr, key, context);
 }
 
 ssize_t Readmsg(fid_ep* ep, const fi_msg_rma* msg, uint64_t flags) {
-  return Routed(ep, DestOf(msg), &fid_ep::rma, kTcpRmaOps, &fi_ops_rma::readmsg,
-                msg, flags);
+  return Routed(ep, DestOf(msg), &fid_ep::rma, stream::kStreamRmaOps,
+                &fi_ops_rma::readmsg, msg, flags);
 }
 
 ssize_t Write(fid_ep* ep, const void* buf, size_t len, void* desc,
               fi_addr_t dest, uint64_t addr, uint64_t key, void* context) {
-  return Routed(ep, dest, &fid_ep::rma, kTcpRmaOps, &fi_ops_rma::write, buf,
-                len, desc, dest, addr, key, context);
+  return Routed(ep, dest, &fid_ep::rma, stream::kStreamRmaOps,
+                &fi_ops_rma::write, buf, len, desc, dest, addr, key, context);
 }
 
 ssize_t Writev(fid_ep* ep, const iovec* iov, void** desc, size_t count,
                fi_addr_t dest, uint64_t addr, uint64_t key, void* context) {
-  return Routed(ep, dest, &fid_ep::rma, kTcpRmaOps, &fi_ops_rma::writev, iov,
-                desc, count, dest, addr, key, context);
+  return Routed(ep, dest, &fid_ep::rma, stream::kStreamRmaOps,
+                &fi_ops_rma::writev, iov, desc, count, dest, addr, key,
+                context);
 }
 
 ssize_t Writemsg(fid_ep* ep, const fi_msg_rma* msg, uint64_t flags) {
-  return Routed(ep, DestOf(msg), &fid_ep::rma, kTcpRmaOps,
+  return Routed(ep, DestOf(msg), &fid_ep::rma, stream::kStreamRmaOps,
                 &fi_ops_rma::writemsg, msg, flags);
 }
 
 ssize_t InjectWrite(fid_ep* ep, const void* buf, size_t len, fi_addr_t dest,
                     uint64_t addr, uint64_t key) {
-  return Routed(ep, dest, &fid_ep::rma, kTcpRmaOps, &fi_ops_rma::inject, buf,
-                len, dest, addr, key);
+  return Routed(ep, dest, &fid_ep::rma, stream::kStreamRmaOps,
+                &fi_ops_rma::inject, buf, len, dest, addr, key);
 }
 
 ssize_t Writedata(fid_ep* ep, const void* buf, size_t len, void* desc,
                   uint64_t data, fi_addr_t dest, uint64_t addr, uint64_t key,
                   void* context) {
-  return Routed(ep, dest, &fid_ep::rma, kTcpRmaOps, &fi_ops_rma::writedata, buf,
-                len, desc, data, dest, addr, key, context);
+  return Routed(ep, dest, &fid_ep::rma, stream::kStreamRmaOps,
+                &fi_ops_rma::writedata, buf, len, desc, data, dest, addr, key,
+                context);
 }
 
 ssize_t InjectWritedata(fid_ep* ep, const void* buf, size_t len, uint64_t data,
                         fi_addr_t dest, uint64_t addr, uint64_t key) {
-  return Routed(ep, dest, &fid_ep::rma, kTcpRmaOps, &fi_ops_rma::injectdata,
-                buf, len, data, dest, addr, key);
+  return Routed(ep, dest, &fid_ep::rma, stream::kStreamRmaOps,
+                &fi_ops_rma::injectdata, buf, len, data, dest, addr, key);
 }
 
 ssize_t AtomicWrite(fid_ep* ep, const void* buf, size_t count, void* desc,
                     fi_addr_t dest, uint64_t addr, uint64_t key,
                     fi_datatype datatype, fi_op op, void* context) {
-  return Routed(ep, dest, &fid_ep::atomic, kTcpAtomicOps, &fi_ops_atomic::write,
-                buf, count, desc, dest, addr, key, datatype, op, context);
+  return Routed(ep, dest, &fid_ep::atomic, stream::kStreamAtomicOps,
+                &fi_ops_atomic::write, buf, count, desc, dest, addr, key,
+                datatype, op, context);
 }
 
 ssize_t AtomicWritev(fid_ep* ep, const fi_ioc* iov, void** desc, size_t count,
                      fi_addr_t dest, uint64_t addr, uint64_t key,
                      fi_datatype datatype, fi_op op, void* context) {
-  return Routed(ep, dest, &fid_ep::atomic, kTcpAtomicOps,
+  return Routed(ep, dest, &fid_ep::atomic, stream::kStreamAtomicOps,
                 &fi_ops_atomic::writev, iov, desc, count, dest, addr, key,
                 datatype, op, context);
 }
 
 ssize_t AtomicWritemsg(fid_ep* ep, const fi_msg_atomic* msg, uint64_t flags) {
-  return Routed(ep, DestOf(msg), &fid_ep::atomic, kTcpAtomicOps,
+  return Routed(ep, DestOf(msg), &fid_ep::atomic, stream::kStreamAtomicOps,
                 &fi_ops_atomic::writemsg, msg, flags);
 }
 
 ssize_t AtomicInject(fid_ep* ep, const void* buf, size_t count, fi_addr_t dest,
                      uint64_t addr, uint64_t key, fi_datatype datatype,
                      fi_op op) {
-  return Routed(ep, dest, &fid_ep::atomic, kTcpAtomicOps,
+  return Routed(ep, dest, &fid_ep::atomic, stream::kStreamAtomicOps,
                 &fi_ops_atomic::inject, buf, count, dest, addr, key, datatype,
                 op);
 }
@@ -193,7 +196,7 @@ ssize_t AtomicInject(fid_ep* ep, const void* buf, size_t count, fi_addr_t dest,
 ssize_t Fetch(fid_ep* ep, const void* buf, size_t count, void* desc,
               void* result, void* result_desc, fi_addr_t dest, uint64_t addr,
               uint64_t key, fi_datatype datatype, fi_op op, void* context) {
-  return Routed(ep, dest, &fid_ep::atomic, kTcpAtomicOps,
+  return Routed(ep, dest, &fid_ep::atomic, stream::kStreamAtomicOps,
                 &fi_ops_atomic::readwrite, buf, count, desc, result,
                 result_desc, dest, addr, key, datatype, op, context);
 }
@@ -202,7 +205,7 @@ ssize_t Fetchv(fid_ep* ep, const fi_ioc* iov, void** desc, size_t count,
                fi_ioc* resultv, void** result_desc, size_t result_count,
                fi_addr_t dest, uint64_t addr, uint64_t key,
                fi_datatype datatype, fi_op op, void* context) {
-  return Routed(ep, dest, &fid_ep::atomic, kTcpAtomicOps,
+  return Routed(ep, dest, &fid_ep::atomic, stream::kStreamAtomicOps,
                 &fi_ops_atomic::readwritev, iov, desc, count, resultv,
                 result_desc, result_count, dest, addr, key, datatype, op,
                 context);
@@ -210,7 +213,7 @@ ssize_t Fetchv(fid_ep* ep, const fi_ioc* iov, void** desc, size_t count,
 
 ssize_t Fetchmsg(fid_ep* ep, const fi_msg_atomic* msg, fi_ioc* resultv,
                  void** result_desc, size_t result_count, uint64_t flags) {
-  return Routed(ep, DestOf(msg), &fid_ep::atomic, kTcpAtomicOps,
+  return Routed(ep, DestOf(msg), &fid_ep::atomic, stream::kStreamAtomicOps,
                 &fi_ops_atomic::readwritemsg, msg, resultv, result_desc,
                 result_count, flags);
 }
@@ -219,7 +222,7 @@ ssize_t Compare(fid_ep* ep, const void* buf, size_t count, void* desc,
                 const void* compare, void* compare_desc, void* result,
                 void* result_desc, fi_addr_t dest, uint64_t addr, uint64_t key,
                 fi_datatype datatype, fi_op op, void* context) {
-  return Routed(ep, dest, &fid_ep::atomic, kTcpAtomicOps,
+  return Routed(ep, dest, &fid_ep::atomic, stream::kStreamAtomicOps,
                 &fi_ops_atomic::compwrite, buf, count, desc, compare,
                 compare_desc, result, result_desc, dest, addr, key, datatype,
                 op, context);
@@ -230,7 +233,7 @@ ssize_t Comparev(fid_ep* ep, const fi_ioc* iov, void** desc, size_t count,
                  size_t compare_count, fi_ioc* resultv, void** result_desc,
                  size_t result_count, fi_addr_t dest, uint64_t addr,
                  uint64_t key, fi_datatype datatype, fi_op op, void* context) {
-  return Routed(ep, dest, &fid_ep::atomic, kTcpAtomicOps,
+  return Routed(ep, dest, &fid_ep::atomic, stream::kStreamAtomicOps,
                 &fi_ops_atomic::compwritev, iov, desc, count, comparev,
                 compare_desc, compare_count, resultv, result_desc, result_count,
                 dest, addr, key, datatype, op, context);
@@ -239,7 +242,7 @@ ssize_t Comparev(fid_ep* ep, const fi_ioc* iov, void** desc, size_t count,
 ssize_t Comparemsg(fid_ep* ep, const fi_msg_atomic* msg, const fi_ioc* comparev,
                    void** compare_desc, size_t compare_count, fi_ioc* resultv,
                    void** result_desc, size_t result_count, uint64_t flags) {
-  return Routed(ep, DestOf(msg), &fid_ep::atomic, kTcpAtomicOps,
+  return Routed(ep, DestOf(msg), &fid_ep::atomic, stream::kStreamAtomicOps,
                 &fi_ops_atomic::compwritemsg, msg, comparev, compare_desc,
                 compare_count, resultv, result_desc, result_count, flags);
 }
@@ -248,7 +251,7 @@ ssize_t Comparemsg(fid_ep* ep, const fi_msg_atomic* msg, const fi_ioc* comparev,
 
 void InstallRdmTransmitOps(fid_ep* ep) {
   static fi_ops_msg msg = [] {
-    fi_ops_msg ops = kTcpMsgOps;
+    fi_ops_msg ops = stream::kStreamMsgOps;
     ops.send = Send;
     ops.sendv = Sendv;
     ops.sendmsg = Sendmsg;
@@ -258,7 +261,7 @@ void InstallRdmTransmitOps(fid_ep* ep) {
     return ops;
   }();
   static fi_ops_tagged tagged = [] {
-    fi_ops_tagged ops = kTcpTaggedOps;
+    fi_ops_tagged ops = stream::kStreamTaggedOps;
     ops.send = Tsend;
     ops.sendv = Tsendv;
     ops.sendmsg = Tsendmsg;
@@ -268,7 +271,7 @@ void InstallRdmTransmitOps(fid_ep* ep) {
     return ops;
   }();
   static fi_ops_rma rma = [] {
-    fi_ops_rma ops = kTcpRmaOps;
+    fi_ops_rma ops = stream::kStreamRmaOps;
     ops.read = Read;
     ops.readv = Readv;
     ops.readmsg = Readmsg;
@@ -281,7 +284,7 @@ void InstallRdmTransmitOps(fid_ep* ep) {
     return ops;
   }();
   static fi_ops_atomic atomic = [] {
-    fi_ops_atomic ops = kTcpAtomicOps;
+    fi_ops_atomic ops = stream::kStreamAtomicOps;
     ops.write = AtomicWrite;
     ops.writev = AtomicWritev;
     ops.writemsg = AtomicWritemsg;

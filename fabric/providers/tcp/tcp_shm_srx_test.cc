@@ -1,5 +1,5 @@
 // The larger design in one process: an RDM endpoint of one provider owns
-// the receive queues (TcpEpOwnerSrx) and the CQ (UtilCqOwnerFid); an RDM
+// the receive queues (StreamEpOwnerSrx) and the CQ (UtilCqOwnerFid); an RDM
 // endpoint of the other imports both (fi_srx_context and fi_cq_open with
 // FI_PEER). Both ways round: tcp owner with an shm peer (what tcp's local
 // path does), and shm owner with a tcp peer. The application posts on the
@@ -22,8 +22,8 @@
 #include <thread>
 #include <vector>
 
+#include "fabric/providers/stream/srx.h"
 #include "fabric/providers/tcp/loopback_testing.h"
-#include "fabric/providers/tcp/tcp_srx.h"
 #include "fabric/providers/util/cq.h"
 #include "fabric/providers/util/peer_cq.h"
 #include "gtest/gtest.h"
@@ -69,8 +69,9 @@ class SrxOwnerPeerTest : public ::testing::TestWithParam<const char*> {
     cq_context_ = {
         sizeof(cq_context_),
         fabric::UtilCqOwnerFid(reinterpret_cast<fabric::UtilCq*>(owner_.cq))};
-    srx_context_ = {sizeof(srx_context_), fabric::tcp::TcpEpOwnerSrx(
-                                              fabric::tcp::ToTcpEp(owner_.ep))};
+    srx_context_ = {sizeof(srx_context_),
+                    fabric::stream::StreamEpOwnerSrx(
+                        fabric::stream::ToStreamEp(owner_.ep))};
     fi_rx_attr rx_attr = *peer_side_.loopback.info->rx_attr;
     rx_attr.op_flags = FI_PEER;
     ASSERT_EQ(fi_srx_context(peer_side_.loopback.domain, &rx_attr, &srx_,
@@ -135,7 +136,7 @@ class SrxOwnerPeerTest : public ::testing::TestWithParam<const char*> {
   // Until the owner holds `count` unexpected tagged messages (its own and
   // the peer's queued ones).
   bool OwnerHolds(size_t count) {
-    auto* owner = fabric::tcp::ToTcpEp(owner_.ep);
+    auto* owner = fabric::stream::ToStreamEp(owner_.ep);
     return ProgressUntil([&] {
       fi_cq_read(owner_.cq, nullptr, 0);  // nothing to read: progress
       return owner->unexpected.size() == count;

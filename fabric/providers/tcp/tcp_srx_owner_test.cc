@@ -1,4 +1,4 @@
-// A tcp RDM endpoint as the owner of a peer SRX (tcp_srx.h), with a foreign
+// A tcp RDM endpoint as the owner of a peer SRX (srx.h), with a foreign
 // peer provider played by the test: it calls the owner ops as a peer would
 // when messages arrive on its side, and records start_*/discard_*.
 #include <rdma/fabric.h>
@@ -15,8 +15,8 @@
 #include <set>
 #include <vector>
 
+#include "fabric/providers/stream/srx.h"
 #include "fabric/providers/tcp/loopback_testing.h"
-#include "fabric/providers/tcp/tcp_srx.h"
 #include "gtest/gtest.h"
 
 namespace {
@@ -67,7 +67,8 @@ class TcpSrxOwnerTest : public ::testing::Test {
     size_t len = sizeof(name);
     ASSERT_EQ(fi_getname(&owner_ep_->fid, name, &len), 0);
     ASSERT_EQ(fi_av_insert(av_, name, 1, &owner_addr_, 0, nullptr), 1);
-    srx_ = fabric::tcp::TcpEpOwnerSrx(fabric::tcp::ToTcpEp(owner_ep_));
+    srx_ =
+        fabric::stream::StreamEpOwnerSrx(fabric::stream::ToStreamEp(owner_ep_));
     peer_.ops = {sizeof(fi_ops_srx_peer), RecordStart, RecordStart,
                  RecordDiscard, RecordDiscard};
     srx_->peer_ops = &peer_.ops;
@@ -265,7 +266,7 @@ TEST_F(TcpSrxOwnerTest, QueueStartsAtOnceWhenAReceiveWasPostedMeanwhile) {
 // The owner's own unexpected tagged message and the peer's queued one are
 // taken by receives in arrival order, both ways round.
 TEST_F(TcpSrxOwnerTest, QueuedPeerAndOwnUnexpectedMessagesMatchInOrder) {
-  auto* owner = fabric::tcp::ToTcpEp(owner_ep_);
+  auto* owner = fabric::stream::ToStreamEp(owner_ep_);
   auto buffered = [&](size_t count) {
     auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
     fi_cq_tagged_entry ignored;

@@ -12,8 +12,9 @@
 
 #include "fabric/api/core/status.h"
 #include "fabric/hmem/hmem_copy.h"
+#include "fabric/providers/stream/connection.h"
 #include "fabric/providers/tcp/tcp_cm.h"
-#include "fabric/providers/tcp/tcp_connection.h"
+#include "fabric/providers/tcp/tcp_socket_stream.h"
 
 namespace fabric {
 namespace tcp {
@@ -25,8 +26,8 @@ uint64_t Below(Rng& rng, uint64_t n) { return n == 0 ? 0 : rng() % n; }
 
 // One message as the wire format (not the decoder) reads it.
 struct Expected {
-  Header header;
-  RmaDescriptor descriptors[kMaxRmaCount];
+  stream::Header header;
+  stream::RmaDescriptor descriptors[stream::kMaxRmaCount];
   std::string payload;  // the bytes present (fewer than size when cut)
   bool complete;
 };
@@ -36,7 +37,7 @@ struct Prediction {
   int close_error;  // 0 (the stream ended) or -FI_EIO
 };
 
-bool HeaderValid(const Header& h) {
+bool HeaderValid(const stream::Header& h) {
   bool rma = h.op == 3 || h.op == 4;  // kWrite, kReadRequest
   if (h.op < 1 || h.op > 6 || (h.flags & ~3) != 0) return false;
   if (rma ? (h.rma_count < 1 || h.rma_count > 4) : h.rma_count != 0) {
@@ -46,7 +47,7 @@ bool HeaderValid(const Header& h) {
   return h.status <= 0 && (h.status == 0 || h.op == 5 || h.op == 6);
 }
 
-bool DescriptorsValid(const Header& h, const RmaDescriptor* d) {
+bool DescriptorsValid(const stream::Header& h, const stream::RmaDescriptor* d) {
   unsigned __int128 total = 0;
   for (int i = 0; i < h.rma_count; ++i) total += d[i].len;
   if (total > UINT64_MAX) return false;
@@ -56,17 +57,18 @@ bool DescriptorsValid(const Header& h, const RmaDescriptor* d) {
 Prediction Predict(const std::string& s) {
   Prediction p{{}, 0};
   size_t at = 0;
-  while (s.size() - at >= sizeof(Header)) {
+  while (s.size() - at >= sizeof(stream::Header)) {
     Expected e = {};
-    memcpy(&e.header, s.data() + at, sizeof(Header));
+    memcpy(&e.header, s.data() + at, sizeof(stream::Header));
     if (!HeaderValid(e.header)) {
       p.close_error = -FI_EIO;
       return p;
     }
-    size_t head = sizeof(Header) + e.header.rma_count * sizeof(RmaDescriptor);
+    size_t head = sizeof(stream::Header) +
+                  e.header.rma_count * sizeof(stream::RmaDescriptor);
     if (s.size() - at < head) return p;
-    memcpy(e.descriptors, s.data() + at + sizeof(Header),
-           head - sizeof(Header));
+    memcpy(e.descriptors, s.data() + at + sizeof(stream::Header),
+           head - sizeof(stream::Header));
     if (!DescriptorsValid(e.header, e.descriptors)) {
       p.close_error = -FI_EIO;
       return p;
@@ -86,7 +88,7 @@ std::string ValidStream(Rng& rng, std::vector<size_t>* starts) {
   std::string s;
   int count = 1 + Below(rng, 4);
   for (int m = 0; m < count; ++m) {
-    Header h = {};
+    stream::Header h = {};
     h.op = 1 + Below(rng, 6);
     h.flags = Below(rng, 4);
     h.tag = rng();
@@ -97,9 +99,9 @@ std::string ValidStream(Rng& rng, std::vector<size_t>* starts) {
                               16384 + Below(rng, 50000)};
     h.size = no_payload ? 0 : sizes[Below(rng, 4)];
     if ((h.op == 5 || h.op == 6) && Below(rng, 2)) h.status = -FI_EACCES;
-    RmaDescriptor d[kMaxRmaCount] = {};
+    stream::RmaDescriptor d[stream::kMaxRmaCount] = {};
     if (h.op == 3 || h.op == 4) {
-      h.rma_count = 1 + Below(rng, kMaxRmaCount);
+      h.rma_count = 1 + Below(rng, stream::kMaxRmaCount);
       uint64_t left = h.op == 3 ? h.size : Below(rng, 1 << 20);
       for (int i = 0; i < h.rma_count; ++i) {
         d[i] = {rng(), i + 1 == h.rma_count ? left : Below(rng, left + 1),
@@ -109,7 +111,8 @@ std::string ValidStream(Rng& rng, std::vector<size_t>* starts) {
     }
     starts->push_back(s.size());
     s.append(reinterpret_cast<char*>(&h), sizeof(h));
-    s.append(reinterpret_cast<char*>(d), h.rma_count * sizeof(RmaDescriptor));
+    s.append(reinterpret_cast<char*>(d),
+             h.rma_count * sizeof(stream::RmaDescriptor));
     for (uint64_t i = 0; i < h.size; ++i) s.push_back(static_cast<char>(rng()));
   }
   return s;
@@ -128,9 +131,9 @@ std::string MakeStream(Rng& rng, const std::vector<std::string>& corpus) {
   // A copy of one header (the stream's bytes are not aligned for one),
   // written back when a case edits it.
   size_t at = starts[Below(rng, starts.size())];
-  Header header;
+  stream::Header header;
   memcpy(&header, &s[at], sizeof(header));
-  Header* h = &header;
+  stream::Header* h = &header;
   bool edited = true;
   switch (Below(rng, 9)) {
     case 0: edited = false; break;  // valid
@@ -170,12 +173,12 @@ std::string MakeStream(Rng& rng, const std::vector<std::string>& corpus) {
 
 // The production handler interface, answering with random targets and
 // checking every callback against the prediction.
-class CheckingHandler : public ConnectionHandler {
+class CheckingHandler : public stream::ConnectionHandler {
  public:
   CheckingHandler(Rng* rng, const Prediction* p) : rng_(*rng), p_(*p) {}
 
-  RxTarget OnHeader(const Header& header,
-                    const RmaDescriptor* descriptors) override {
+  stream::RxTarget OnHeader(const stream::Header& header,
+                            const stream::RmaDescriptor* descriptors) override {
     if (closed_) Fail("OnHeader after OnClosed");
     if (in_message_) Fail("OnHeader inside a message");
     if (next_ >= p_.messages.size()) Fail("a message the stream lacks");
@@ -183,16 +186,16 @@ class CheckingHandler : public ConnectionHandler {
     const Expected& e = p_.messages[next_];
     if (memcmp(&header, &e.header, sizeof(header)) != 0 ||
         memcmp(descriptors, e.descriptors,
-               header.rma_count * sizeof(RmaDescriptor)) != 0) {
+               header.rma_count * sizeof(stream::RmaDescriptor)) != 0) {
       Fail("a header or descriptors other than sent");
     }
     in_message_ = true;
     target_ = {};
-    target_.kind = static_cast<RxTarget::Kind>(1 + Below(rng_, 3));
-    if (target_.kind == RxTarget::kBuffer) {
+    target_.kind = static_cast<stream::RxTarget::Kind>(1 + Below(rng_, 3));
+    if (target_.kind == stream::RxTarget::kBuffer) {
       buffer_.clear();
       target_.buffer = &buffer_;
-    } else if (target_.kind == RxTarget::kUser) {
+    } else if (target_.kind == stream::RxTarget::kUser) {
       // Memory past `capacity` (in the iov, then beyond) must stay as is.
       uint64_t most = std::min<uint64_t>(header.size, 80000) + 64;
       target_.capacity = Below(rng_, most + 1);
@@ -206,7 +209,7 @@ class CheckingHandler : public ConnectionHandler {
     return target_;
   }
 
-  void OnMessageDone(const Header& header, size_t placed) override {
+  void OnMessageDone(const stream::Header& header, size_t placed) override {
     if (closed_ || !in_message_) Fail("OnMessageDone out of place");
     if (!error_.empty()) return;
     const Expected& e = p_.messages[next_++];
@@ -214,7 +217,7 @@ class CheckingHandler : public ConnectionHandler {
     if (!e.complete) Fail("OnMessageDone for a cut message");
     const std::string& want = e.payload;
     switch (target_.kind) {
-      case RxTarget::kUser: {
+      case stream::RxTarget::kUser: {
         size_t n = std::min<uint64_t>(want.size(), target_.capacity);
         if (placed != n) Fail("placed bytes other than min(size, capacity)");
         if (memcmp(user_.data(), want.data(), n) != 0) Fail("payload differs");
@@ -223,7 +226,7 @@ class CheckingHandler : public ConnectionHandler {
         }
         break;
       }
-      case RxTarget::kBuffer:
+      case stream::RxTarget::kBuffer:
         if (placed != want.size() || std::string(buffer_.begin(),
                                                  buffer_.end()) != want) {
           Fail("buffered payload differs");
@@ -234,7 +237,7 @@ class CheckingHandler : public ConnectionHandler {
     }
   }
 
-  void OnSent(std::unique_ptr<TxEntry>) override { Fail("OnSent"); }
+  void OnSent(std::unique_ptr<stream::TxEntry>) override { Fail("OnSent"); }
   void OnBacklog(bool) override { Fail("OnBacklog"); }
   void OnClosed(int error) override {
     if (closed_) Fail("OnClosed twice");
@@ -267,7 +270,7 @@ class CheckingHandler : public ConnectionHandler {
   bool closed_ = false, in_message_ = false;
   int close_error_ = 1;
   size_t next_ = 0;
-  RxTarget target_;
+  stream::RxTarget target_;
   std::vector<char> buffer_, user_;
   iovec iov_[2];
 };
@@ -302,8 +305,8 @@ std::string StreamFailure(Rng& rng, const std::vector<std::string>& corpus,
   if (!Pair(fds)) return "socketpair failed";
   CheckingHandler handler(&rng, &p);
   {
-    Connection connection(std::make_unique<SocketStream>(fds[0]), &handler,
-                          &copier);
+    stream::Connection connection(std::make_unique<SocketStream>(fds[0]),
+                                  &handler, &copier);
     auto read = [&] {
       connection.Progress();
       return !connection.closed();

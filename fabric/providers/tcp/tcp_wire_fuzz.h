@@ -4,7 +4,7 @@
 // streams, valid ones and mutated ones (corrupted fields, truncation, huge
 // sizes, unknown opcodes, bad descriptor counts, garbage), are written into
 // one end of a socketpair and read by a real Connection or CmReader at the
-// other. An independent reading of the wire format (tcp_wire.h, tcp_cm.h)
+// other. An independent reading of the wire format (wire.h, tcp_cm.h)
 // predicts what the decoder must report; any difference is a failure.
 #ifndef FABRIC_PROVIDERS_TCP_TCP_WIRE_FUZZ_H_
 #define FABRIC_PROVIDERS_TCP_TCP_WIRE_FUZZ_H_

@@ -12,9 +12,9 @@
 
 #include "fabric/api/core/status.h"
 #include "fabric/providers/rxm/rxm_ep.h"
-#include "fabric/providers/tcp/tcp_atomic_ops.h"
-#include "fabric/providers/tcp/tcp_attr.h"
-#include "fabric/providers/tcp/tcp_shared_context.h"
+#include "fabric/providers/stream/atomic_ops.h"
+#include "fabric/providers/stream/shared_context.h"
+#include "fabric/providers/stream/stream_attr.h"
 #include "fabric/providers/util/fabric.h"
 #include "fabric/providers/util/info_template.h"
 #include "fabric/providers/util/interfaces.h"
@@ -41,7 +41,7 @@ class VerbsProvider : public Provider {
     // Limits depend on the device: none here.
     verbs::DescribeRc(verbs::PortDescription(), &rc_);
     // FI_EP_RDM is the stream data path's, over RC endpoints (rxm_ep.h).
-    DescribeTcpEndpoint(FI_EP_RDM, &rdm_);
+    stream::DescribeStreamEndpoint(FI_EP_RDM, &rdm_);
   }
 
   int default_priority() const override { return 200; }
@@ -115,7 +115,7 @@ class VerbsProvider : public Provider {
     if (IsRdm(candidate)) {
       // The stream data path's settings; no authorization keys (the
       // connections carry none).
-      AttrSupport support = TcpAttrSupport();
+      AttrSupport support = stream::StreamAttrSupport();
       support.max_auth_key_size = 0;
       return support;
     }
@@ -199,7 +199,7 @@ class VerbsProvider : public Provider {
       return Provider::OpenSharedRxContext(domain, attr, srx, context);
     }
     if (!IsRdm(domain)) return verbs::OpenVerbsSrx(domain, attr, srx, context);
-    return tcp::OpenSharedRx(domain, attr, srx, context);
+    return stream::OpenSharedRx(domain, attr, srx, context);
   }
 
   int OpenSharedTxContext(fid_domain* domain, fi_tx_attr* attr, fid_stx** stx,
@@ -207,7 +207,7 @@ class VerbsProvider : public Provider {
     if (!IsRdm(domain)) {
       return Provider::OpenSharedTxContext(domain, attr, stx, context);
     }
-    return tcp::OpenSharedTx(domain, attr, stx, context);
+    return stream::OpenSharedTx(domain, attr, stx, context);
   }
 
   int QueryAtomic(fid_domain* domain, fi_datatype datatype, fi_op op,
@@ -229,7 +229,7 @@ class VerbsProvider : public Provider {
     if (attr == nullptr) return -FI_EINVAL;
     if (IsRdm(domain)) {
       // Atomics of RDM endpoints are the data path's, applied in software.
-      return tcp::QueryAtomic(datatype, op, attr, flags);
+      return stream::QueryAtomic(datatype, op, attr, flags);
     }
     if (IsDgram(domain)) return -FI_EOPNOTSUPP;  // datagrams carry messages
     auto* util = reinterpret_cast<UtilDomain*>(domain);

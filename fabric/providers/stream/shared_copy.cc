@@ -1,4 +1,4 @@
-#include "fabric/providers/tcp/tcp_shared_copy.h"
+#include "fabric/providers/stream/shared_copy.h"
 
 #include <errno.h>
 #include <rdma/fi_errno.h>
@@ -10,7 +10,7 @@
 #include "fabric/providers/util/cpu_relax.h"
 
 namespace fabric {
-namespace tcp {
+namespace stream {
 namespace {
 
 // How long Finish(spin) waits for the sender's chunks: about ten chunk
@@ -193,5 +193,5 @@ uint64_t HelpCopy(ByteStream* stream, uint32_t job, const iovec* from,
   return copied;
 }
 
-}  // namespace tcp
+}  // namespace stream
 }  // namespace fabric

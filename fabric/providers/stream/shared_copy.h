@@ -1,7 +1,7 @@
-// File: fabric/providers/tcp/tcp_shared_copy.h
+// File: fabric/providers/stream/shared_copy.h
 //
 // Copying a large kPayloadInSender message with both processes at once
-// (kAssist, tcp_wire.h): the receiver starts a job in the stream's
+// (kAssist, wire.h): the receiver starts a job in the stream's
 // CopyShare and asks the sender for help; each side claims chunks of
 // kAssistChunk bytes with a compare-and-swap and copies them, the receiver
 // reading the sender's memory (ByteStream::Pull), the sender writing the
@@ -13,8 +13,8 @@
 //   SharedCopy copy(stream, job, local, remote, remote_count, want);
 //   copy.CopyOwnChunks();           // after asking the sender (kAssist)
 //   int rc = copy.Finish(/*spin=*/true);  // -FI_EAGAIN: ask again later
-#ifndef FABRIC_PROVIDERS_TCP_TCP_SHARED_COPY_H_
-#define FABRIC_PROVIDERS_TCP_TCP_SHARED_COPY_H_
+#ifndef FABRIC_PROVIDERS_STREAM_SHARED_COPY_H_
+#define FABRIC_PROVIDERS_STREAM_SHARED_COPY_H_
 
 #include <stdint.h>
 #include <sys/uio.h>
@@ -22,11 +22,11 @@
 #include <chrono>
 #include <vector>
 
-#include "fabric/providers/tcp/tcp_stream.h"
-#include "fabric/providers/tcp/tcp_wire.h"
+#include "fabric/providers/stream/byte_stream.h"
+#include "fabric/providers/stream/wire.h"
 
 namespace fabric {
-namespace tcp {
+namespace stream {
 
 // The receiver's side of one job.
 class SharedCopy {
@@ -91,7 +91,7 @@ uint64_t HelpCopy(ByteStream* stream, uint32_t job, const iovec* from,
 void SliceIov(const iovec* iov, size_t count, size_t offset, size_t limit,
               size_t max_pieces, std::vector<iovec>* out);
 
-}  // namespace tcp
+}  // namespace stream
 }  // namespace fabric
 
-#endif  // FABRIC_PROVIDERS_TCP_TCP_SHARED_COPY_H_
+#endif  // FABRIC_PROVIDERS_STREAM_SHARED_COPY_H_

@@ -10,14 +10,14 @@
 
 #include <mutex>
 
-#include "fabric/providers/tcp/tcp_atomic_ops.h"
-#include "fabric/providers/tcp/tcp_ep.h"
+#include "fabric/providers/stream/atomic_ops.h"
+#include "fabric/providers/stream/stream_ep.h"
 
 namespace fabric {
-namespace tcp {
+namespace stream {
 namespace {
 
-size_t TargetBytes(const TcpLink& link) {
+size_t TargetBytes(const Link& link) {
   size_t total = 0;
   for (const iovec& piece : link.rma_target) total += piece.iov_len;
   return total;
@@ -25,7 +25,7 @@ size_t TargetBytes(const TcpLink& link) {
 
 // Applies the atomic `code` to the link's target memory; the values before
 // it in *old. 0 or a negative fi_errno from a copy.
-int Apply(TcpLink* link, const AtomicCode& code, std::vector<char>* old) {
+int Apply(Link* link, const AtomicCode& code, std::vector<char>* old) {
   UtilDomain* domain = link->ep->util.domain;
   const HmemCopier& copier = domain->copier;
   size_t bytes = old->size();
@@ -54,7 +54,7 @@ int Apply(TcpLink* link, const AtomicCode& code, std::vector<char>* old) {
 
 }  // namespace
 
-RxTarget AtomicHeader(TcpLink* link, const Header& header,
+RxTarget AtomicHeader(Link* link, const Header& header,
                       const RmaDescriptor* descriptors) {
   AtomicCode code = UnpackAtomic(header.tag);
   link->atomic_operands.clear();
@@ -80,7 +80,7 @@ RxTarget AtomicHeader(TcpLink* link, const Header& header,
   return target;
 }
 
-void AtomicDone(TcpLink* link, const Header& header) {
+void AtomicDone(Link* link, const Header& header) {
   AtomicCode code = UnpackAtomic(header.tag);
   std::vector<char> old(TargetBytes(*link));
   int status = link->rma_status;
@@ -101,5 +101,5 @@ void AtomicDone(TcpLink* link, const Header& header) {
   link->connection.Send(std::move(answer));
 }
 
-}  // namespace tcp
+}  // namespace stream
 }  // namespace fabric

@@ -1,4 +1,4 @@
-#include "fabric/providers/tcp/tcp_shared_context.h"
+#include "fabric/providers/stream/shared_context.h"
 
 #include <rdma/fi_errno.h>
 #include <rdma/providers/fi_log.h>
@@ -7,12 +7,12 @@
 #include <mutex>
 
 #include "fabric/api/core/status.h"
-#include "fabric/providers/tcp/tcp_srx.h"
+#include "fabric/providers/stream/srx.h"
 #include "fabric/providers/util/fid_ops.h"
 #include "fabric/providers/util/no_ops.h"
 
 namespace fabric {
-namespace tcp {
+namespace stream {
 namespace {
 
 const fi_provider* Log(const UtilDomain& domain) {
@@ -56,16 +56,16 @@ fi_ops kSharedTxFidOps = MakeFidOps({.close = CloseSharedTx});
 // context's (-FI_ENOSYS).
 fi_ops_msg SharedRxMsgOps() {
   fi_ops_msg ops = kNoMsgOps;
-  ops.recv = kTcpMsgOps.recv;
-  ops.recvv = kTcpMsgOps.recvv;
-  ops.recvmsg = kTcpMsgOps.recvmsg;
+  ops.recv = kStreamMsgOps.recv;
+  ops.recvv = kStreamMsgOps.recvv;
+  ops.recvmsg = kStreamMsgOps.recvmsg;
   return ops;
 }
 fi_ops_tagged SharedRxTaggedOps() {
   fi_ops_tagged ops = kNoTaggedOps;
-  ops.recv = kTcpTaggedOps.recv;
-  ops.recvv = kTcpTaggedOps.recvv;
-  ops.recvmsg = kTcpTaggedOps.recvmsg;
+  ops.recv = kStreamTaggedOps.recv;
+  ops.recvv = kStreamTaggedOps.recvv;
+  ops.recvmsg = kStreamTaggedOps.recvmsg;
   return ops;
 }
 // A context has no address of its own.
@@ -90,7 +90,7 @@ InfoPtr SharedRxInfo(const UtilDomain& domain, const fi_rx_attr& attr) {
 
 }  // namespace
 
-TcpLink* SharedRxEvents::LinkFor(fi_addr_t, int* error) {
+Link* SharedRxEvents::LinkFor(fi_addr_t, int* error) {
   *error = -FI_EOPNOTSUPP;
   return nullptr;
 }
@@ -111,7 +111,7 @@ int OpenSharedRx(fid_domain* domain_fid, fi_rx_attr* attr, fid_ep** srx_out,
   InfoPtr info = SharedRxInfo(*domain, *attr);
   if (info == nullptr) return Fail(*domain, FI_ENOMEM, "fi_srx_context");
   auto srx = std::make_unique<SharedRx>();
-  TcpEp& queues = srx->queues;
+  StreamEp& queues = srx->queues;
   queues.util.ep_fid = {};
   absl::Status status = InitUtilEndpoint(&queues.util, domain, info.get(),
                                          context, &kSharedRxFidOps);
@@ -122,7 +122,7 @@ int OpenSharedRx(fid_domain* domain_fid, fi_rx_attr* attr, fid_ep** srx_out,
   }
   fid_ep& ep_fid = queues.util.ep_fid;
   ep_fid.fid.fclass = FI_CLASS_SRX_CTX;
-  ep_fid.ops = &kTcpEpOps;
+  ep_fid.ops = &kStreamEpOps;
   ep_fid.cm = &kSharedRxCmOps;
   ep_fid.msg = &kSharedRxMsgOps;
   ep_fid.tagged = &kSharedRxTaggedOps;
@@ -132,7 +132,7 @@ int OpenSharedRx(fid_domain* domain_fid, fi_rx_attr* attr, fid_ep** srx_out,
   queues.owner = &srx->events;
   queues.directed_recv = (info->caps & FI_DIRECTED_RECV) != 0;
   queues.util.enabled.store(true);
-  fid_peer_srx* owner = TcpEpOwnerSrx(&queues);
+  fid_peer_srx* owner = StreamEpOwnerSrx(&queues);
   owner->peer_ops = &kPeerSrxOps;
   srx->peer.ep_fid = {};
   srx->peer.domain = domain;
@@ -177,7 +177,7 @@ SharedTx* AsSharedTx(fid* object) {
   return reinterpret_cast<SharedTx*>(object);
 }
 
-int BindSharedTx(TcpEp* ep, SharedTx* stx, uint64_t flags) {
+int BindSharedTx(StreamEp* ep, SharedTx* stx, uint64_t flags) {
   const UtilDomain& domain = *ep->util.domain;
   if (flags != 0) {
     return Fail(domain, FI_EBADFLAGS, "fi_ep_bind: an STX binds with flags 0");
@@ -196,7 +196,7 @@ int BindSharedTx(TcpEp* ep, SharedTx* stx, uint64_t flags) {
   return 0;
 }
 
-bool TakeSharedTxSlot(TcpEp* ep) {
+bool TakeSharedTxSlot(StreamEp* ep) {
   SharedTx* stx = ep->shared_tx;
   size_t taken = stx->outstanding.load(std::memory_order_relaxed);
   do {
@@ -207,12 +207,12 @@ bool TakeSharedTxSlot(TcpEp* ep) {
   return true;
 }
 
-void CountSharedTxSlot(TcpEp* ep, int delta) {
+void CountSharedTxSlot(StreamEp* ep, int delta) {
   ep->shared_tx->outstanding.fetch_add(static_cast<size_t>(delta),
                                        std::memory_order_relaxed);
 }
 
-void ReleaseSharedContexts(TcpEp* ep) {
+void ReleaseSharedContexts(StreamEp* ep) {
   ReleasePeerSrx(ep);
   SharedTx* stx = ep->shared_tx;
   if (stx == nullptr) return;
@@ -221,5 +221,5 @@ void ReleaseSharedContexts(TcpEp* ep) {
   ep->shared_tx = nullptr;
 }
 
-}  // namespace tcp
+}  // namespace stream
 }  // namespace fabric

@@ -1,7 +1,7 @@
-// The atomic table and arithmetic of the tcp provider, element by element:
+// The atomic table and arithmetic of stream endpoints, element by element:
 // every operation on integers (with fi_atomic(3)'s formulas), the real and
 // complex types, and which combinations the table refuses.
-#include "fabric/providers/tcp/tcp_atomic_ops.h"
+#include "fabric/providers/stream/atomic_ops.h"
 
 #include <rdma/fi_errno.h>
 
@@ -11,7 +11,7 @@
 #include "gtest/gtest.h"
 
 namespace fabric {
-namespace tcp {
+namespace stream {
 namespace {
 
 // Applies `op` to {target} with operand `b` and compare `c`; the result
@@ -181,5 +181,5 @@ TEST(TcpAtomicOpsTest, TheTableAndItsQueries) {
 }
 
 }  // namespace
-}  // namespace tcp
+}  // namespace stream
 }  // namespace fabric

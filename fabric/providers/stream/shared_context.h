@@ -1,17 +1,17 @@
-// File: fabric/providers/tcp/tcp_shared_context.h
+// File: fabric/providers/stream/shared_context.h
 //
 // Shared receive and transmit contexts (fi_endpoint(3), "Shared
-// Contexts") of the endpoints on the stream data path: tcp's MSG and RDM
+// Contexts") of the endpoints on the stream engine: tcp's MSG and RDM
 // endpoints, shm's RDM endpoints, and the RDM endpoints over MSG ones
 // (rxm_ep.h: tcp's and verbs').
 //
 // fi_srx_context (without FI_PEER): one receive queue that several
-// endpoints, connected or not, take their buffers from. It is a TcpEp with
+// endpoints, connected or not, take their buffers from. It is a StreamEp with
 // queues and no links: the application posts fi_recv, fi_trecv and their
 // v/msg forms on it (FI_MULTI_RECV, FI_PEEK, FI_CLAIM and FI_DISCARD too),
 // and fi_cancel. Every endpoint bound to it (fi_ep_bind(ep, &srx->fid, 0),
 // before fi_enable) is its peer, as an endpoint bound to a peer SRX is
-// (tcp_srx.h): a message takes the first matching receive in posting
+// (srx.h): a message takes the first matching receive in posting
 // order, whichever endpoint it arrives on, and completes to that
 // endpoint's receive CQ and counters (FI_SOURCE: the sender as that
 // endpoint's AV knows it); a message no receive takes is read and held
@@ -27,30 +27,30 @@
 // order.
 //
 // Closing either while an endpoint is bound fails with -FI_EBUSY.
-#ifndef FABRIC_PROVIDERS_TCP_TCP_SHARED_CONTEXT_H_
-#define FABRIC_PROVIDERS_TCP_TCP_SHARED_CONTEXT_H_
+#ifndef FABRIC_PROVIDERS_STREAM_SHARED_CONTEXT_H_
+#define FABRIC_PROVIDERS_STREAM_SHARED_CONTEXT_H_
 
 #include <rdma/fi_endpoint.h>
 
 #include <atomic>
 
-#include "fabric/providers/tcp/tcp_ep.h"
+#include "fabric/providers/stream/stream_ep.h"
 #include "fabric/providers/util/peer_srx.h"
 
 namespace fabric {
-namespace tcp {
+namespace stream {
 
 // What a shared receive context's data path decides: it has no links.
-class SharedRxEvents : public TcpEpOwner {
+class SharedRxEvents : public StreamEpOwner {
  public:
-  TcpLink* LinkFor(fi_addr_t dest, int* error) override;
-  void LinkClosed(TcpLink*, int) override {}
-  void LinkBacklog(TcpLink*, bool) override {}
+  Link* LinkFor(fi_addr_t dest, int* error) override;
+  void LinkClosed(Link*, int) override {}
+  void LinkBacklog(Link*, bool) override {}
   void ReceivePosted() override {}
 };
 
 struct SharedRx {
-  TcpEp queues;  // first: the application's fid_ep* is &queues.util.ep_fid
+  StreamEp queues;  // first: the application's fid_ep* is &queues.util.ep_fid
   SharedRxEvents events;
   // What endpoints bind: its owner is queues.owner_srx.
   PeerSrx peer;
@@ -77,13 +77,13 @@ SharedTx* AsSharedTx(fid* object);
 
 // fi_ep_bind of a shared transmit context: flags 0, same domain, one, before
 // fi_enable. 0 or -fi_errno (logged).
-int BindSharedTx(TcpEp* ep, SharedTx* stx, uint64_t flags);
+int BindSharedTx(StreamEp* ep, SharedTx* stx, uint64_t flags);
 
 // Drops the endpoint's hold on its shared contexts (it closes): the SRX's
 // held messages go back to it, the STX's slots of its transmits are freed.
-void ReleaseSharedContexts(TcpEp* ep);
+void ReleaseSharedContexts(StreamEp* ep);
 
-}  // namespace tcp
+}  // namespace stream
 }  // namespace fabric
 
-#endif  // FABRIC_PROVIDERS_TCP_TCP_SHARED_CONTEXT_H_
+#endif  // FABRIC_PROVIDERS_STREAM_SHARED_CONTEXT_H_

@@ -1,17 +1,17 @@
-// FI_PEEK, FI_CLAIM and FI_DISCARD on tagged receives of tcp endpoints.
+// FI_PEEK, FI_CLAIM and FI_DISCARD on tagged receives of stream endpoints.
 #include <rdma/fi_errno.h>
 #include <rdma/providers/fi_log.h>
 
-#include "fabric/providers/tcp/tcp_ep.h"
+#include "fabric/providers/stream/stream_ep.h"
 
 namespace fabric {
-namespace tcp {
+namespace stream {
 namespace {
 
 // Writes `entry` (from `source`) to the receive CQ when the operation asks
 // for one, in the room reserved for it.
-void Report(TcpEp* ep, const PostedRecv& recv, const fi_cq_tagged_entry& entry,
-            fi_addr_t source) {
+void Report(StreamEp* ep, const PostedRecv& recv,
+            const fi_cq_tagged_entry& entry, fi_addr_t source) {
   UtilCq* cq = ep->util.rx_cq;
   if (recv.write_entry && cq != nullptr) {
     CqWrite(cq, entry, source, recv.reserved);
@@ -20,7 +20,7 @@ void Report(TcpEp* ep, const PostedRecv& recv, const fi_cq_tagged_entry& entry,
   }
 }
 
-ssize_t Peek(TcpEp* ep, std::unique_ptr<PostedRecv> recv) {
+ssize_t Peek(StreamEp* ep, std::unique_ptr<PostedRecv> recv) {
   fi_cq_tagged_entry entry = {};
   entry.op_context = recv->context;
   entry.flags = FI_RECV | FI_TAGGED;
@@ -51,7 +51,7 @@ ssize_t Peek(TcpEp* ep, std::unique_ptr<PostedRecv> recv) {
   return 0;
 }
 
-ssize_t Claim(TcpEp* ep, std::unique_ptr<PostedRecv> recv) {
+ssize_t Claim(StreamEp* ep, std::unique_ptr<PostedRecv> recv) {
   auto claimed = ep->claimed.find(recv->context);
   if (claimed == ep->claimed.end()) {
     if (recv->reserved) CqUnreserve(ep->util.rx_cq);
@@ -72,10 +72,10 @@ ssize_t Claim(TcpEp* ep, std::unique_ptr<PostedRecv> recv) {
 
 }  // namespace
 
-ssize_t PeekOrClaim(TcpEp* ep, std::unique_ptr<PostedRecv> recv) {
+ssize_t PeekOrClaim(StreamEp* ep, std::unique_ptr<PostedRecv> recv) {
   return (recv->flags & FI_PEEK) ? Peek(ep, std::move(recv))
                                  : Claim(ep, std::move(recv));
 }
 
-}  // namespace tcp
+}  // namespace stream
 }  // namespace fabric

@@ -1,18 +1,18 @@
-// A TcpEp as the owner of a peer SRX (tcp_srx.h): the owner ops, and
+// A StreamEp as the owner of a peer SRX (srx.h): the owner ops, and
 // handing posted receives to queued peer messages.
 #include <rdma/fi_errno.h>
 
 #include <algorithm>
 #include <mutex>
 
-#include "fabric/providers/tcp/tcp_srx.h"
+#include "fabric/providers/stream/srx.h"
 
 namespace fabric {
-namespace tcp {
+namespace stream {
 namespace {
 
-TcpEp* EpOf(const fid_peer_srx* srx) {
-  return static_cast<TcpEp*>(srx->ep_fid.fid.context);
+StreamEp* EpOf(const fid_peer_srx* srx) {
+  return static_cast<StreamEp*>(srx->ep_fid.fid.context);
 }
 
 // Freed entries kept for reuse, at most.
@@ -20,7 +20,7 @@ constexpr size_t kMaxSparePeerEntries = 64;
 
 // A new entry lent to the peer (a spare one when there is one): what the
 // message is known by.
-fi_peer_rx_entry* NewEntry(TcpEp* ep, fi_addr_t addr, size_t size,
+fi_peer_rx_entry* NewEntry(StreamEp* ep, fi_addr_t addr, size_t size,
                            uint64_t tag, bool tagged) {
   PeerRxEntry* owned = nullptr;
   if (!ep->spare_peer_entries.empty()) {
@@ -48,7 +48,7 @@ fi_peer_rx_entry* NewEntry(TcpEp* ep, fi_addr_t addr, size_t size,
 // Fills `entry` with the buffer of `recv` for a message of entry->size
 // bytes. Whether `recv` is used up: an FI_MULTI_RECV buffer lends its
 // unused window and is used up once less than the minimum remains.
-bool Lend(TcpEp* ep, PostedRecv& recv, fi_peer_rx_entry* entry) {
+bool Lend(StreamEp* ep, PostedRecv& recv, fi_peer_rx_entry* entry) {
   auto* owned = static_cast<PeerRxEntry*>(entry->owner_context);
   owned->queued = false;
   entry->context = recv.context;
@@ -79,7 +79,7 @@ bool Lend(TcpEp* ep, PostedRecv& recv, fi_peer_rx_entry* entry) {
 template <typename Queue>
 int Get(fid_peer_srx* srx, Queue& queue, fi_addr_t addr, size_t size,
         bool tagged, uint64_t tag, fi_peer_rx_entry** out) {
-  TcpEp* ep = EpOf(srx);
+  StreamEp* ep = EpOf(srx);
   if (out == nullptr) return -FI_EINVAL;
   std::lock_guard<OptionalMutex> lock(ep->util.mutex);
   fi_peer_rx_entry* entry = NewEntry(ep, addr, size, tag, tagged);
@@ -114,7 +114,7 @@ void FindSenderAgain(fi_peer_rx_entry* entry) {
 }
 
 int QueueMsg(fi_peer_rx_entry* entry) {
-  TcpEp* ep = EpOf(entry->srx);
+  StreamEp* ep = EpOf(entry->srx);
   std::lock_guard<OptionalMutex> lock(ep->util.mutex);
   FindSenderAgain(entry);
   auto it = FindRecv(ep->recvs, ep->directed_recv, entry->addr, false, 0);
@@ -131,7 +131,7 @@ int QueueMsg(fi_peer_rx_entry* entry) {
 }
 
 int QueueTag(fi_peer_rx_entry* entry) {
-  TcpEp* ep = EpOf(entry->srx);
+  StreamEp* ep = EpOf(entry->srx);
   std::lock_guard<OptionalMutex> lock(ep->util.mutex);
   FindSenderAgain(entry);
   auto it = FindRecv(ep->tagged_recvs, ep->directed_recv, entry->addr, true,
@@ -159,7 +159,7 @@ int QueueTag(fi_peer_rx_entry* entry) {
 }
 
 // Takes a queued `entry` out of the endpoint's queues.
-void Withdraw(TcpEp* ep, fi_peer_rx_entry* entry) {
+void Withdraw(StreamEp* ep, fi_peer_rx_entry* entry) {
   auto& msgs = ep->queued_peer_msgs;
   msgs.erase(std::remove(msgs.begin(), msgs.end(), entry), msgs.end());
   ep->unexpected.remove_if(
@@ -170,7 +170,7 @@ void Withdraw(TcpEp* ep, fi_peer_rx_entry* entry) {
 }
 
 void FreeEntry(fi_peer_rx_entry* entry) {
-  TcpEp* ep = EpOf(entry->srx);
+  StreamEp* ep = EpOf(entry->srx);
   std::lock_guard<OptionalMutex> lock(ep->util.mutex);
   auto* owned = static_cast<PeerRxEntry*>(entry->owner_context);
   if (owned == nullptr || &owned->entry != entry || !owned->lent) {
@@ -194,7 +194,7 @@ fi_ops_srx_owner kOwnerOps = {sizeof(fi_ops_srx_owner), GetMsg,   GetTag,
 
 }  // namespace
 
-fid_peer_srx* TcpEpOwnerSrx(TcpEp* ep) {
+fid_peer_srx* StreamEpOwnerSrx(StreamEp* ep) {
   fid_peer_srx& srx = ep->owner_srx;
   if (srx.owner_ops == nullptr) {
     srx.ep_fid.fid.fclass = FI_CLASS_PEER_SRX;
@@ -204,13 +204,13 @@ fid_peer_srx* TcpEpOwnerSrx(TcpEp* ep) {
   return &srx;
 }
 
-void StartPeerEntry(TcpEp* ep, fi_peer_rx_entry* entry,
+void StartPeerEntry(StreamEp* ep, fi_peer_rx_entry* entry,
                     std::unique_ptr<PostedRecv> recv) {
   Lend(ep, *recv, entry);
   entry->srx->peer_ops->start_tag(entry);
 }
 
-void PostUntaggedRecv(TcpEp* ep, std::unique_ptr<PostedRecv> recv) {
+void PostUntaggedRecv(StreamEp* ep, std::unique_ptr<PostedRecv> recv) {
   auto& queued = ep->queued_peer_msgs;
   if (queued.empty()) {  // the common case, without walking a deque
     ep->recvs.push_back(std::move(recv));
@@ -232,5 +232,5 @@ void PostUntaggedRecv(TcpEp* ep, std::unique_ptr<PostedRecv> recv) {
   ep->recvs.push_back(std::move(recv));
 }
 
-}  // namespace tcp
+}  // namespace stream
 }  // namespace fabric

@@ -1,4 +1,4 @@
-// What a tcp link does with each arriving message, and how transmit
+// What a link does with each arriving message, and how transmit
 // operations are posted and completed.
 #include <rdma/fi_errno.h>
 #include <rdma/providers/fi_log.h>
@@ -6,18 +6,18 @@
 #include <algorithm>
 
 #include "fabric/api/core/address.h"
-#include "fabric/providers/tcp/tcp_ep.h"
-#include "fabric/providers/tcp/tcp_srx.h"
+#include "fabric/providers/stream/srx.h"
+#include "fabric/providers/stream/stream_ep.h"
 #include "fabric/providers/util/av.h"
 #include "fabric/providers/util/mr.h"
 
 namespace fabric {
-namespace tcp {
+namespace stream {
 namespace {
 
 constexpr size_t kMaxUnexpectedBytes = size_t{64} << 20;
 
-RxTarget UserTarget(TcpLink* link, PostedRecv& recv) {
+RxTarget UserTarget(Link* link, PostedRecv& recv) {
   RxTarget target;
   target.kind = RxTarget::kUser;
   target.iface = recv.iface;
@@ -37,7 +37,7 @@ RxTarget UserTarget(TcpLink* link, PostedRecv& recv) {
 }
 
 // Sends what FI_FENCE held back, as far as the fences allow.
-void ReleaseFenced(TcpLink* link) {
+void ReleaseFenced(Link* link) {
   while (!link->fenced.empty() && !link->connection.closed()) {
     if (link->fenced.front()->fence && link->answers_pending > 0) return;
     std::unique_ptr<TxEntry> entry = std::move(link->fenced.front());
@@ -47,7 +47,7 @@ void ReleaseFenced(TcpLink* link) {
   }
 }
 
-bool ResourceManaged(const TcpEp* ep) {
+bool ResourceManaged(const StreamEp* ep) {
   return ep->util.domain->info->domain_attr->resource_mgmt != FI_RM_DISABLED;
 }
 
@@ -56,7 +56,7 @@ bool ResourceManaged(const TcpEp* ep) {
 // (fi_domain(3)): the connection is torn down, every operation still
 // outstanding fails with FI_ECANCELED, and FI_SHUTDOWN follows. Otherwise
 // what FI_FENCE held back may go.
-void AfterAnswer(TcpLink* link, int32_t status) {
+void AfterAnswer(Link* link, int32_t status) {
   if (status != 0) {
     FI_WARN(link->ep->log(), FI_LOG_EP_DATA,
             "the peer refused a request (%s): closing the connection\n",
@@ -75,16 +75,16 @@ bool AwaitsData(const TxEntry& request) {
          UnpackAtomic(request.header.tag).kind != AtomicKind::kWrite;
 }
 
-RxTarget ProtocolError(TcpLink* link, const char* what) {
+RxTarget ProtocolError(Link* link, const char* what) {
   FI_WARN(link->ep->log(), FI_LOG_EP_DATA, "closing the connection: %s\n",
           what);
   link->connection.Close(-FI_EIO);
   return RxTarget();
 }
 
-void AnswerRead(TcpLink* link, const Header& header,
+void AnswerRead(Link* link, const Header& header,
                 const RmaDescriptor* descriptors) {
-  TcpEp* ep = link->ep;
+  StreamEp* ep = link->ep;
   RxTarget memory;
   int status = ResolveRma(link, header, descriptors, FI_REMOTE_READ, &memory);
   std::unique_ptr<TxEntry> answer = ep->spare_tx.Take();
@@ -124,7 +124,7 @@ void AnswerRead(TcpLink* link, const Header& header,
 }
 
 // Sends `entry` on `link`, or holds it back behind an FI_FENCE.
-void QueueTx(TcpLink* link, std::unique_ptr<TxEntry> entry) {
+void QueueTx(Link* link, std::unique_ptr<TxEntry> entry) {
   if (!link->fenced.empty() ||
       (entry->fence && link->answers_pending > 0)) {
     link->fenced.push_back(std::move(entry));
@@ -136,7 +136,7 @@ void QueueTx(TcpLink* link, std::unique_ptr<TxEntry> entry) {
 
 }  // namespace
 
-void CompleteRecv(TcpEp* ep, TcpLink* link, fi_addr_t source,
+void CompleteRecv(StreamEp* ep, Link* link, fi_addr_t source,
                   std::unique_ptr<PostedRecv> recv, const Header& header,
                   size_t placed) {
   UtilEndpoint& util = ep->util;
@@ -185,7 +185,7 @@ void CompleteRecv(TcpEp* ep, TcpLink* link, fi_addr_t source,
   ep->spare_recvs.Keep(std::move(recv));
 }
 
-void SendAnswer(TcpLink* link, Op op, uint64_t id, int32_t status) {
+void SendAnswer(Link* link, Op op, uint64_t id, int32_t status) {
   std::unique_ptr<TxEntry> answer = link->ep->spare_tx.Take();
   answer->header.op = static_cast<uint8_t>(op);
   answer->header.id = id;
@@ -194,10 +194,10 @@ void SendAnswer(TcpLink* link, Op op, uint64_t id, int32_t status) {
   link->connection.Send(std::move(answer));
 }
 
-int ResolveRma(TcpLink* link, const Header& header,
+int ResolveRma(Link* link, const Header& header,
                const RmaDescriptor* descriptors, uint64_t access,
                RxTarget* target) {
-  TcpEp* ep = link->ep;
+  StreamEp* ep = link->ep;
   link->rma_target.clear();
   link->rma_cntrs.clear();
   for (uint16_t i = 0; i < header.rma_count; ++i) {
@@ -230,9 +230,9 @@ int ResolveRma(TcpLink* link, const Header& header,
   return 0;
 }
 
-void RemoteAccessDone(TcpLink* link, const Header& header, uint64_t kind,
+void RemoteAccessDone(Link* link, const Header& header, uint64_t kind,
                       bool read) {
-  TcpEp* ep = link->ep;
+  StreamEp* ep = link->ep;
   if (read && ep->util.cntrs[kRemoteReadCntr] != nullptr) {
     CntrAdd(ep->util.cntrs[kRemoteReadCntr], 1);
   }
@@ -253,7 +253,7 @@ void RemoteAccessDone(TcpLink* link, const Header& header, uint64_t kind,
   }
 }
 
-void ResumeHeldForCqRoom(TcpEp* ep) {
+void ResumeHeldForCqRoom(StreamEp* ep) {
   if (CqFull(ep->util.rx_cq)) {
     AskForNextPass(ep);
     return;
@@ -262,13 +262,12 @@ void ResumeHeldForCqRoom(TcpEp* ep) {
   ep->owner->ReceivePosted();
 }
 
-TcpLink::TcpLink(TcpEp* ep, std::unique_ptr<ByteStream> stream,
-                 fi_addr_t peer)
+Link::Link(StreamEp* ep, std::unique_ptr<ByteStream> stream, fi_addr_t peer)
     : ep(ep),
       peer(peer),
       connection(std::move(stream), this, &ep->util.domain->copier) {}
 
-TcpLink::~TcpLink() {
+Link::~Link() {
   if (connection.stalled()) --ep->stalled_links;
   for (UnexpectedMsg& message : ep->unexpected) {
     if (message.link == this) message.link = nullptr;
@@ -281,12 +280,12 @@ TcpLink::~TcpLink() {
   }
 }
 
-void TcpLink::FindPeerAgain() {
+void Link::FindPeerAgain() {
   if (peer == FI_ADDR_NOTAVAIL) peer = FindSender(*ep, peer_name);
 }
 
-RxTarget TcpLink::OnHeader(const Header& header,
-                           const RmaDescriptor* descriptors) {
+RxTarget Link::OnHeader(const Header& header,
+                        const RmaDescriptor* descriptors) {
   FindPeerAgain();
   switch (static_cast<Op>(header.op)) {
     case Op::kMsg: {
@@ -389,7 +388,7 @@ RxTarget TcpLink::OnHeader(const Header& header,
   return ProtocolError(this, "unknown opcode");
 }
 
-void TcpLink::OnMessageDone(const Header& header, size_t placed) {
+void Link::OnMessageDone(const Header& header, size_t placed) {
   switch (static_cast<Op>(header.op)) {
     case Op::kMsg:
     case Op::kTagged:
@@ -457,7 +456,7 @@ void TcpLink::OnMessageDone(const Header& header, size_t placed) {
   }
 }
 
-void TcpLink::OnSent(std::unique_ptr<TxEntry> entry) {
+void Link::OnSent(std::unique_ptr<TxEntry> entry) {
   if (!entry->report) {
     RecycleTxEntry(ep, std::move(entry));
     return;
@@ -470,7 +469,7 @@ void TcpLink::OnSent(std::unique_ptr<TxEntry> entry) {
   CompleteTx(ep, std::move(entry), 0);
 }
 
-void TcpLink::OnStalled(bool stalled) {
+void Link::OnStalled(bool stalled) {
   if (stalled) {
     ++ep->stalled_links;
   } else {
@@ -478,16 +477,16 @@ void TcpLink::OnStalled(bool stalled) {
   }
 }
 
-void TcpLink::OnClosed(int error) {
+void Link::OnClosed(int error) {
   FailOutstanding(error != 0 ? -error : FI_ECONNRESET);
   ep->owner->LinkClosed(this, error);
 }
 
-void TcpLink::OnBacklog(bool backlogged) {
+void Link::OnBacklog(bool backlogged) {
   ep->owner->LinkBacklog(this, backlogged);
 }
 
-void TcpLink::FailOutstanding(int err) {
+void Link::FailOutstanding(int err) {
   auto fail = [this, err](std::unique_ptr<TxEntry> entry) {
     CompleteTx(ep, std::move(entry), err);
   };
@@ -512,7 +511,7 @@ void TcpLink::FailOutstanding(int err) {
   }
 }
 
-void TcpLink::Unreserve() {
+void Link::Unreserve() {
   auto unreserve_tx = [this](const std::unique_ptr<TxEntry>& entry) {
     if (entry->reserved) CqUnreserve(ep->util.tx_cq);
   };
@@ -525,14 +524,14 @@ void TcpLink::Unreserve() {
   }
 }
 
-fi_addr_t FindSender(const TcpEp& ep, const std::vector<char>& name) {
+fi_addr_t FindSender(const StreamEp& ep, const std::vector<char>& name) {
   if (name.empty() || ep.util.av == nullptr) return FI_ADDR_NOTAVAIL;
   absl::StatusOr<IpAddress> address =
       IpFromUser(ep.util.info->addr_format, name.data(), name.size());
   return address.ok() ? AvFindIp(ep.util.av, *address) : FI_ADDR_NOTAVAIL;
 }
 
-void ResolveQueuedSenders(TcpEp* ep) {
+void ResolveQueuedSenders(StreamEp* ep) {
   uint64_t inserts = AvInsertsSoFar();
   bool named = ep->util.av != nullptr && ep->util.av->shared != nullptr;
   if (inserts == ep->av_inserts_seen && !named) return;
@@ -555,7 +554,7 @@ void ResolveQueuedSenders(TcpEp* ep) {
   }
 }
 
-std::list<UnexpectedMsg>::iterator FindUnexpected(TcpEp* ep,
+std::list<UnexpectedMsg>::iterator FindUnexpected(StreamEp* ep,
                                                   const PostedRecv& recv) {
   ResolveQueuedSenders(ep);
   for (auto it = ep->unexpected.begin(); it != ep->unexpected.end(); ++it) {
@@ -569,7 +568,7 @@ std::list<UnexpectedMsg>::iterator FindUnexpected(TcpEp* ep,
   return ep->unexpected.end();
 }
 
-UnexpectedMsg TakeUnexpected(TcpEp* ep,
+UnexpectedMsg TakeUnexpected(StreamEp* ep,
                              std::list<UnexpectedMsg>::iterator it) {
   UnexpectedMsg message = std::move(*it);
   ep->unexpected.erase(it);
@@ -590,7 +589,7 @@ void DiscardUnexpected(const UnexpectedMsg& message) {
   }
 }
 
-void DeliverUnexpected(TcpEp* ep, UnexpectedMsg message,
+void DeliverUnexpected(StreamEp* ep, UnexpectedMsg message,
                        std::unique_ptr<PostedRecv> recv) {
   if (message.peer_entry != nullptr) {
     StartPeerEntry(ep, message.peer_entry, std::move(recv));
@@ -615,7 +614,7 @@ void DeliverUnexpected(TcpEp* ep, UnexpectedMsg message,
                message.header, placed);
 }
 
-void PostTaggedRecv(TcpEp* ep, std::unique_ptr<PostedRecv> recv) {
+void PostTaggedRecv(StreamEp* ep, std::unique_ptr<PostedRecv> recv) {
   auto it = FindUnexpected(ep, *recv);
   if (it == ep->unexpected.end()) {
     ep->tagged_recvs.push_back(std::move(recv));
@@ -624,7 +623,7 @@ void PostTaggedRecv(TcpEp* ep, std::unique_ptr<PostedRecv> recv) {
   DeliverUnexpected(ep, TakeUnexpected(ep, it), std::move(recv));
 }
 
-void FailReceives(TcpEp* ep, int err) {
+void FailReceives(StreamEp* ep, int err) {
   auto fail = [ep, err](std::unique_ptr<PostedRecv> recv) {
     fi_cq_tagged_entry entry = {};
     entry.op_context = recv->context;
@@ -638,7 +637,7 @@ void FailReceives(TcpEp* ep, int err) {
   ep->tagged_recvs.clear();
 }
 
-void UnreserveReceives(TcpEp* ep) {
+void UnreserveReceives(StreamEp* ep) {
   for (const auto& recv : ep->recvs) {
     if (recv->reserved) CqUnreserve(ep->util.rx_cq);
   }
@@ -647,7 +646,7 @@ void UnreserveReceives(TcpEp* ep) {
   }
 }
 
-void RecycleTxEntry(TcpEp* ep, std::unique_ptr<TxEntry> entry) {
+void RecycleTxEntry(StreamEp* ep, std::unique_ptr<TxEntry> entry) {
   // The peer is done with an exposed payload (or never will be).
   entry->exposure.reset();
   // Large owned copies are not worth keeping.
@@ -664,7 +663,7 @@ void PostedRecv::Reset() {
   desc = std::move(kept_desc);
 }
 
-void CompleteTx(TcpEp* ep, std::unique_ptr<TxEntry> entry, int error) {
+void CompleteTx(StreamEp* ep, std::unique_ptr<TxEntry> entry, int error) {
   if (!entry->report) {
     RecycleTxEntry(ep, std::move(entry));
     return;
@@ -691,7 +690,7 @@ constexpr uint64_t kPayloadInPlaceMin = 16 * 1024;
 
 // Leaves a large payload of application memory in place (kPayloadInSender)
 // when the peer can copy it from here.
-void LeavePayloadInPlace(TcpLink* link, TxEntry* entry) {
+void LeavePayloadInPlace(Link* link, TxEntry* entry) {
   Header& header = entry->header;
   Op op = static_cast<Op>(header.op);
   if ((op != Op::kMsg && op != Op::kTagged) ||
@@ -718,8 +717,8 @@ void LeavePayloadInPlace(TcpLink* link, TxEntry* entry) {
 
 }  // namespace
 
-ssize_t PostTx(TcpLink* link, std::unique_ptr<TxEntry> entry) {
-  TcpEp* ep = link->ep;
+ssize_t PostTx(Link* link, std::unique_ptr<TxEntry> entry) {
+  StreamEp* ep = link->ep;
   if (link->connection.closed()) {
     FI_WARN(ep->log(), FI_LOG_EP_DATA, "transmit on a closed connection\n");
     return -FI_ENOTCONN;
@@ -738,7 +737,7 @@ ssize_t PostTx(TcpLink* link, std::unique_ptr<TxEntry> entry) {
   return 0;
 }
 
-ssize_t SendNow(TcpEp* ep, fi_addr_t dest, Header header,
+ssize_t SendNow(StreamEp* ep, fi_addr_t dest, Header header,
                 const AppBuffer& payload, const fi_cq_tagged_entry& completion,
                 bool write_entry) {
   // Larger messages may stay in the sender (LeavePayloadInPlace).
@@ -749,7 +748,7 @@ ssize_t SendNow(TcpEp* ep, fi_addr_t dest, Header header,
     return kSendLater;
   }
   int error = 0;
-  TcpLink* link = ep->owner->LinkFor(dest, &error);
+  Link* link = ep->owner->LinkFor(dest, &error);
   if (link == nullptr) return error;
   if (!link->fenced.empty() || !link->connection.CanWriteNow()) {
     return kSendLater;
@@ -799,7 +798,7 @@ ssize_t SendNow(TcpEp* ep, fi_addr_t dest, Header header,
   return 0;
 }
 
-void MoveQueuedTx(TcpLink* from, TcpLink* to) {
+void MoveQueuedTx(Link* from, Link* to) {
   for (auto& entry : from->connection.TakeQueued()) {
     if (entry->awaits_answer) --from->answers_pending;
     QueueTx(to, std::move(entry));
@@ -808,5 +807,5 @@ void MoveQueuedTx(TcpLink* from, TcpLink* to) {
   from->fenced.clear();
 }
 
-}  // namespace tcp
+}  // namespace stream
 }  // namespace fabric

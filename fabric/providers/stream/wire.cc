@@ -1,4 +1,4 @@
-#include "fabric/providers/tcp/tcp_wire.h"
+#include "fabric/providers/stream/wire.h"
 
 #include <rdma/fi_errno.h>
 
@@ -6,7 +6,7 @@
 #include "fabric/api/core/status.h"
 
 namespace fabric {
-namespace tcp {
+namespace stream {
 namespace {
 
 constexpr uint8_t kKnownFlags = kRemoteData | kAckRequested | kPayloadInSender;
@@ -117,5 +117,5 @@ absl::Status CheckRmaDescriptors(const Header& header,
   return absl::OkStatus();
 }
 
-}  // namespace tcp
+}  // namespace stream
 }  // namespace fabric

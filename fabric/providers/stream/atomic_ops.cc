@@ -1,4 +1,4 @@
-#include "fabric/providers/tcp/tcp_atomic_ops.h"
+#include "fabric/providers/stream/atomic_ops.h"
 
 #include <rdma/fi_errno.h>
 #include <string.h>
@@ -7,7 +7,7 @@
 #include <type_traits>
 
 namespace fabric {
-namespace tcp {
+namespace stream {
 namespace {
 
 template <typename T>
@@ -191,5 +191,5 @@ void ApplyAtomic(int datatype, int op, size_t count, void* target,
   });
 }
 
-}  // namespace tcp
+}  // namespace stream
 }  // namespace fabric

@@ -1,7 +1,7 @@
-// File: fabric/providers/tcp/tcp_atomic_ops.h
+// File: fabric/providers/stream/atomic_ops.h
 //
-// The one table of which atomic operations (fi_atomic(3)) the tcp provider
-// supports on which datatypes, and the arithmetic itself. Both the valid
+// The one table of which atomic operations (fi_atomic(3)) stream endpoints
+// support on which datatypes, and the arithmetic itself. Both the valid
 // queries (fi_atomicvalid & co., fi_query_atomic) and the target of an
 // atomic request decide with AtomicSupported, so that what is advertised is
 // exactly what is carried out.
@@ -13,8 +13,8 @@
 //                                     (FI_LOR..FI_BXOR, FI_MSWAP)
 //   the complex types                 FI_SUM, FI_PROD, FI_ATOMIC_READ,
 //                                     FI_ATOMIC_WRITE, FI_CSWAP, FI_CSWAP_NE
-#ifndef FABRIC_PROVIDERS_TCP_TCP_ATOMIC_OPS_H_
-#define FABRIC_PROVIDERS_TCP_TCP_ATOMIC_OPS_H_
+#ifndef FABRIC_PROVIDERS_STREAM_ATOMIC_OPS_H_
+#define FABRIC_PROVIDERS_STREAM_ATOMIC_OPS_H_
 
 #include <rdma/fi_atomic.h>
 #include <rdma/fi_domain.h>
@@ -22,7 +22,7 @@
 #include <stdint.h>
 
 namespace fabric {
-namespace tcp {
+namespace stream {
 
 // The three families of atomic calls; each takes its own operations.
 enum class AtomicKind : uint8_t {
@@ -61,7 +61,7 @@ int QueryAtomic(int datatype, int op, fi_atomic_attr* attr, uint64_t flags);
 void ApplyAtomic(int datatype, int op, size_t count, void* target,
                  const void* operand, const void* compare, void* old);
 
-}  // namespace tcp
+}  // namespace stream
 }  // namespace fabric
 
-#endif  // FABRIC_PROVIDERS_TCP_TCP_ATOMIC_OPS_H_
+#endif  // FABRIC_PROVIDERS_STREAM_ATOMIC_OPS_H_

@@ -1,10 +1,11 @@
-// File: fabric/providers/tcp/tcp_wire.h
+// File: fabric/providers/stream/wire.h
 //
-// What the tcp provider's endpoints send each other on a connection once it
-// is established: a fixed 40-byte header, up to kMaxRmaCount RMA
+// What stream endpoints send each other on a connection once it is
+// established: a fixed 40-byte header, up to kMaxRmaCount RMA
 // descriptors, then `size` payload bytes. Fields are in the sender's byte
-// order; the connection handshake (tcp_cm.h) refuses peers of the other
-// order. Everything received is checked with CheckHeader before use.
+// order: tcp's handshake (tcp_cm.h) refuses peers of the other order, and
+// shm's peers share a host. Everything received is checked with
+// CheckHeader before use.
 //
 //   op            payload                          answered by
 //   kMsg          message (flag kRemoteData: data) kAck when kAckRequested
@@ -28,21 +29,21 @@
 // sender's memory, the target copies them from there (ByteStream::Pull),
 // and kAckRequested is set: the sender's buffer is in use until the kAck.
 //
-// kAssist (streams with a CopyShare, tcp_stream.h) asks the sender of such
+// kAssist (streams with a CopyShare, byte_stream.h) asks the sender of such
 // a message, `id`, to help copy it: `tag` is the receiver's copy job,
 // `data` the bytes to place, and the descriptors name where they go in the
 // receiver's memory. Both sides then claim kAssistChunk-byte chunks of the
-// job through the CopyShare (tcp_connection.h).
-#ifndef FABRIC_PROVIDERS_TCP_TCP_WIRE_H_
-#define FABRIC_PROVIDERS_TCP_TCP_WIRE_H_
+// job through the CopyShare (connection.h).
+#ifndef FABRIC_PROVIDERS_STREAM_WIRE_H_
+#define FABRIC_PROVIDERS_STREAM_WIRE_H_
 
 #include <stdint.h>
 
 #include "absl/status/status.h"
-#include "fabric/providers/tcp/tcp_atomic_ops.h"
+#include "fabric/providers/stream/atomic_ops.h"
 
 namespace fabric {
-namespace tcp {
+namespace stream {
 
 enum class Op : uint8_t {
   kMsg = 1,
@@ -110,7 +111,7 @@ absl::Status CheckHeader(const Header& header);
 absl::Status CheckRmaDescriptors(const Header& header,
                                  const RmaDescriptor* descriptors);
 
-}  // namespace tcp
+}  // namespace stream
 }  // namespace fabric
 
-#endif  // FABRIC_PROVIDERS_TCP_TCP_WIRE_H_
+#endif  // FABRIC_PROVIDERS_STREAM_WIRE_H_

@@ -1,21 +1,21 @@
-// A TcpEp as the peer of a peer SRX owner (tcp_srx.h): receive buffers
+// A StreamEp as the peer of a peer SRX owner (srx.h): receive buffers
 // come from the owner's queues.
 #include <rdma/fi_errno.h>
 #include <rdma/providers/fi_log.h>
 
 #include <utility>
 
-#include "fabric/providers/tcp/tcp_srx.h"
+#include "fabric/providers/stream/srx.h"
 
 namespace fabric {
-namespace tcp {
+namespace stream {
 namespace {
 
-fid_peer_srx* OwnerOf(const TcpEp* ep) { return ep->peer_srx->owner; }
+fid_peer_srx* OwnerOf(const StreamEp* ep) { return ep->peer_srx->owner; }
 
 // The owner's buffer in `entry` as a receive of this endpoint's: what the
 // data path places into and completes.
-std::unique_ptr<PostedRecv> RecvOf(TcpEp* ep, const fi_peer_rx_entry& entry,
+std::unique_ptr<PostedRecv> RecvOf(StreamEp* ep, const fi_peer_rx_entry& entry,
                                    bool tagged) {
   std::unique_ptr<PostedRecv> recv = ep->spare_recvs.Take();
   recv->context = entry.context;
@@ -32,7 +32,7 @@ std::unique_ptr<PostedRecv> RecvOf(TcpEp* ep, const fi_peer_rx_entry& entry,
 int Record(fi_peer_rx_entry* entry, bool discard) {
   auto* held = static_cast<PeerHeldMsg*>(entry->peer_context);
   if (held == nullptr) return -FI_EINVAL;
-  TcpEp* ep = held->ep;
+  StreamEp* ep = held->ep;
   std::lock_guard<std::mutex> lock(ep->started_mutex);
   ep->started.emplace_back(held, discard);
   ep->any_started.store(true, std::memory_order_release);
@@ -46,7 +46,7 @@ int Discard(fi_peer_rx_entry* entry) { return Record(entry, true); }
 fi_ops_srx_peer kPeerSrxOps = {sizeof(fi_ops_srx_peer), Start, Start, Discard,
                                Discard};
 
-int BindPeerSrx(TcpEp* ep, PeerSrx* srx, uint64_t flags) {
+int BindPeerSrx(StreamEp* ep, PeerSrx* srx, uint64_t flags) {
   const char* refusal = nullptr;
   if (flags != 0) refusal = "fi_ep_bind: a peer SRX binds with flags 0";
   if (srx->domain != ep->util.domain) {
@@ -69,8 +69,8 @@ int BindPeerSrx(TcpEp* ep, PeerSrx* srx, uint64_t flags) {
   return 0;
 }
 
-RxTarget PeerSrxHeader(TcpLink* link, const Header& header) {
-  TcpEp* ep = link->ep;
+RxTarget PeerSrxHeader(Link* link, const Header& header) {
+  StreamEp* ep = link->ep;
   // Messages the owner matched before this one complete before it does:
   // a receive posted after theirs may be the one this message gets.
   FinishStartedPeerMsgs(ep);
@@ -114,8 +114,8 @@ RxTarget PeerSrxHeader(TcpLink* link, const Header& header) {
   return target;
 }
 
-void PeerSrxMessageDone(TcpLink* link, const Header& header, size_t placed) {
-  TcpEp* ep = link->ep;
+void PeerSrxMessageDone(Link* link, const Header& header, size_t placed) {
+  StreamEp* ep = link->ep;
   fi_peer_rx_entry* entry = std::exchange(link->peer_entry, nullptr);
   if (!link->current_unexpected.has_value()) {
     CompleteRecv(ep, link, link->peer, std::move(link->current_recv), header,
@@ -158,11 +158,11 @@ fi_addr_t FindQueuedPeerSender(const fi_peer_rx_entry& entry) {
   return FindSender(*held->ep, held->message.sender_name);
 }
 
-void ReturnPeerEntry(TcpEp* ep, fi_peer_rx_entry* entry) {
+void ReturnPeerEntry(StreamEp* ep, fi_peer_rx_entry* entry) {
   OwnerOf(ep)->owner_ops->free_entry(entry);
 }
 
-void FinishStartedPeerMsgs(TcpEp* ep) {
+void FinishStartedPeerMsgs(StreamEp* ep) {
   if (!ep->any_started.load(std::memory_order_acquire)) return;
   std::vector<std::pair<PeerHeldMsg*, bool>> started;
   {
@@ -183,7 +183,7 @@ void FinishStartedPeerMsgs(TcpEp* ep) {
   }
 }
 
-void ReleasePeerSrx(TcpEp* ep) {
+void ReleasePeerSrx(StreamEp* ep) {
   if (ep->peer_srx == nullptr) return;
   for (PeerHeldMsg& held : ep->peer_held) ReturnPeerEntry(ep, held.entry);
   ep->peer_held.clear();
@@ -194,5 +194,5 @@ void ReleasePeerSrx(TcpEp* ep) {
   ep->peer_srx = nullptr;
 }
 
-}  // namespace tcp
+}  // namespace stream
 }  // namespace fabric

@@ -1,14 +1,14 @@
-// File: fabric/providers/tcp/tcp_srx.h
+// File: fabric/providers/stream/srx.h
 //
-// Peer SRX (fi_peer(3), "PEER SRX") on the stream data path: a TcpEp (tcp's
-// endpoints, shm's) as the owner of the receive queues a peer provider
+// Peer SRX (fi_peer(3), "PEER SRX") on the stream engine: a StreamEp
+// (tcp's endpoints, shm's) as the owner of the receive queues a peer provider
 // takes its receive buffers from.
 //
 // Our fi_ext.h keeps Debian 1.17's fi_ops_srx_peer, whose callbacks take
 // the `struct fi_peer_rx_entry *` concerned (the man page shows
 // `struct fid_peer_srx *`); the entry's srx names the SRX.
 //
-// Owner (TcpEpOwnerSrx), what each owner op does on the endpoint:
+// Owner (StreamEpOwnerSrx), what each owner op does on the endpoint:
 // - get_msg/get_tag: lend the first posted receive that takes a message
 //   from `addr` (FI_DIRECTED_RECV endpoints filter on the receive's
 //   source) with `tag` (ignore bits apply), in posting order; 0 with the
@@ -68,27 +68,28 @@
 //   and completes it as above, or, discarded, drops them without a
 //   completion. That pass comes with the owner's next read of the peer's
 //   CQ (fi_cq_read(cq, NULL, 0) on a peer CQ); the auto-progress thread
-//   is not woken for it and finishes it at its next wake-up. Either way the sender gets its answer as for a delivered
-//   message (FI_DELIVERY_COMPLETE), and free_entry follows.
+//   is not woken for it and finishes it at its next wake-up. Either way the
+//   sender gets its answer as for a delivered message (FI_DELIVERY_COMPLETE),
+//   and free_entry follows.
 // - any other error: the message is dropped and logged, and a sender that
 //   asked for an answer gets -FI_ENORX.
 // Messages held for the owner are not limited in number or bytes. Closing
 // the endpoint returns their entries (free_entry) to the owner, which must
 // still be open. Receives posted on the endpoint itself are never matched
 // while it is bound to a peer SRX.
-#ifndef FABRIC_PROVIDERS_TCP_TCP_SRX_H_
-#define FABRIC_PROVIDERS_TCP_TCP_SRX_H_
+#ifndef FABRIC_PROVIDERS_STREAM_SRX_H_
+#define FABRIC_PROVIDERS_STREAM_SRX_H_
 
 #include <rdma/fi_ext.h>
 
-#include "fabric/providers/tcp/tcp_ep.h"
+#include "fabric/providers/stream/stream_ep.h"
 
 namespace fabric {
-namespace tcp {
+namespace stream {
 
 // The fid_peer_srx (FI_CLASS_PEER_SRX, owner_ops set, peer_ops for the peer
 // to fill) through which a peer provider takes `ep`'s receives.
-fid_peer_srx* TcpEpOwnerSrx(TcpEp* ep);
+fid_peer_srx* StreamEpOwnerSrx(StreamEp* ep);
 
 // The peer callbacks of the data path: what fi_srx_context with FI_PEER
 // sets into the owner's srx->peer_ops.
@@ -96,13 +97,13 @@ extern fi_ops_srx_peer kPeerSrxOps;
 
 // fi_ep_bind(ep, srx, flags) of a PeerSrx: flags 0, same domain, one SRX,
 // before fi_enable. 0 or -fi_errno (logged).
-int BindPeerSrx(TcpEp* ep, PeerSrx* srx, uint64_t flags);
+int BindPeerSrx(StreamEp* ep, PeerSrx* srx, uint64_t flags);
 
-// TcpLink::OnHeader of a kMsg/kTagged on a peer SRX's endpoint: where the
+// Link::OnHeader of a kMsg/kTagged on a peer SRX's endpoint: where the
 // payload goes (the owner's buffer, or one of the endpoint's).
-RxTarget PeerSrxHeader(TcpLink* link, const Header& header);
+RxTarget PeerSrxHeader(Link* link, const Header& header);
 // ... and once it is in: completes it, or queues it at the owner.
-void PeerSrxMessageDone(TcpLink* link, const Header& header, size_t placed);
+void PeerSrxMessageDone(Link* link, const Header& header, size_t placed);
 // The message a peer of ours queued with `entry` (it keeps the message in
 // entry->peer_context: its header, and its sender's address while its AV
 // does not hold it), or null when the peer is another provider's.
@@ -112,15 +113,15 @@ const UnexpectedMsg* QueuedPeerMessage(const fi_peer_rx_entry& entry);
 // and for another provider's peers.
 fi_addr_t FindQueuedPeerSender(const fi_peer_rx_entry& entry);
 // Gives `entry` back to the owner of the endpoint's SRX (free_entry).
-void ReturnPeerEntry(TcpEp* ep, fi_peer_rx_entry* entry);
+void ReturnPeerEntry(StreamEp* ep, fi_peer_rx_entry* entry);
 // Finishes the held messages the owner started or discarded; in the
 // endpoint's progress, under its lock.
-void FinishStartedPeerMsgs(TcpEp* ep);
+void FinishStartedPeerMsgs(StreamEp* ep);
 // Returns every held message's entry and unbinds the SRX (the endpoint
 // closes).
-void ReleasePeerSrx(TcpEp* ep);
+void ReleasePeerSrx(StreamEp* ep);
 
-}  // namespace tcp
+}  // namespace stream
 }  // namespace fabric
 
-#endif  // FABRIC_PROVIDERS_TCP_TCP_SRX_H_
+#endif  // FABRIC_PROVIDERS_STREAM_SRX_H_

@@ -1,12 +1,12 @@
-// File: fabric/providers/tcp/tcp_stream.h
+// File: fabric/providers/stream/byte_stream.h
 //
-// The byte stream under a Connection: a connected TCP socket here, a pair
-// of shared-memory rings in the shm provider, a connected MSG endpoint of
-// another provider (rxm). Non-blocking: calls move what they can now and
+// The byte stream under a Connection: a connected TCP socket (tcp), a pair
+// of shared-memory rings (shm), a connected MSG endpoint of another
+// provider (rxm). Non-blocking: calls move what they can now and
 // never wait, except that a copy of the peer's memory (Pull, PullFrom)
 // runs to its end (StartPull does not).
-#ifndef FABRIC_PROVIDERS_TCP_TCP_STREAM_H_
-#define FABRIC_PROVIDERS_TCP_TCP_STREAM_H_
+#ifndef FABRIC_PROVIDERS_STREAM_BYTE_STREAM_H_
+#define FABRIC_PROVIDERS_STREAM_BYTE_STREAM_H_
 
 #include <stdint.h>
 #include <sys/types.h>
@@ -16,13 +16,13 @@
 #include <memory>
 
 #include "absl/status/statusor.h"
-#include "fabric/providers/tcp/tcp_wire.h"
+#include "fabric/providers/stream/wire.h"
 
 namespace fabric {
-namespace tcp {
+namespace stream {
 
 // Where the receiver of a large kPayloadInSender message and its sender
-// split copying it (kAssist, tcp_wire.h): memory both processes map. One
+// split copying it (kAssist, wire.h): memory both processes map. One
 // per direction; the receiver starts a job for each message it copies.
 struct CopyShare {
   // (job << 32) | the next chunk to claim; either side claims a chunk by
@@ -66,7 +66,7 @@ class ByteStream {
 
   // Whether this side can copy the peer's memory (Pull), and whether the
   // peer can copy ours, so that large payloads may stay in the sender's
-  // memory (tcp_wire.h, kPayloadInSender). Sockets: neither.
+  // memory (wire.h, kPayloadInSender). Sockets: neither.
   virtual bool CanPull() const { return false; }
   virtual bool PeerCanPull() const { return false; }
   // Copies the peer's memory `from` into `to`: bytes copied or -errno.
@@ -129,25 +129,7 @@ class ByteStream {
   virtual void AcknowledgeNow() {}
 };
 
-// A connected, non-blocking socket; closed on destruction.
-class SocketStream : public ByteStream {
- public:
-  explicit SocketStream(int fd) : fd_(fd) {}
-  ~SocketStream() override;
-  SocketStream(const SocketStream&) = delete;
-  SocketStream& operator=(const SocketStream&) = delete;
-
-  ssize_t Write(const iovec* iov, size_t count) override;
-  ssize_t Read(const iovec* iov, size_t count) override;
-  void Shutdown() override;
-  int fd() const override { return fd_; }
-  void AcknowledgeNow() override;
-
- private:
-  const int fd_;
-};
-
-}  // namespace tcp
+}  // namespace stream
 }  // namespace fabric
 
-#endif  // FABRIC_PROVIDERS_TCP_TCP_STREAM_H_
+#endif  // FABRIC_PROVIDERS_STREAM_BYTE_STREAM_H_

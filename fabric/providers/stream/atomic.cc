@@ -1,7 +1,7 @@
-// The fi_atomic(3) calls of tcp endpoints: each checks its arguments
-// against the one table of supported operations (tcp_atomic_ops.h), copies
+// The fi_atomic(3) calls of stream endpoints: each checks its arguments
+// against the one table of supported operations (atomic_ops.h), copies
 // the operands (and compare values) into the request, which goes out as
-// Op::kAtomic; the target's answer completes it (tcp_link.cc), with the old
+// Op::kAtomic; the target's answer completes it (link.cc), with the old
 // values for the fetching kinds.
 #include <rdma/fi_atomic.h>
 #include <rdma/fi_errno.h>
@@ -9,12 +9,12 @@
 #include <mutex>
 
 #include "fabric/api/core/status.h"
-#include "fabric/providers/tcp/tcp_atomic_ops.h"
-#include "fabric/providers/tcp/tcp_ep.h"
+#include "fabric/providers/stream/atomic_ops.h"
+#include "fabric/providers/stream/stream_ep.h"
 #include "fabric/providers/util/app_buffer.h"
 
 namespace fabric {
-namespace tcp {
+namespace stream {
 namespace {
 
 // One of the buffer lists of a request (operands, compare values, results).
@@ -88,7 +88,7 @@ absl::Status TakeOperands(const UtilDomain& domain, const IocList& list,
 // The request's entry without its id and link: fi_errno status for bad
 // arguments.
 absl::StatusOr<std::unique_ptr<TxEntry>> BuildAtomic(
-    TcpEp* ep, const AtomicRequest& request) {
+    StreamEp* ep, const AtomicRequest& request) {
   const UtilDomain& domain = *ep->util.domain;
   const fi_tx_attr& tx = *ep->util.info->tx_attr;
   size_t element = AtomicDatatypeSize(request.datatype);
@@ -155,7 +155,7 @@ absl::StatusOr<std::unique_ptr<TxEntry>> BuildAtomic(
 
 ssize_t PostAtomic(fid_ep* ep_fid, fi_addr_t dest,
                    const AtomicRequest& request) {
-  TcpEp* ep = ToTcpEp(ep_fid);
+  StreamEp* ep = ToStreamEp(ep_fid);
   std::lock_guard<OptionalMutex> lock(ep->util.mutex);
   if (ssize_t rc = CheckTransmit(*ep, request.flags); rc != 0) return rc;
   absl::StatusOr<std::unique_ptr<TxEntry>> entry = BuildAtomic(ep, request);
@@ -167,7 +167,7 @@ ssize_t PostAtomic(fid_ep* ep_fid, fi_addr_t dest,
                 request.inject_call);
 }
 
-uint64_t TxFlags(fid_ep* ep) { return ToTcpEp(ep)->util.tx_op_flags; }
+uint64_t TxFlags(fid_ep* ep) { return ToStreamEp(ep)->util.tx_op_flags; }
 
 // fi_atomic, fi_fetch_atomic and fi_compare_atomic on one buffer each.
 ssize_t One(fid_ep* ep, AtomicKind kind, const void* buf, size_t count,
@@ -309,11 +309,22 @@ int CompareValid(fid_ep*, fi_datatype datatype, fi_op op, size_t* count) {
 
 }  // namespace
 
-fi_ops_atomic kTcpAtomicOps = {
-    sizeof(fi_ops_atomic), Write,      Writev,     Writemsg,   Inject,
-    Fetch,                 Fetchv,     Fetchmsg,   Compare,    Comparev,
-    Comparemsg,            WriteValid, FetchValid, CompareValid,
+fi_ops_atomic kStreamAtomicOps = {
+    sizeof(fi_ops_atomic),
+    Write,
+    Writev,
+    Writemsg,
+    Inject,
+    Fetch,
+    Fetchv,
+    Fetchmsg,
+    Compare,
+    Comparev,
+    Comparemsg,
+    WriteValid,
+    FetchValid,
+    CompareValid,
 };
 
-}  // namespace tcp
+}  // namespace stream
 }  // namespace fabric

@@ -1,9 +1,10 @@
-#include "fabric/providers/tcp/tcp_attr.h"
+#include "fabric/providers/stream/stream_attr.h"
 
 #include <rdma/fi_domain.h>
 #include <stdint.h>
 
 namespace fabric {
+namespace stream {
 namespace {
 
 constexpr uint64_t kTxCaps = FI_MSG | FI_TAGGED | FI_RMA | FI_ATOMIC |
@@ -14,7 +15,7 @@ constexpr uint64_t kRxCaps = FI_MSG | FI_TAGGED | FI_RMA | FI_ATOMIC |
 // Receive capabilities only connectionless endpoints have.
 constexpr uint64_t kRdmRxCaps = FI_DIRECTED_RECV | FI_SOURCE | FI_SOURCE_ERR;
 
-// A TCP stream delivers in order, so every ordering holds.
+// A byte stream delivers in order, so every ordering holds.
 constexpr uint64_t kOrder =
     FI_ORDER_RAR | FI_ORDER_RAW | FI_ORDER_RAS | FI_ORDER_WAR | FI_ORDER_WAW |
     FI_ORDER_WAS | FI_ORDER_SAR | FI_ORDER_SAW | FI_ORDER_SAS |
@@ -24,7 +25,7 @@ constexpr uint64_t kOrder =
 
 }  // namespace
 
-void DescribeTcpEndpoint(fi_ep_type type, InfoTemplate* t) {
+void DescribeStreamEndpoint(fi_ep_type type, InfoTemplate* t) {
   t->tx.msg_order = kOrder;
   t->tx.comp_order = FI_ORDER_STRICT | FI_ORDER_DATA;
   t->tx.inject_size = 128;
@@ -43,7 +44,7 @@ void DescribeTcpEndpoint(fi_ep_type type, InfoTemplate* t) {
 
   t->domain.mr_key_size = 8;
   t->domain.cq_data_size = 8;
-  // Shared contexts: tcp_shared_context.h.
+  // Shared contexts: shared_context.h.
   t->domain.max_ep_srx_ctx = 8192;
   t->domain.max_ep_stx_ctx = 8192;
   t->domain.mr_iov_limit = 4;
@@ -58,7 +59,7 @@ void DescribeTcpEndpoint(fi_ep_type type, InfoTemplate* t) {
   }
 }
 
-AttrSupport TcpAttrSupport() {
+AttrSupport StreamAttrSupport() {
   AttrSupport support = FullAttrSupport();
   support.mr_mode_optional = FI_MR_LOCAL | FI_MR_VIRT_ADDR |
                              FI_MR_ALLOCATED | FI_MR_PROV_KEY |
@@ -70,4 +71,5 @@ AttrSupport TcpAttrSupport() {
   return support;
 }
 
+}  // namespace stream
 }  // namespace fabric

@@ -1,6 +1,7 @@
-// The calls of tcp endpoints (fi_msg, fi_tagged, fi_rma, and fi_cancel,
-// fi_getopt, fi_setopt; fi_atomic is in tcp_atomic.cc): each one checks its arguments, then builds a
-// TxEntry or PostedRecv; the endpoint's owner picks the link.
+// The calls of stream endpoints (fi_msg, fi_tagged, fi_rma, and fi_cancel,
+// fi_getopt, fi_setopt; fi_atomic is in atomic.cc): each one checks its
+// arguments, then builds a TxEntry or PostedRecv; the endpoint's owner picks
+// the link.
 #include <rdma/fi_errno.h>
 #include <rdma/fi_rma.h>
 #include <rdma/fi_tagged.h>
@@ -8,15 +9,15 @@
 
 #include <mutex>
 
-#include "fabric/providers/tcp/tcp_ep.h"
-#include "fabric/providers/tcp/tcp_shared_context.h"
-#include "fabric/providers/tcp/tcp_srx.h"
 #include "fabric/api/core/status.h"
+#include "fabric/providers/stream/shared_context.h"
+#include "fabric/providers/stream/srx.h"
+#include "fabric/providers/stream/stream_ep.h"
 #include "fabric/providers/util/app_buffer.h"
 #include "fabric/providers/util/no_ops.h"
 
 namespace fabric {
-namespace tcp {
+namespace stream {
 namespace {
 
 constexpr uint64_t kRxFlags = FI_COMPLETION | FI_MULTI_RECV | FI_MORE;
@@ -50,8 +51,9 @@ struct RxRequest {
 // Describes and checks a local buffer list (at most `limit` pieces) into
 // *buffer and its length into *length (any size_t: a receive buffer may
 // be larger than SSIZE_MAX): 0, or a negative fi_errno (logged).
-ssize_t Describe(const TcpEp& ep, const iovec* iov, void** desc, size_t count,
-                 size_t limit, AppBuffer* buffer, size_t* length) {
+ssize_t Describe(const StreamEp& ep, const iovec* iov, void** desc,
+                 size_t count, size_t limit, AppBuffer* buffer,
+                 size_t* length) {
   if (count > limit) {
     return FailOp(ep, FI_EINVAL, "more iov entries than iov_limit");
   }
@@ -72,7 +74,7 @@ ssize_t Describe(const TcpEp& ep, const iovec* iov, void** desc, size_t count,
 // The message's payload: the application's buffers themselves when the
 // kernel may read them directly, else a copy made through the domain's
 // HMEM copy functions.
-ssize_t TakePayload(TcpEp* ep, const AppBuffer& buffer, size_t length,
+ssize_t TakePayload(StreamEp* ep, const AppBuffer& buffer, size_t length,
                     bool inject, TxEntry* entry) {
   const HmemCopier& copier = ep->util.domain->copier;
   if (!inject && DirectlyAccessible(copier, buffer)) {
@@ -114,7 +116,7 @@ fi_cq_tagged_entry SendCompletion(const TxRequest& request) {
 }
 
 ssize_t Transmit(fid_ep* ep_fid, fi_addr_t dest, const TxRequest& request) {
-  TcpEp* ep = ToTcpEp(ep_fid);
+  StreamEp* ep = ToStreamEp(ep_fid);
   std::lock_guard<OptionalMutex> lock(ep->util.mutex);
   const fi_info& info = *ep->util.info;
   if (ssize_t rc = CheckTransmit(*ep, request.flags); rc != 0) return rc;
@@ -195,7 +197,7 @@ ssize_t Transmit(fid_ep* ep_fid, fi_addr_t dest, const TxRequest& request) {
 }
 
 ssize_t Receive(fid_ep* ep_fid, fi_addr_t source, const RxRequest& request) {
-  TcpEp* ep = ToTcpEp(ep_fid);
+  StreamEp* ep = ToStreamEp(ep_fid);
   // A peek answers from what has arrived: first pull in the headers
   // waiting in every link's socket or ring (progress takes the endpoint's
   // lock itself).
@@ -275,7 +277,7 @@ ssize_t Receive(fid_ep* ep_fid, fi_addr_t source, const RxRequest& request) {
 
 // Cancels the receive posted with `context` (FI_ECANCELED), or -FI_ENOENT.
 ssize_t Cancel(fid* object, void* context) {
-  TcpEp* ep = ToTcpEp(reinterpret_cast<fid_ep*>(object));
+  StreamEp* ep = ToStreamEp(reinterpret_cast<fid_ep*>(object));
   std::lock_guard<OptionalMutex> lock(ep->util.mutex);
   auto cancel = [ep](std::unique_ptr<PostedRecv> recv) {
     fi_cq_tagged_entry entry = {};
@@ -299,19 +301,19 @@ ssize_t Cancel(fid* object, void* context) {
 }
 
 int GetOpt(fid* object, int level, int name, void* value, size_t* len) {
-  TcpEp* ep = ToTcpEp(reinterpret_cast<fid_ep*>(object));
+  StreamEp* ep = ToStreamEp(reinterpret_cast<fid_ep*>(object));
   return GetOptUtilEndpoint(&ep->util, level, name, value, len,
                             ep->cm_data_size);
 }
 
 int SetOpt(fid* object, int level, int name, const void* value, size_t len) {
-  TcpEp* ep = ToTcpEp(reinterpret_cast<fid_ep*>(object));
+  StreamEp* ep = ToStreamEp(reinterpret_cast<fid_ep*>(object));
   std::lock_guard<OptionalMutex> lock(ep->util.mutex);
   return SetOptUtilEndpoint(&ep->util, level, name, value, len);
 }
 
-uint64_t TxFlags(fid_ep* ep) { return ToTcpEp(ep)->util.tx_op_flags; }
-uint64_t RxFlags(fid_ep* ep) { return ToTcpEp(ep)->util.rx_op_flags; }
+uint64_t TxFlags(fid_ep* ep) { return ToStreamEp(ep)->util.tx_op_flags; }
+uint64_t RxFlags(fid_ep* ep) { return ToStreamEp(ep)->util.rx_op_flags; }
 
 // --- fi_msg ------------------------------------------------------------------
 
@@ -484,12 +486,12 @@ ssize_t InjectWritedata(fid_ep* ep, const void* buf, size_t len, uint64_t data,
 
 }  // namespace
 
-ssize_t FailOp(const TcpEp& ep, int fi_errno, const char* what) {
+ssize_t FailOp(const StreamEp& ep, int fi_errno, const char* what) {
   FI_WARN(ep.log(), FI_LOG_EP_DATA, "%s\n", what);
   return -fi_errno;
 }
 
-ssize_t CheckTransmit(const TcpEp& ep, uint64_t flags) {
+ssize_t CheckTransmit(const StreamEp& ep, uint64_t flags) {
   constexpr uint64_t kTxFlags = FI_COMPLETION | FI_INJECT | FI_REMOTE_CQ_DATA |
                                 FI_INJECT_COMPLETE | FI_TRANSMIT_COMPLETE |
                                 FI_DELIVERY_COMPLETE | FI_FENCE | FI_MORE;
@@ -502,38 +504,54 @@ ssize_t CheckTransmit(const TcpEp& ep, uint64_t flags) {
   return 0;
 }
 
-ssize_t SendTx(TcpEp* ep, fi_addr_t dest, std::unique_ptr<TxEntry> entry,
+ssize_t SendTx(StreamEp* ep, fi_addr_t dest, std::unique_ptr<TxEntry> entry,
                uint64_t flags, bool inject_call) {
   entry->fence = (flags & FI_FENCE) != 0;
   entry->write_entry = !inject_call && WantsTxEntry(ep->util, flags);
   int error = 0;
-  TcpLink* link = ep->owner->LinkFor(dest, &error);
+  Link* link = ep->owner->LinkFor(dest, &error);
   if (link == nullptr) return error;
   return PostTx(link, std::move(entry));
 }
 
-fi_ops_ep kTcpEpOps = {
-    sizeof(fi_ops_ep), Cancel, GetOpt, SetOpt, NoTxCtx, NoRxCtx,
-    NoSizeLeft,        NoSizeLeft,
+fi_ops_ep kStreamEpOps = {
+    sizeof(fi_ops_ep), Cancel,  GetOpt,     SetOpt,
+    NoTxCtx,           NoRxCtx, NoSizeLeft, NoSizeLeft,
 };
 
-fi_ops_msg kTcpMsgOps = {
-    sizeof(fi_ops_msg), Recv,   Recvv,    Recvmsg,    Send,
-    Sendv,              Sendmsg, Inject,  Senddata,   Injectdata,
+fi_ops_msg kStreamMsgOps = {
+    sizeof(fi_ops_msg),
+    Recv,
+    Recvv,
+    Recvmsg,
+    Send,
+    Sendv,
+    Sendmsg,
+    Inject,
+    Senddata,
+    Injectdata,
 };
 
-fi_ops_tagged kTcpTaggedOps = {
-    sizeof(fi_ops_tagged), Trecv,    Trecvv,  Trecvmsg,  Tsend,
-    Tsendv,                Tsendmsg, Tinject, Tsenddata, Tinjectdata,
+fi_ops_tagged kStreamTaggedOps = {
+    sizeof(fi_ops_tagged),
+    Trecv,
+    Trecvv,
+    Trecvmsg,
+    Tsend,
+    Tsendv,
+    Tsendmsg,
+    Tinject,
+    Tsenddata,
+    Tinjectdata,
 };
 
-fi_ops_rma kTcpRmaOps = {
-    sizeof(fi_ops_rma), Read,        Readv,     Readmsg,        Write,
-    Writev,             Writemsg,    InjectWrite, Writedata,    InjectWritedata,
+fi_ops_rma kStreamRmaOps = {
+    sizeof(fi_ops_rma), Read,        Readv,     Readmsg,         Write, Writev,
+    Writemsg,           InjectWrite, Writedata, InjectWritedata,
 };
 
-int BindTcpEp(fid* object, fid* bound, uint64_t flags) {
-  TcpEp* ep = reinterpret_cast<TcpEp*>(object);
+int BindStreamEp(fid* object, fid* bound, uint64_t flags) {
+  StreamEp* ep = reinterpret_cast<StreamEp*>(object);
   std::lock_guard<OptionalMutex> lock(ep->util.mutex);
   if (PeerSrx* srx = AsPeerSrx(bound); srx != nullptr) {
     return BindPeerSrx(ep, srx, flags);
@@ -547,18 +565,18 @@ int BindTcpEp(fid* object, fid* bound, uint64_t flags) {
   return BindUtilEndpoint(&ep->util, bound, flags);
 }
 
-void InstallDataPathOps(TcpEp* ep, const fi_info& info, fi_ops_cm* cm) {
+void InstallDataPathOps(StreamEp* ep, const fi_info& info, fi_ops_cm* cm) {
   fid_ep& ep_fid = ep->util.ep_fid;
-  ep_fid.ops = &kTcpEpOps;
+  ep_fid.ops = &kStreamEpOps;
   ep_fid.cm = cm;
-  ep_fid.msg = &kTcpMsgOps;
-  ep_fid.tagged = &kTcpTaggedOps;
-  ep_fid.rma = &kTcpRmaOps;
-  ep_fid.atomic = &kTcpAtomicOps;
+  ep_fid.msg = &kStreamMsgOps;
+  ep_fid.tagged = &kStreamTaggedOps;
+  ep_fid.rma = &kStreamRmaOps;
+  ep_fid.atomic = &kStreamAtomicOps;
   ep_fid.collective = &kNoCollectiveOps;
   ep->directed_recv = (info.caps & FI_DIRECTED_RECV) != 0;
   ep->source_err = (info.caps & FI_SOURCE_ERR) != 0;
 }
 
-}  // namespace tcp
+}  // namespace stream
 }  // namespace fabric

@@ -1,4 +1,4 @@
-#include "fabric/providers/tcp/tcp_connection.h"
+#include "fabric/providers/stream/connection.h"
 
 #include <errno.h>
 #include <rdma/fi_errno.h>
@@ -6,10 +6,10 @@
 
 #include <algorithm>
 
-#include "fabric/providers/tcp/tcp_shared_copy.h"
+#include "fabric/providers/stream/shared_copy.h"
 
 namespace fabric {
-namespace tcp {
+namespace stream {
 namespace {
 
 constexpr size_t kStagingSize = 64 * 1024;
@@ -51,7 +51,7 @@ int PullError(ssize_t n) {
 // SliceIov of at most kMaxIov pieces.
 void SliceIov(const iovec* iov, size_t count, size_t offset, size_t limit,
               std::vector<iovec>* out) {
-  tcp::SliceIov(iov, count, offset, limit, kMaxIov, out);
+  stream::SliceIov(iov, count, offset, limit, kMaxIov, out);
 }
 
 }  // namespace
@@ -370,9 +370,9 @@ void Connection::HelpCopy(const RmaDescriptor* to) {
   iovec remote[kMaxRmaCount];
   IovOfDescriptors(to, header_.rma_count, remote);
   const Lent& lent = lent_.front();
-  tcp::HelpCopy(stream_.get(), static_cast<uint32_t>(header_.tag),
-                lent.pieces, lent.count, remote, header_.rma_count,
-                header_.data);
+  stream::HelpCopy(stream_.get(), static_cast<uint32_t>(header_.tag),
+                   lent.pieces, lent.count, remote, header_.rma_count,
+                   header_.data);
 }
 
 bool Connection::FinishAwaitedCopy(bool spin) {
@@ -537,5 +537,5 @@ void Connection::ReadInput() {
   }
 }
 
-}  // namespace tcp
+}  // namespace stream
 }  // namespace fabric

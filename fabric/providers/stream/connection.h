@@ -1,16 +1,16 @@
-// File: fabric/providers/tcp/tcp_connection.h
+// File: fabric/providers/stream/connection.h
 //
-// One established tcp connection in its data phase: a queue of outgoing
-// messages written as the socket takes them, and a reader that splits the
-// incoming stream into messages (tcp_wire.h) and asks its handler where
+// One established connection in its data phase: a queue of outgoing
+// messages written as the byte stream takes them, and a reader that splits the
+// incoming stream into messages (wire.h) and asks its handler where
 // each payload goes. Small messages arrive through a staging buffer (one
 // recv for many); large ones are read straight into the application's
 // buffer when no HMEM copy function has to see the bytes.
 //
 // Everything runs on the thread that calls Send or Progress, under the
 // owning endpoint's lock; handler callbacks come from inside those calls.
-#ifndef FABRIC_PROVIDERS_TCP_TCP_CONNECTION_H_
-#define FABRIC_PROVIDERS_TCP_TCP_CONNECTION_H_
+#ifndef FABRIC_PROVIDERS_STREAM_CONNECTION_H_
+#define FABRIC_PROVIDERS_STREAM_CONNECTION_H_
 
 #include <rdma/fi_domain.h>
 #include <rdma/fi_eq.h>
@@ -21,12 +21,12 @@
 #include <vector>
 
 #include "fabric/hmem/hmem_copy.h"
-#include "fabric/providers/tcp/tcp_shared_copy.h"
-#include "fabric/providers/tcp/tcp_stream.h"
-#include "fabric/providers/tcp/tcp_wire.h"
+#include "fabric/providers/stream/byte_stream.h"
+#include "fabric/providers/stream/shared_copy.h"
+#include "fabric/providers/stream/wire.h"
 
 namespace fabric {
-namespace tcp {
+namespace stream {
 
 // Where an incoming message's payload goes.
 struct RxTarget {
@@ -197,7 +197,7 @@ class Connection {
   // into the target; false when the connection closed instead.
   bool PullPayload(const RmaDescriptor* from);
   // PullPayload of `want` bytes from `remote` into host memory `local`,
-  // shared with the sender (tcp_shared_copy.h): asks for its help, copies
+  // shared with the sender (shared_copy.h): asks for its help, copies
   // what it does not claim, and leaves the job in shared_ (state
   // kAwaitCopy) for FinishSharedCopy.
   void StartSharedCopy(std::vector<iovec> local, const iovec* remote,
@@ -274,7 +274,7 @@ class Connection {
   std::vector<char> pull_bounce_;
 };
 
-}  // namespace tcp
+}  // namespace stream
 }  // namespace fabric
 
-#endif  // FABRIC_PROVIDERS_TCP_TCP_CONNECTION_H_
+#endif  // FABRIC_PROVIDERS_STREAM_CONNECTION_H_

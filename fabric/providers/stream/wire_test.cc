@@ -2,7 +2,7 @@
 // whatever a peer of ours never sends is FI_EIO (the connection closes),
 // while an unsupported datatype or op passes (the target answers it with
 // FI_EOPNOTSUPP).
-#include "fabric/providers/tcp/tcp_wire.h"
+#include "fabric/providers/stream/wire.h"
 
 #include <rdma/fi_errno.h>
 
@@ -10,7 +10,7 @@
 #include "gtest/gtest.h"
 
 namespace fabric {
-namespace tcp {
+namespace stream {
 namespace {
 
 Header AtomicHeader(int datatype, int op, AtomicKind kind, uint64_t size) {
@@ -141,5 +141,5 @@ TEST(TcpWireTest, AssistRequests) {
   EXPECT_EQ(Check(header, where), -FI_EIO);
 }
 
-}  // namespace tcp
+}  // namespace stream
 }  // namespace fabric

@@ -1,12 +1,14 @@
-// File: fabric/providers/tcp/tcp_ep.h
+// File: fabric/providers/stream/stream_ep.h
 //
-// The data path the tcp provider's MSG and RDM endpoints share. A TcpEp
+// The message engine of stream endpoints: tcp's MSG and RDM endpoints,
+// shm's and rxm's RDM endpoints run on it, each over its own byte streams
+// (byte_stream.h). A StreamEp
 // holds what belongs to the endpoint (posted receives, unexpected tagged
-// messages, transmit accounting); a TcpLink is one connection with what it
+// messages, transmit accounting); a Link is one connection with what it
 // is in the middle of receiving and the requests awaiting its peer's
 // answers. An MSG endpoint has one link; an RDM endpoint one per peer. The
 // concrete endpoint decides which link a transmit takes and what a broken
-// link means (TcpEpOwner).
+// link means (StreamEpOwner).
 //
 // Receive-side resource management: with FI_RM_ENABLED a message that
 // finds no posted receive stays in the socket (the sender's data waits in
@@ -21,8 +23,8 @@
 // stream likewise while the receive CQ is full (CqFull), with either
 // resource-management mode; the endpoint's next progress pass after the
 // application made room lets it go (ResumeAfterCqRoom). Nothing is dropped.
-#ifndef FABRIC_PROVIDERS_TCP_TCP_EP_H_
-#define FABRIC_PROVIDERS_TCP_TCP_EP_H_
+#ifndef FABRIC_PROVIDERS_STREAM_STREAM_EP_H_
+#define FABRIC_PROVIDERS_STREAM_STREAM_EP_H_
 
 #include <rdma/fi_atomic.h>
 #include <rdma/fi_endpoint.h>
@@ -37,7 +39,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "fabric/providers/tcp/tcp_connection.h"
+#include "fabric/providers/stream/connection.h"
 #include "fabric/providers/util/app_buffer.h"
 #include "fabric/providers/util/endpoint.h"
 #include "fabric/providers/util/peer_srx.h"
@@ -45,10 +47,10 @@
 #include "fabric/providers/util/ring_queue.h"
 
 namespace fabric {
-namespace tcp {
+namespace stream {
 
-class TcpLink;
-struct TcpEp;
+class Link;
+struct StreamEp;
 struct SharedTx;
 
 // A posted receive.
@@ -105,7 +107,7 @@ class SparePool {
 struct UnexpectedMsg {
   Header header = {};
   std::vector<char> data;
-  TcpLink* link = nullptr;  // to answer on; null once the link is gone
+  Link* link = nullptr;  // to answer on; null once the link is gone
   fi_addr_t source = FI_ADDR_NOTAVAIL;
   // While source is FI_ADDR_NOTAVAIL: the sender's address (its link's
   // peer_name), by which a later fi_av_insert of it is found.
@@ -117,45 +119,45 @@ struct UnexpectedMsg {
 };
 
 // An fi_peer_rx_entry the endpoint lent a peer provider (get_msg/get_tag),
-// with the storage its iov and desc point to (tcp_srx_owner.cc).
+// with the storage its iov and desc point to (srx_owner.cc).
 struct PeerRxEntry {
   fi_peer_rx_entry entry = {};
   std::vector<iovec> iov;
   std::vector<void*> desc;
   bool lent = false;    // between get_msg/get_tag and free_entry
   bool queued = false;  // waits in the endpoint's queues (queue_msg/tag)
-  size_t slot = 0;      // its index in TcpEp::peer_entries
+  size_t slot = 0;      // its index in StreamEp::peer_entries
 };
 
 // A message that found no receive at the owner of the endpoint's peer SRX,
-// held until the owner starts or discards its entry (tcp_srx_peer.cc).
+// held until the owner starts or discards its entry (srx_peer.cc).
 struct PeerHeldMsg {
   UnexpectedMsg message;
   fi_peer_rx_entry* entry = nullptr;
   bool tagged = false;
-  TcpEp* ep = nullptr;
+  StreamEp* ep = nullptr;
   std::list<PeerHeldMsg>::iterator self;
 };
 
 // What the concrete endpoint decides for the shared data path.
-class TcpEpOwner {
+class StreamEpOwner {
  public:
-  virtual ~TcpEpOwner() = default;
+  virtual ~StreamEpOwner() = default;
   // The link a transmit to `dest` goes on, or null with *error set to a
   // negative fi_errno.
-  virtual TcpLink* LinkFor(fi_addr_t dest, int* error) = 0;
+  virtual Link* LinkFor(fi_addr_t dest, int* error) = 0;
   // `link` broke with -fi_errno `error` (0: the peer closed it); its own
   // transmits have failed already.
-  virtual void LinkClosed(TcpLink* link, int error) = 0;
-  virtual void LinkBacklog(TcpLink* link, bool backlogged) = 0;
+  virtual void LinkClosed(Link* link, int error) = 0;
+  virtual void LinkBacklog(Link* link, bool backlogged) = 0;
   // A receive was posted, or the receive CQ has room again: a message held
   // for want of either may go now.
   virtual void ReceivePosted() = 0;
 };
 
-struct TcpEp {
+struct StreamEp {
   UtilEndpoint util;  // first: the application's fid_ep* is &util.ep_fid
-  TcpEpOwner* owner = nullptr;
+  StreamEpOwner* owner = nullptr;
   bool directed_recv = false;  // FI_DIRECTED_RECV in the endpoint's caps
   bool source_err = false;     // FI_SOURCE_ERR in the endpoint's caps
   size_t cm_data_size = 0;     // FI_OPT_CM_DATA_SIZE
@@ -173,7 +175,7 @@ struct TcpEp {
   // Messages claimed with FI_PEEK | FI_CLAIM, by the peek's context.
   std::unordered_map<void*, UnexpectedMsg> claimed;
 
-  // As the owner of a peer SRX (tcp_srx.h): what peer providers import,
+  // As the owner of a peer SRX (srx.h): what peer providers import,
   // the entries lent to them until free_entry, and their queued untagged
   // messages in arrival order (queued tagged ones are in `unexpected`).
   fid_peer_srx owner_srx = {};
@@ -184,7 +186,7 @@ struct TcpEp {
   std::vector<PeerRxEntry*> spare_peer_entries;
   std::deque<fi_peer_rx_entry*> queued_peer_msgs;
 
-  // As a peer (tcp_srx.h): the SRX it is bound to, its messages queued at
+  // As a peer (srx.h): the SRX it is bound to, its messages queued at
   // the owner, and those the owner started or discarded (start_*,
   // discard_*, under `started_mutex`: the owner's threads call them), for
   // the endpoint's progress to finish.
@@ -197,7 +199,7 @@ struct TcpEp {
   std::atomic<bool> any_started{false};
 
   size_t tx_outstanding = 0;  // posted, not yet completed
-  // The shared transmit context it is bound to (tcp_shared_context.h),
+  // The shared transmit context it is bound to (shared_context.h),
   // whose queue its transmits count in instead of its own.
   SharedTx* shared_tx = nullptr;
   // Links whose message waits for a receive: a posted receive asks them
@@ -220,15 +222,17 @@ struct TcpEp {
   }
 };
 
-inline TcpEp* ToTcpEp(fid_ep* ep) { return reinterpret_cast<TcpEp*>(ep); }
+inline StreamEp* ToStreamEp(fid_ep* ep) {
+  return reinterpret_cast<StreamEp*>(ep);
+}
 
-class TcpLink : public ConnectionHandler {
+class Link : public ConnectionHandler {
  public:
   // `peer` is what FI_SOURCE reports for the stream's other end.
-  TcpLink(TcpEp* ep, std::unique_ptr<ByteStream> stream, fi_addr_t peer);
-  ~TcpLink() override;
+  Link(StreamEp* ep, std::unique_ptr<ByteStream> stream, fi_addr_t peer);
+  ~Link() override;
 
-  TcpEp* const ep;
+  StreamEp* const ep;
   // FI_ADDR_NOTAVAIL while the AV does not hold the peer's address
   // (peer_name); looked up again at each message until it does
   // (FindPeerAgain).
@@ -281,14 +285,14 @@ class TcpLink : public ConnectionHandler {
 // The links of a connectionless endpoint (tcp's and shm's RDM): one or two
 // per peer, and which one transmits to each AV address take.
 struct RdmLinks {
-  std::vector<std::unique_ptr<TcpLink>> all;
-  std::unordered_map<fi_addr_t, TcpLink*> to;
-  std::vector<std::unique_ptr<TcpLink>> closed;  // freed by FreeClosed
+  std::vector<std::unique_ptr<Link>> all;
+  std::unordered_map<fi_addr_t, Link*> to;
+  std::vector<std::unique_ptr<Link>> closed;  // freed by FreeClosed
 
-  TcpLink* Add(std::unique_ptr<TcpLink> link);
+  Link* Add(std::unique_ptr<Link> link);
   // `link` closed (inside its own callback): no transmit takes it any
   // more, and it is freed at the next FreeClosed.
-  void Retire(TcpLink* link);
+  void Retire(Link* link);
   void FreeClosed() { closed.clear(); }
   // Takes back the CQ room of every link's operations and frees the links
   // (the endpoint closes).
@@ -298,39 +302,39 @@ struct RdmLinks {
 };
 
 // fi_ep_bind of the endpoints on this data path.
-int BindTcpEp(fid* object, fid* bound, uint64_t flags);
+int BindStreamEp(fid* object, fid* bound, uint64_t flags);
 // Sets the data path's ops tables on `ep` (with `cm` as its fi_ops_cm) and
 // the capabilities they read from `info`.
-void InstallDataPathOps(TcpEp* ep, const fi_info& info, fi_ops_cm* cm);
+void InstallDataPathOps(StreamEp* ep, const fi_info& info, fi_ops_cm* cm);
 
 // A transmit's place in the endpoint's transmit queue (tx_attr->size), or
 // its shared transmit context's: TakeTxSlot takes one (false when full),
 // CountTxSlot takes one whatever the limit (a transmit already written in
-// part), GiveTxSlot gives one back (tcp_shared_context.cc).
+// part), GiveTxSlot gives one back (shared_context.cc).
 // (Out of line only with a shared context: the common case stays inline.)
-bool TakeSharedTxSlot(TcpEp* ep);
-void CountSharedTxSlot(TcpEp* ep, int delta);
-inline bool TakeTxSlot(TcpEp* ep) {
+bool TakeSharedTxSlot(StreamEp* ep);
+void CountSharedTxSlot(StreamEp* ep, int delta);
+inline bool TakeTxSlot(StreamEp* ep) {
   if (ep->shared_tx != nullptr) return TakeSharedTxSlot(ep);
   if (ep->tx_outstanding >= ep->util.info->tx_attr->size) return false;
   ++ep->tx_outstanding;
   return true;
 }
-inline void CountTxSlot(TcpEp* ep) {
+inline void CountTxSlot(StreamEp* ep) {
   if (ep->shared_tx != nullptr) CountSharedTxSlot(ep, 1);
   ++ep->tx_outstanding;
 }
-inline void GiveTxSlot(TcpEp* ep) {
+inline void GiveTxSlot(StreamEp* ep) {
   if (ep->shared_tx != nullptr) CountSharedTxSlot(ep, -1);
   --ep->tx_outstanding;
 }
 
 // Keeps a finished entry in ep->spare_tx unless it holds a large copy.
-void RecycleTxEntry(TcpEp* ep, std::unique_ptr<TxEntry> entry);
+void RecycleTxEntry(StreamEp* ep, std::unique_ptr<TxEntry> entry);
 
 // Posts a transmit the endpoint built on `link`: limits, CQ reservation,
 // FI_FENCE. 0 or -fi_errno (nothing posted).
-ssize_t PostTx(TcpLink* link, std::unique_ptr<TxEntry> entry);
+ssize_t PostTx(Link* link, std::unique_ptr<TxEntry> entry);
 // A small message or tagged send of host memory (the caller checked it
 // has no FI_FENCE and waits for no answer) goes from the application's
 // buffer straight to the link's stream when nothing is queued ahead of it:
@@ -338,22 +342,22 @@ ssize_t PostTx(TcpLink* link, std::unique_ptr<TxEntry> entry);
 // take is queued with a copy. kSendLater when it must be built and posted
 // (PostTx) instead; else 0 or -fi_errno. `header` lacks only its id.
 constexpr ssize_t kSendLater = 1;
-ssize_t SendNow(TcpEp* ep, fi_addr_t dest, Header header,
+ssize_t SendNow(StreamEp* ep, fi_addr_t dest, Header header,
                 const AppBuffer& payload, const fi_cq_tagged_entry& completion,
                 bool write_entry);
 // Moves the transmits of `from`, a link whose connection is held (nothing
 // written yet), onto `to` in order; they keep their completions.
-void MoveQueuedTx(TcpLink* from, TcpLink* to);
+void MoveQueuedTx(Link* from, Link* to);
 // Whether a message that adds an unreserved entry to the receive CQ must
 // wait for room: true (and the endpoint remembers it) while the CQ is full.
 // Has the engine come back to the endpoint's links next pass (RunAgain):
 // room in the CQ announces itself on no fd.
-inline void AskForNextPass(TcpEp* ep) {
+inline void AskForNextPass(StreamEp* ep) {
   if (ep->data_source != nullptr) {
     ep->util.domain->progress->RunAgain(ep->data_source);
   }
 }
-inline bool WaitForRxCqRoom(TcpEp* ep) {
+inline bool WaitForRxCqRoom(StreamEp* ep) {
   if (ep->util.rx_cq == nullptr || !CqFull(ep->util.rx_cq)) return false;
   if (!ep->awaiting_cq_room) AskForNextPass(ep);
   ep->awaiting_cq_room = true;
@@ -361,19 +365,19 @@ inline bool WaitForRxCqRoom(TcpEp* ep) {
 }
 // Called at the start of every progress pass of an endpoint on this data
 // path, under its lock: lets the messages held by WaitForRxCqRoom go once
-// the application has made room (ResumeHeldForCqRoom, tcp_link.cc).
-void ResumeHeldForCqRoom(TcpEp* ep);
-inline void ResumeAfterCqRoom(TcpEp* ep) {
+// the application has made room (ResumeHeldForCqRoom, link.cc).
+void ResumeHeldForCqRoom(StreamEp* ep);
+inline void ResumeAfterCqRoom(StreamEp* ep) {
   if (ep->awaiting_cq_room) ResumeHeldForCqRoom(ep);
 }
 // Logs `what` as the reason a call fails; -fi_errno.
-ssize_t FailOp(const TcpEp& ep, int fi_errno, const char* what);
+ssize_t FailOp(const StreamEp& ep, int fi_errno, const char* what);
 // A transmit call's flags and the endpoint's state: 0 or -fi_errno.
-ssize_t CheckTransmit(const TcpEp& ep, uint64_t flags);
+ssize_t CheckTransmit(const StreamEp& ep, uint64_t flags);
 // Posts `entry` (built by a transmit call with `flags`) on the link to
 // `dest`, with the completion entry the flags ask for (none for fi_inject
 // & co.).
-ssize_t SendTx(TcpEp* ep, fi_addr_t dest, std::unique_ptr<TxEntry> entry,
+ssize_t SendTx(StreamEp* ep, fi_addr_t dest, std::unique_ptr<TxEntry> entry,
                uint64_t flags, bool inject_call);
 // Whether `recv` takes a message with `tag` (tagged receives only).
 inline bool TagMatches(const PostedRecv& recv, uint64_t tag) {
@@ -395,18 +399,18 @@ typename Queue::iterator FindRecv(Queue& queue, bool directed, fi_addr_t source,
 }
 // Takes a tagged receive: completes it from a buffered unexpected message
 // when one matches, else queues it.
-void PostTaggedRecv(TcpEp* ep, std::unique_ptr<PostedRecv> recv);
+void PostTaggedRecv(StreamEp* ep, std::unique_ptr<PostedRecv> recv);
 // Takes an untagged receive: hands it to the peer messages queued on the
-// endpoint's SRX while one matches (tcp_srx_owner.cc), else queues it.
-void PostUntaggedRecv(TcpEp* ep, std::unique_ptr<PostedRecv> recv);
+// endpoint's SRX while one matches (srx_owner.cc), else queues it.
+void PostUntaggedRecv(StreamEp* ep, std::unique_ptr<PostedRecv> recv);
 // Hands the tagged `recv` to the peer provider that queued `entry`: fills
-// the entry and calls the peer's start_tag (tcp_srx_owner.cc).
-void StartPeerEntry(TcpEp* ep, fi_peer_rx_entry* entry,
+// the entry and calls the peer's start_tag (srx_owner.cc).
+void StartPeerEntry(StreamEp* ep, fi_peer_rx_entry* entry,
                     std::unique_ptr<PostedRecv> recv);
 // The fi_addr_t in `ep`'s AV of the sender whose address (in the
 // endpoint's address format) is `name`; FI_ADDR_NOTAVAIL while the AV does
 // not hold it, or when `name` is empty.
-fi_addr_t FindSender(const TcpEp& ep, const std::vector<char>& name);
+fi_addr_t FindSender(const StreamEp& ep, const std::vector<char>& name);
 // Messages that wait for a receive and arrived from a sender the AV did not
 // hold then take its fi_addr_t once the AV holds it, so that a receive
 // directed at it takes them and FI_PEEK and FI_SOURCE report it (a peer
@@ -415,21 +419,22 @@ fi_addr_t FindSender(const TcpEp& ep, const std::vector<char>& name);
 // none of its own). Looks up only when an AV gained entries since the last
 // call (a named AV: always, it learns other processes' inserts only when
 // it looks).
-void ResolveQueuedSenders(TcpEp* ep);
+void ResolveQueuedSenders(StreamEp* ep);
 // The first buffered unexpected message `recv` takes, or end().
-std::list<UnexpectedMsg>::iterator FindUnexpected(TcpEp* ep,
+std::list<UnexpectedMsg>::iterator FindUnexpected(StreamEp* ep,
                                                   const PostedRecv& recv);
 // Removes a buffered unexpected message from the endpoint.
-UnexpectedMsg TakeUnexpected(TcpEp* ep, std::list<UnexpectedMsg>::iterator it);
+UnexpectedMsg TakeUnexpected(StreamEp* ep,
+                             std::list<UnexpectedMsg>::iterator it);
 // Completes a receive with the message `header` from `source` (answered on
 // `link` when it asks; null when that link is gone), of which `placed`
 // bytes landed in its buffer.
-void CompleteRecv(TcpEp* ep, TcpLink* link, fi_addr_t source,
+void CompleteRecv(StreamEp* ep, Link* link, fi_addr_t source,
                   std::unique_ptr<PostedRecv> recv, const Header& header,
                   size_t placed);
 // Completes `recv` with `message`'s data (answering its sender), or hands
 // it to the peer provider holding the message.
-void DeliverUnexpected(TcpEp* ep, UnexpectedMsg message,
+void DeliverUnexpected(StreamEp* ep, UnexpectedMsg message,
                        std::unique_ptr<PostedRecv> recv);
 // Drops a message with FI_DISCARD: answers its sender, or tells the peer
 // provider holding it (discard_tag).
@@ -439,41 +444,41 @@ void DiscardUnexpected(const UnexpectedMsg& message);
 // none) and, with FI_CLAIM, sets it aside for the paired FI_CLAIM receive
 // with the same context, or with FI_DISCARD drops it; a claim takes the
 // message set aside (or, with FI_DISCARD, drops it without a completion).
-ssize_t PeekOrClaim(TcpEp* ep, std::unique_ptr<PostedRecv> recv);
+ssize_t PeekOrClaim(StreamEp* ep, std::unique_ptr<PostedRecv> recv);
 // Reports a finished transmit operation (error: positive fi_errno, or 0).
-void CompleteTx(TcpEp* ep, std::unique_ptr<TxEntry> entry, int error);
+void CompleteTx(StreamEp* ep, std::unique_ptr<TxEntry> entry, int error);
 // Fails every posted receive with `err`.
-void FailReceives(TcpEp* ep, int err);
+void FailReceives(StreamEp* ep, int err);
 // Takes back the CQ room of the posted receives (the endpoint closes).
-void UnreserveReceives(TcpEp* ep);
+void UnreserveReceives(StreamEp* ep);
 
 // Sends the answer `op` (kAck, kReadResponse without data) to request `id`.
-void SendAnswer(TcpLink* link, Op op, uint64_t id, int32_t status);
+void SendAnswer(Link* link, Op op, uint64_t id, int32_t status);
 // The local memory the descriptors of a remote access name, checked for
 // `access`, into link->rma_target and *target (iov, iface, device); 0 or
 // -FI_EACCES.
-int ResolveRma(TcpLink* link, const Header& header,
+int ResolveRma(Link* link, const Header& header,
                const RmaDescriptor* descriptors, uint64_t access,
                RxTarget* target);
 // Counts a remote access done to the target's memory (FI_REMOTE_WRITE, and
 // FI_REMOTE_READ when `read`), and reports its remote CQ data with `kind`
 // (FI_RMA or FI_ATOMIC).
-void RemoteAccessDone(TcpLink* link, const Header& header, uint64_t kind,
+void RemoteAccessDone(Link* link, const Header& header, uint64_t kind,
                       bool read);
-// The target of a kAtomic (tcp_atomic_target.cc): where its operands go,
+// The target of a kAtomic (atomic_target.cc): where its operands go,
 // and, once they are in, applying it and answering.
-RxTarget AtomicHeader(TcpLink* link, const Header& header,
+RxTarget AtomicHeader(Link* link, const Header& header,
                       const RmaDescriptor* descriptors);
-void AtomicDone(TcpLink* link, const Header& header);
+void AtomicDone(Link* link, const Header& header);
 
-// fi_ops tables of tcp endpoints (tcp_ops.cc, tcp_atomic.cc).
-extern fi_ops_ep kTcpEpOps;
-extern fi_ops_msg kTcpMsgOps;
-extern fi_ops_tagged kTcpTaggedOps;
-extern fi_ops_rma kTcpRmaOps;
-extern fi_ops_atomic kTcpAtomicOps;
+// fi_ops tables of stream endpoints (stream_ops.cc, atomic.cc).
+extern fi_ops_ep kStreamEpOps;
+extern fi_ops_msg kStreamMsgOps;
+extern fi_ops_tagged kStreamTaggedOps;
+extern fi_ops_rma kStreamRmaOps;
+extern fi_ops_atomic kStreamAtomicOps;
 
-}  // namespace tcp
+}  // namespace stream
 }  // namespace fabric
 
-#endif  // FABRIC_PROVIDERS_TCP_TCP_EP_H_
+#endif  // FABRIC_PROVIDERS_STREAM_STREAM_EP_H_
