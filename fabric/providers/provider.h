@@ -5,7 +5,7 @@
 // local addressing already applied for the request; the core then applies the
 // attribute hints uniformly (fabric/api/core/hints.h), orders, and returns.
 //
-// Providers are listed once, in fabric/api/core/registry.cc.
+// Providers are listed once, in fabric/api/entry/registry.cc.
 #ifndef FABRIC_PROVIDERS_PROVIDER_H_
 #define FABRIC_PROVIDERS_PROVIDER_H_
 

@@ -1,10 +1,10 @@
-// File: fabric/api/core/getinfo.h
+// File: fabric/api/entry/getinfo.h
 //
 // fi_getinfo(3) in C++: the rules of the man page that do not depend on a
 // provider (version, flags, node/service forms, instance hints, ordering,
 // explanations when nothing matches), applied over the enabled providers.
-#ifndef FABRIC_API_CORE_GETINFO_H_
-#define FABRIC_API_CORE_GETINFO_H_
+#ifndef FABRIC_API_ENTRY_GETINFO_H_
+#define FABRIC_API_ENTRY_GETINFO_H_
 
 #include <rdma/fabric.h>
 
@@ -27,4 +27,4 @@ absl::StatusOr<InfoList> GetInfo(uint32_t version, const char* node,
 
 }  // namespace fabric
 
-#endif  // FABRIC_API_CORE_GETINFO_H_
+#endif  // FABRIC_API_ENTRY_GETINFO_H_

@@ -3,7 +3,7 @@
 // NULL hints and for tcp MSG hints, interleaved over several rounds, medians
 // and our/their ratios printed.
 //
-//   bazel run -c opt //fabric/api/core:getinfo_benchmark
+//   bazel run -c opt //fabric/api/entry:getinfo_benchmark
 #include <dlfcn.h>
 #include <rdma/fabric.h>
 #include <string.h>

@@ -7,10 +7,10 @@
 
 #include "fabric/api/config/settings.h"
 #include "fabric/api/core/export.h"
-#include "fabric/api/core/getinfo.h"
 #include "fabric/api/core/hints.h"
-#include "fabric/api/core/registry.h"
 #include "fabric/api/core/status.h"
+#include "fabric/api/entry/getinfo.h"
+#include "fabric/api/entry/registry.h"
 #include "fabric/providers/util/memory_monitor.h"
 
 extern "C" {

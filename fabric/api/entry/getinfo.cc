@@ -1,4 +1,4 @@
-#include "fabric/api/core/getinfo.h"
+#include "fabric/api/entry/getinfo.h"
 
 #include <rdma/fi_domain.h>
 #include <rdma/fi_errno.h>
@@ -14,8 +14,8 @@
 #include "fabric/api/core/address.h"
 #include "fabric/api/core/export.h"
 #include "fabric/api/core/hints.h"
-#include "fabric/api/core/registry.h"
 #include "fabric/api/core/status.h"
+#include "fabric/api/entry/registry.h"
 #include "fabric/providers/util/live_objects.h"
 
 namespace fabric {

@@ -1,4 +1,4 @@
-#include "fabric/api/core/registry.h"
+#include "fabric/api/entry/registry.h"
 
 #include <rdma/providers/fi_log.h>
 
@@ -8,8 +8,8 @@
 
 #include "absl/strings/match.h"
 #include "fabric/api/config/settings.h"
-#include "fabric/providers/tcp/tcp_provider.h"
 #include "fabric/providers/shm/shm_provider.h"
+#include "fabric/providers/tcp/tcp_provider.h"
 #include "fabric/providers/udp/udp_provider.h"
 #include "fabric/providers/verbs/verbs_provider.h"
 

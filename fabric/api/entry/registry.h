@@ -1,11 +1,11 @@
-// File: fabric/api/core/registry.h
+// File: fabric/api/entry/registry.h
 //
 // The compiled-in providers. Every provider is listed once, in registry.cc;
 // there are no plug-ins to scan, so the first fi_getinfo of a process costs no
 // dlopen. The configuration (FI_PROVIDER, the config file) decides which are
 // enabled and in which order they are asked.
-#ifndef FABRIC_API_CORE_REGISTRY_H_
-#define FABRIC_API_CORE_REGISTRY_H_
+#ifndef FABRIC_API_ENTRY_REGISTRY_H_
+#define FABRIC_API_ENTRY_REGISTRY_H_
 
 #include <rdma/providers/fi_prov.h>
 
@@ -28,4 +28,4 @@ const fi_provider* CoreProvider();
 
 }  // namespace fabric
 
-#endif  // FABRIC_API_CORE_REGISTRY_H_
+#endif  // FABRIC_API_ENTRY_REGISTRY_H_
