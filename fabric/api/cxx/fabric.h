@@ -4,7 +4,7 @@
 // owning types that release what they hold (fi_freeinfo, fi_close) when they
 // go out of scope. It uses only the public C API, so it works the same over
 // any provider. The objects opened under a fabric have their own headers:
-// domain.h, eq.h, cq.h, cntr.h and mr.h.
+// domain.h, eq.h, cq.h, cntr.h, mr.h, av.h and endpoint.h.
 //
 // Example: open the fabric of the first tcp RDM endpoint on this machine.
 //
@@ -17,8 +17,9 @@
 //   if (!info.ok()) return info.status();   // e.g. NOT_FOUND: -FI_ENODATA
 //   for (const fi_info& entry : ofi::Entries(*info)) { ... }
 //
-//   absl::StatusOr<ofi::Fabric> fabric = ofi::OpenFabric(*(*info)->fabric_attr);
-//   if (!fabric.ok()) return fabric.status();
+//   absl::StatusOr<ofi::Fabric> fabric =
+//   ofi::OpenFabric(*(*info)->fabric_attr); if (!fabric.ok()) return
+//   fabric.status();
 //   // fi_close(&fabric->get()->fid) runs when `fabric` is destroyed.
 #ifndef FABRIC_API_CXX_FABRIC_H_
 #define FABRIC_API_CXX_FABRIC_H_

@@ -6,11 +6,12 @@
 
 namespace ofi::testing {
 
-absl::StatusOr<Loopback> OpenLoopback(int mr_mode) {
+absl::StatusOr<Loopback> OpenLoopback(int mr_mode, fi_ep_type type) {
   Info hints = AllocInfo();
   hints->fabric_attr->prov_name = strdup("tcp");
   hints->domain_attr->name = strdup("lo");
   hints->domain_attr->mr_mode = mr_mode;
+  hints->ep_attr->type = type;
   absl::StatusOr<Info> info = GetInfo(hints.get());
   if (!info.ok()) return info.status();
   absl::StatusOr<Fabric> fabric = OpenFabric(*(*info)->fabric_attr);

@@ -9,6 +9,8 @@
 #ifndef FABRIC_API_CXX_LOOPBACK_TESTING_H_
 #define FABRIC_API_CXX_LOOPBACK_TESTING_H_
 
+#include <rdma/fabric.h>
+
 #include <cstdint>
 
 #include "absl/status/statusor.h"
@@ -24,9 +26,10 @@ struct Loopback {
   Domain domain;
 };
 
-// fi_getinfo with hints prov_name "tcp", domain name "lo" and `mr_mode`, then
-// the fabric and domain of the first entry.
-absl::StatusOr<Loopback> OpenLoopback(int mr_mode = 0);
+// fi_getinfo with hints prov_name "tcp", domain name "lo", `mr_mode` and
+// endpoint `type`, then the fabric and domain of the first entry.
+absl::StatusOr<Loopback> OpenLoopback(int mr_mode = 0,
+                                      fi_ep_type type = FI_EP_UNSPEC);
 
 }  // namespace ofi::testing
 

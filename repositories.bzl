@@ -1,0 +1,62 @@
+"""The external repositories the library builds with, for any WORKSPACE.
+
+Every one is local: Debian's packages (see third_party/README.md) and the
+small wrappers in third_party/. This workspace calls fabric_repositories();
+a workspace that depends on this one calls it too, with this repository's
+path (examples/bazel_consumer/WORKSPACE):
+
+    local_repository(name = "fabric", path = "/path/to/fabric")
+    load("@fabric//:repositories.bzl", "fabric_repositories")
+    fabric_repositories(path = "/path/to/fabric")
+"""
+
+def fabric_repositories(path = "."):
+    """Declares the repositories //fabric and its tests use.
+
+    Args:
+      path: this repository's root, absolute or relative to the root of the
+        workspace that calls it.
+    """
+
+    # Bazel 4 asks for these three from the internet; they are local here.
+    native.local_repository(
+        name = "rules_java",
+        path = "/usr/share/bazel/rules/java",
+    )
+    native.local_repository(
+        name = "rules_cc",
+        path = path + "/third_party/rules_cc",
+    )
+    native.local_repository(
+        name = "remote_coverage_tools",
+        path = path + "/third_party/coverage_tools",
+    )
+    native.local_repository(
+        name = "com_google_absl",
+        path = path + "/third_party/absl",
+    )
+    native.new_local_repository(
+        name = "com_google_protobuf",
+        build_file = "@fabric//third_party:protobuf.BUILD",
+        path = "/usr",
+    )
+    native.new_local_repository(
+        name = "com_google_googletest",
+        build_file = "@fabric//third_party:googletest.BUILD",
+        path = "/usr",
+    )
+    native.new_local_repository(
+        name = "com_github_google_benchmark",
+        build_file = "@fabric//third_party:benchmark.BUILD",
+        path = "/usr",
+    )
+    native.new_local_repository(
+        name = "rdma_core",
+        build_file = "@fabric//third_party:rdma_core.BUILD",
+        path = "/usr",
+    )
+    native.new_local_repository(
+        name = "openmpi",
+        build_file = "@fabric//third_party:openmpi.BUILD",
+        path = "/usr/lib/x86_64-linux-gnu/openmpi",
+    )
