@@ -22,6 +22,7 @@
 #include "fabric/providers/util/eq.h"
 #include "fabric/providers/util/fid_ops.h"
 #include "fabric/providers/util/ip_socket.h"
+#include "fabric/providers/util/log_failure.h"
 #include "fabric/providers/util/no_ops.h"
 
 namespace fabric {
@@ -36,9 +37,7 @@ constexpr size_t kMaxEvent = sizeof(fi_eq_cm_entry) + 256;
 RxmEp* ToRxmEp(fid* object) { return reinterpret_cast<RxmEp*>(object); }
 
 int Fail(const RxmEp& ep, const absl::Status& status) {
-  FI_WARN(ep.log(), FI_LOG_EP_CTRL, "%s\n",
-          std::string(status.message()).c_str());
-  return ToFiErrno(status);
+  return LogFailure(ep.log(), FI_LOG_EP_CTRL, status);
 }
 
 absl::Status CallFailed(const char* call, int rc) {
@@ -558,9 +557,7 @@ int OpenRxmEp(fid_domain* domain_fid, fi_info* info, const fi_info& msg_info,
           : InitUtilEndpoint(&ep->base.util, domain, info, context,
                              &kRxmEpFidOps);
   if (!status.ok()) {
-    FI_WARN(log, FI_LOG_EP_CTRL, "fi_endpoint: %s\n",
-            std::string(status.message()).c_str());
-    return ToFiErrno(status);
+    return LogFailure(log, FI_LOG_EP_CTRL, status, "fi_endpoint");
   }
   ep->msg_info->handle = nullptr;
   // The endpoint's progress runs the internal objects' (no thread of

@@ -19,6 +19,7 @@
 #include "fabric/providers/util/av.h"
 #include "fabric/providers/util/fid_ops.h"
 #include "fabric/providers/util/ip_socket.h"
+#include "fabric/providers/util/log_failure.h"
 #include "fabric/providers/util/no_ops.h"
 
 namespace fabric {
@@ -47,9 +48,7 @@ absl::StatusOr<IpAddress> LoopbackAddress(int family) {
 }
 
 int Fail(const ShmRdmEp& ep, const absl::Status& status) {
-  FI_WARN(ep.log(), FI_LOG_EP_CTRL, "%s\n",
-          std::string(status.message()).c_str());
-  return ToFiErrno(status);
+  return LogFailure(ep.log(), FI_LOG_EP_CTRL, status);
 }
 
 // A transmit's connection could not be made. That no endpoint is there is
@@ -415,9 +414,7 @@ int OpenShmRdmEp(fid_domain* domain_fid, fi_info* info, fid_ep** ep_out,
                               &kRdmEpFidOps);
   }
   if (!status.ok()) {
-    FI_WARN(log, FI_LOG_EP_CTRL, "fi_endpoint: %s\n",
-            std::string(status.message()).c_str());
-    return ToFiErrno(status);
+    return LogFailure(log, FI_LOG_EP_CTRL, status, "fi_endpoint");
   }
   stream::InstallDataPathOps(&ep->base, *info, &kRdmCmOps);
   *ep_out = &ep.release()->base.util.ep_fid;

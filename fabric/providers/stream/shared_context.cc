@@ -9,6 +9,7 @@
 #include "fabric/api/core/status.h"
 #include "fabric/providers/stream/srx.h"
 #include "fabric/providers/util/fid_ops.h"
+#include "fabric/providers/util/log_failure.h"
 #include "fabric/providers/util/no_ops.h"
 
 namespace fabric {
@@ -116,9 +117,7 @@ int OpenSharedRx(fid_domain* domain_fid, fi_rx_attr* attr, fid_ep** srx_out,
   absl::Status status = InitUtilEndpoint(&queues.util, domain, info.get(),
                                          context, &kSharedRxFidOps);
   if (!status.ok()) {
-    FI_WARN(Log(*domain), FI_LOG_EP_CTRL, "fi_srx_context: %s\n",
-            std::string(status.message()).c_str());
-    return ToFiErrno(status);
+    return LogFailure(Log(*domain), FI_LOG_EP_CTRL, status, "fi_srx_context");
   }
   fid_ep& ep_fid = queues.util.ep_fid;
   ep_fid.fid.fclass = FI_CLASS_SRX_CTX;

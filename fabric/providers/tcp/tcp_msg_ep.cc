@@ -21,6 +21,7 @@
 #include "fabric/providers/util/fid_ops.h"
 #include "fabric/providers/util/ip_socket.h"
 #include "fabric/providers/util/live_objects.h"
+#include "fabric/providers/util/log_failure.h"
 #include "fabric/providers/util/no_ops.h"
 #include "fabric/providers/util/passive_ep.h"
 #include "fabric/providers/util/syscalls.h"
@@ -35,9 +36,7 @@ int Fail(const TcpMsgEp& ep, int fi_errno, const std::string& what) {
 }
 
 int Fail(const TcpMsgEp& ep, const absl::Status& status) {
-  FI_WARN(ep.log(), FI_LOG_EP_CTRL, "%s\n",
-          std::string(status.message()).c_str());
-  return ToFiErrno(status);
+  return LogFailure(ep.log(), FI_LOG_EP_CTRL, status);
 }
 
 // Queues a connection-management event with `len` bytes of data after it.
@@ -370,8 +369,7 @@ int OpenTcpMsgEp(fid_domain* domain_fid, fi_info* info, fid_ep** ep_out,
   absl::Status status =
       InitUtilEndpoint(&ep->base.util, domain, info, context, &kMsgEpFidOps);
   if (!status.ok()) {
-    FI_WARN(log, FI_LOG_EP_CTRL, "%s\n", std::string(status.message()).c_str());
-    return ToFiErrno(status);
+    return LogFailure(log, FI_LOG_EP_CTRL, status);
   }
   stream::InstallDataPathOps(&ep->base, *info, &kMsgEpCmOps);
   ep->base.cm_data_size = kMaxCmData;

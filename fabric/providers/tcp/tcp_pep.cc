@@ -23,6 +23,7 @@
 #include "fabric/providers/util/fid_ops.h"
 #include "fabric/providers/util/ip_socket.h"
 #include "fabric/providers/util/live_objects.h"
+#include "fabric/providers/util/log_failure.h"
 #include "fabric/providers/util/no_ops.h"
 #include "fabric/providers/util/passive_ep.h"
 
@@ -281,8 +282,7 @@ int OpenTcpPassiveEp(fid_fabric* fabric_fid, fi_info* info, fid_pep** pep_out,
   if (!status.ok()) {
     if (fd.ok()) close(*fd);
     if (epoll_fd >= 0) close(epoll_fd);
-    FI_WARN(log, FI_LOG_EP_CTRL, "%s\n", std::string(status.message()).c_str());
-    return ToFiErrno(status);
+    return LogFailure(log, FI_LOG_EP_CTRL, status);
   }
   pep->fd = *fd;
   pep->epoll_fd = epoll_fd;

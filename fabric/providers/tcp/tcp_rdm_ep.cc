@@ -23,6 +23,7 @@
 #include "fabric/providers/util/av.h"
 #include "fabric/providers/util/fid_ops.h"
 #include "fabric/providers/util/ip_socket.h"
+#include "fabric/providers/util/log_failure.h"
 #include "fabric/providers/util/no_ops.h"
 #include "fabric/providers/util/syscalls.h"
 
@@ -38,9 +39,7 @@ TcpRdmEp* ToTcpRdmEp(fid* object) {
 }
 
 int Fail(const TcpRdmEp& ep, const absl::Status& status) {
-  FI_WARN(ep.log(), FI_LOG_EP_CTRL, "%s\n",
-          std::string(status.message()).c_str());
-  return ToFiErrno(status);
+  return LogFailure(ep.log(), FI_LOG_EP_CTRL, status);
 }
 
 // A pass polls the sockets with poll(2) while there are at most this many
@@ -559,8 +558,7 @@ int OpenTcpRdmEp(fid_domain* domain_fid, fi_info* info, fid_ep** ep_out,
       ReleaseUtilEndpoint(&ep->base.util);
       status = FiError(FI_EMFILE, "fi_endpoint: epoll_create1 failed");
     }
-    FI_WARN(log, FI_LOG_EP_CTRL, "%s\n", std::string(status.message()).c_str());
-    return ToFiErrno(status);
+    return LogFailure(log, FI_LOG_EP_CTRL, status);
   }
   Watch(ep.get(), EPOLL_CTL_ADD, ep->listen_fd, EPOLLIN);
   stream::InstallDataPathOps(&ep->base, *info, &kRdmCmOps);

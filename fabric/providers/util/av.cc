@@ -12,6 +12,7 @@
 #include "fabric/providers/util/av_set.h"
 #include "fabric/providers/util/fid_ops.h"
 #include "fabric/providers/util/ip_socket.h"
+#include "fabric/providers/util/log_failure.h"
 #include "fabric/providers/util/peer_av.h"
 
 namespace fabric {
@@ -418,8 +419,7 @@ int InsertReport::Finish() {
 }
 
 int AvFail(const UtilAv& av, const absl::Status& status) {
-  FI_WARN(Log(av), FI_LOG_AV, "%s\n", std::string(status.message()).c_str());
-  return ToFiErrno(status);
+  return LogFailure(Log(av), FI_LOG_AV, status);
 }
 
 UtilAv* AsUtilAv(fid* object) {
@@ -445,9 +445,8 @@ int OpenUtilAv(fid_domain* domain_fid, fi_av_attr* attr, fid_av** av_out,
     status = opened.status();
   }
   if (!status.ok()) {
-    FI_WARN(domain->fabric->provider->c_provider(), FI_LOG_AV, "%s\n",
-            std::string(status.message()).c_str());
-    return ToFiErrno(status);
+    return LogFailure(domain->fabric->provider->c_provider(), FI_LOG_AV,
+                      status);
   }
   UtilAv* av = new UtilAv;
   av->av_fid = {};

@@ -12,10 +12,11 @@
 #include "fabric/providers/util/cntr.h"
 #include "fabric/providers/util/cq.h"
 #include "fabric/providers/util/fid_ops.h"
+#include "fabric/providers/util/live_objects.h"
+#include "fabric/providers/util/log_failure.h"
 #include "fabric/providers/util/mr.h"
 #include "fabric/providers/util/peer_srx.h"
 #include "fabric/providers/util/poll_set.h"
-#include "fabric/providers/util/live_objects.h"
 
 namespace fabric {
 namespace {
@@ -156,10 +157,9 @@ int SetOpsDomain(fid* object, const char* name, uint64_t flags, void* ops,
   absl::Status status = domain->copier.SetOverride(
       static_cast<const fi_hmem_override_ops*>(ops));
   if (!status.ok()) {
-    FI_WARN(log, FI_LOG_DOMAIN, "fi_set_ops: %s\n",
-            std::string(status.message()).c_str());
+    return LogFailure(log, FI_LOG_DOMAIN, status, "fi_set_ops");
   }
-  return ToFiErrno(status);
+  return 0;
 }
 
 fi_ops kDomainFidOps = MakeFidOps(

@@ -16,6 +16,7 @@
 #include "fabric/providers/util/endpoint.h"
 #include "fabric/providers/util/eq.h"
 #include "fabric/providers/util/fid_ops.h"
+#include "fabric/providers/util/log_failure.h"
 
 namespace fabric {
 namespace {
@@ -43,9 +44,7 @@ const fi_provider* Log(const UtilDomain& domain) {
 }
 
 int Fail(const UtilDomain& domain, const absl::Status& status) {
-  FI_WARN(Log(domain), FI_LOG_MR, "%s\n",
-          std::string(status.message()).c_str());
-  return ToFiErrno(status);
+  return LogFailure(Log(domain), FI_LOG_MR, status);
 }
 
 int MrMode(const UtilDomain& domain) {

@@ -11,6 +11,7 @@
 #include "fabric/providers/util/endpoint.h"
 #include "fabric/providers/util/fid_ops.h"
 #include "fabric/providers/util/live_objects.h"
+#include "fabric/providers/util/log_failure.h"
 #include "fabric/providers/util/no_ops.h"
 
 namespace fabric {
@@ -54,9 +55,7 @@ fi_ops_ep kPepEpOps = PepEpOps();
 }  // namespace
 
 int FailPep(const UtilPep& pep, const absl::Status& status) {
-  FI_WARN(pep.log(), FI_LOG_EP_CTRL, "%s\n",
-          std::string(status.message()).c_str());
-  return ToFiErrno(status);
+  return LogFailure(pep.log(), FI_LOG_EP_CTRL, status);
 }
 
 absl::Status InitUtilPep(UtilPep* pep, UtilFabric* fabric, const fi_info& info,

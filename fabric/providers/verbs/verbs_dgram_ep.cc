@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "fabric/api/core/status.h"
 #include "fabric/providers/util/fid_ops.h"
+#include "fabric/providers/util/log_failure.h"
 #include "fabric/providers/util/no_ops.h"
 #include "fabric/providers/verbs/verbs_work_requests.h"
 
@@ -20,9 +21,7 @@ namespace verbs {
 namespace {
 
 int Fail(const VerbsDgramEp& ep, const absl::Status& status) {
-  FI_WARN(ep.log(), FI_LOG_EP_CTRL, "%s\n",
-          std::string(status.message()).c_str());
-  return ToFiErrno(status);
+  return LogFailure(ep.log(), FI_LOG_EP_CTRL, status);
 }
 
 int Fail(const VerbsDgramEp& ep, int fi_errno, const std::string& what) {
@@ -301,8 +300,7 @@ int OpenVerbsDgramEp(fid_domain* domain_fid, fi_info* info, fid_ep** ep_out,
       InitUtilEndpoint(&ep->util, domain, info, context, &kDgramEpFidOps);
   if (!status.ok()) {
     delete ep;
-    FI_WARN(log, FI_LOG_EP_CTRL, "%s\n", std::string(status.message()).c_str());
-    return ToFiErrno(status);
+    return LogFailure(log, FI_LOG_EP_CTRL, status);
   }
   ep->domain = verbs;
   ep->port = *port;

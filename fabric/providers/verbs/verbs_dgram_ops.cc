@@ -10,6 +10,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "fabric/api/core/status.h"
+#include "fabric/providers/util/log_failure.h"
 #include "fabric/providers/util/no_ops.h"
 #include "fabric/providers/verbs/verbs_dgram_ep.h"
 #include "fabric/providers/verbs/verbs_sges.h"
@@ -28,9 +29,7 @@ constexpr uint64_t kTxFlags = FI_REMOTE_CQ_DATA | FI_INJECT | FI_COMPLETION |
 constexpr uint64_t kRxFlags = FI_COMPLETION | FI_MORE;
 
 ssize_t Fail(const VerbsDgramEp& ep, const absl::Status& status) {
-  FI_WARN(ep.log(), FI_LOG_EP_DATA, "%s\n",
-          std::string(status.message()).c_str());
-  return ToFiErrno(status);
+  return LogFailure(ep.log(), FI_LOG_EP_DATA, status);
 }
 
 ssize_t Fail(const VerbsDgramEp& ep, int fi_errno, const std::string& what) {

@@ -13,6 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "fabric/api/core/status.h"
 #include "fabric/providers/util/fid_ops.h"
+#include "fabric/providers/util/log_failure.h"
 #include "fabric/providers/verbs/verbs_attr.h"
 #include "fabric/providers/verbs/verbs_srx.h"
 
@@ -24,9 +25,7 @@ namespace verbs {
 constexpr int kDrainQuietMs = 5;
 
 int FailEp(const VerbsMsgEp& ep, const absl::Status& status) {
-  FI_WARN(ep.log(), FI_LOG_EP_CTRL, "%s\n",
-          std::string(status.message()).c_str());
-  return ToFiErrno(status);
+  return LogFailure(ep.log(), FI_LOG_EP_CTRL, status);
 }
 
 int FailEp(const VerbsMsgEp& ep, int fi_errno, const std::string& what) {
@@ -235,8 +234,7 @@ int OpenVerbsMsgEp(fid_domain* domain_fid, fi_info* info, fid_ep** ep_out,
       InitUtilEndpoint(&ep->util, domain, info, context, &kMsgEpFidOps);
   if (!status.ok()) {
     delete ep;
-    FI_WARN(log, FI_LOG_EP_CTRL, "%s\n", std::string(status.message()).c_str());
-    return ToFiErrno(status);
+    return LogFailure(log, FI_LOG_EP_CTRL, status);
   }
   ep->domain = ToVerbsDomain(domain);
   ep->registers_buffers =

@@ -1,6 +1,7 @@
-// The verbs MSG endpoint's data path: fi_msg, fi_rma and fi_atomic calls
-// become work requests of its queue pair (verbs_work_requests.h), each
-// carrying a Posted slot as its wr_id until its completion.
+// The verbs MSG endpoint's data path: fi_msg and fi_rma calls (fi_atomic's
+// are in verbs_msg_atomic.cc) become work requests of its queue pair
+// (verbs_work_requests.h), each carrying a Posted slot as its wr_id until
+// its completion.
 #include <rdma/fi_errno.h>
 #include <rdma/providers/fi_log.h>
 #include <string.h>
@@ -11,10 +12,12 @@
 #include "absl/container/inlined_vector.h"
 #include "absl/strings/str_cat.h"
 #include "fabric/api/core/status.h"
+#include "fabric/providers/util/log_failure.h"
 #include "fabric/providers/util/mr.h"
 #include "fabric/providers/util/no_ops.h"
 #include "fabric/providers/verbs/verbs_msg_ep.h"
 #include "fabric/providers/verbs/verbs_msg_one_buffer.h"
+#include "fabric/providers/verbs/verbs_msg_transmit.h"
 #include "fabric/providers/verbs/verbs_requests.h"
 #include "fabric/providers/verbs/verbs_sges.h"
 #include "fabric/providers/verbs/verbs_work_requests.h"
@@ -32,34 +35,6 @@ constexpr uint64_t kTxFlags = FI_REMOTE_CQ_DATA | FI_INJECT | FI_COMPLETION |
                               FI_FENCE | FI_MORE | FI_INJECT_COMPLETE |
                               FI_TRANSMIT_COMPLETE;
 constexpr uint64_t kRxFlags = FI_COMPLETION | FI_MORE;
-
-ssize_t Fail(const VerbsMsgEp& ep, const absl::Status& status) {
-  FI_WARN(ep.log(), FI_LOG_EP_DATA, "%s\n",
-          std::string(status.message()).c_str());
-  return ToFiErrno(status);
-}
-
-ssize_t Fail(const VerbsMsgEp& ep, int fi_errno, const std::string& what) {
-  return Fail(ep, FiError(fi_errno, what));
-}
-
-// A transmit as the application's call describes it.
-struct Transmit {
-  SendOp op;
-  const iovec* iov = nullptr;  // the local buffers (none for atomics)
-  void* const* desc = nullptr;
-  size_t count = 0;
-  size_t rma_count = 1;  // remote pieces of RMA and atomics
-  // Atomics: where the old value goes (fetching calls), and its region.
-  void* result = nullptr;
-  void* result_desc = nullptr;
-  void* context = nullptr;
-  uint64_t flags = 0;  // the call's, or the endpoint's op_flags
-  // fi_inject, fi_injectdata, fi_inject_write(data), fi_inject_atomic:
-  // no completion entry at all (the FI_INJECT flag of other calls only
-  // lets the buffer be reused at once).
-  bool inject_call = false;
-};
 
 size_t TotalLength(const iovec* iov, size_t count) {
   size_t total = 0;
@@ -152,54 +127,21 @@ absl::Status AtomicTarget(VerbsMsgEp* ep, const Transmit& tx,
                         &posted->registrations, sge);
 }
 
-ssize_t PostTransmit(VerbsMsgEp* ep, Transmit tx) {
-  std::lock_guard<OptionalMutex> lock(ep->util.mutex);
-  if (!ep->state.CanTransmit()) {
-    return Fail(*ep, FI_ENOTCONN, "transmit on an endpoint that is not "
-                                  "connected");
-  }
-  Sges sges;
-  LocalRegistrations held;
-  if (absl::Status ok = Prepare(ep, &tx, &sges, &held); !ok.ok()) {
-    return Fail(*ep, ok);
-  }
-  ibv_send_wr wr = {};
-  if (absl::Status ok = BuildSendWr(tx.op, &wr); !ok.ok()) {
-    return Fail(*ep, ok);
-  }
-  const bool write_entry =
-      !tx.inject_call && WantsTxEntry(ep->util, tx.flags);
-  int rc = 0;
-  Posted* posted = ep->slots.Acquire(true, ep->util.tx_cq, write_entry, &rc);
-  if (posted == nullptr) return rc;
-  StartRequest(posted, tx.context, CompletionFlagsOf(tx.op), write_entry,
-               CntrOf(tx.op), &held);
-  if (tx.op.kind == SendOp::kAtomic) {
-    sges.resize(1);
-    absl::Status ok = AtomicTarget(ep, tx, posted, sges.data());
-    if (!ok.ok()) {
-      ep->slots.Abandon(posted, ep->util.tx_cq);
-      return Fail(*ep, ok);
-    }
-  }
-  return PostWorkRequest(ep->qp, &wr, sges.data(), sges.size(), posted,
-                         &ep->slots, ep->util.tx_cq, ep->log());
-}
-
 ssize_t PostReceive(VerbsMsgEp* ep, const iovec* iov, void* const* desc,
                     size_t count, void* context, uint64_t flags) {
   std::lock_guard<OptionalMutex> lock(ep->util.mutex);
   if (!ep->util.enabled.load()) {
-    return Fail(*ep, FI_EOPBADSTATE, "receive before fi_enable");
+    return FailDataCall(*ep, FI_EOPBADSTATE, "receive before fi_enable");
   }
   if ((flags & ~kRxFlags) != 0) {
-    return Fail(*ep, FI_EBADFLAGS,
-                absl::StrCat("unknown receive flags 0x",
-                             absl::Hex(flags & ~kRxFlags)));
+    return FailDataCall(
+        *ep, FI_EBADFLAGS,
+        absl::StrCat("unknown receive flags 0x", absl::Hex(flags & ~kRxFlags)));
   }
   if (ep->srx != nullptr) {
-    return Fail(*ep, FI_EOPNOTSUPP, "fi_recv on an endpoint bound to a "
-                                    "shared receive context: post there");
+    return FailDataCall(*ep, FI_EOPNOTSUPP,
+                        "fi_recv on an endpoint bound to a shared receive "
+                        "context: post there");
   }
   Sges sges;
   LocalRegistrations held;
@@ -207,7 +149,7 @@ ssize_t PostReceive(VerbsMsgEp* ep, const iovec* iov, void* const* desc,
       ep->domain, ep->registers_buffers, &ep->regions, iov, desc, count,
       ep->util.info->rx_attr->iov_limit, ep->util.info->ep_attr->max_msg_size,
       &held, &sges);
-  if (!ok.ok()) return Fail(*ep, ok);
+  if (!ok.ok()) return FailDataCall(*ep, ok);
   const bool write_entry = WantsRxEntry(ep->util, flags);
   int rc = 0;
   Posted* posted = ep->slots.Acquire(false, ep->util.rx_cq, write_entry, &rc);
@@ -244,7 +186,9 @@ ssize_t Recvv(fid_ep* ep, const iovec* iov, void** desc, size_t count,
 }
 
 ssize_t Recvmsg(fid_ep* ep, const fi_msg* msg, uint64_t flags) {
-  if (msg == nullptr) return Fail(*Ep(ep), FI_EINVAL, "fi_recvmsg: msg");
+  if (msg == nullptr) {
+    return FailDataCall(*Ep(ep), FI_EINVAL, "fi_recvmsg: msg");
+  }
   return PostReceive(Ep(ep), msg->msg_iov, msg->desc, msg->iov_count,
                      msg->context, flags);
 }
@@ -279,7 +223,9 @@ ssize_t Sendv(fid_ep* ep, const iovec* iov, void** desc, size_t count,
 }
 
 ssize_t Sendmsg(fid_ep* ep, const fi_msg* msg, uint64_t flags) {
-  if (msg == nullptr) return Fail(*Ep(ep), FI_EINVAL, "fi_sendmsg: msg");
+  if (msg == nullptr) {
+    return FailDataCall(*Ep(ep), FI_EINVAL, "fi_sendmsg: msg");
+  }
   Transmit tx =
       Message(msg->msg_iov, msg->desc, msg->iov_count, msg->context, flags);
   tx.op.data = msg->data;
@@ -342,7 +288,8 @@ Transmit Rma(SendOp::Kind kind, const iovec* iov, void* const* desc,
 ssize_t RmaMsg(fid_ep* ep, SendOp::Kind kind, const fi_msg_rma* msg,
                uint64_t flags) {
   if (msg == nullptr || (msg->rma_iov == nullptr && msg->rma_iov_count > 0)) {
-    return Fail(*Ep(ep), FI_EINVAL, "fi_readmsg/fi_writemsg: msg or rma_iov");
+    return FailDataCall(*Ep(ep), FI_EINVAL,
+                        "fi_readmsg/fi_writemsg: msg or rma_iov");
   }
   const fi_rma_iov remote =
       msg->rma_iov_count > 0 ? msg->rma_iov[0] : fi_rma_iov{};
@@ -417,278 +364,6 @@ ssize_t InjectWritedata(fid_ep* ep, const void* buf, size_t len,
   return PostTransmit(Ep(ep), tx);
 }
 
-// --- fi_atomic ----------------------------------------------------------
-
-// An atomic on one element: `operand` (none for FI_ATOMIC_READ), the
-// compare value of FI_CSWAP, and where a fetching call wants the old
-// value.
-struct AtomicCall {
-  const void* operand = nullptr;
-  size_t count = 0;
-  const void* compare = nullptr;
-  size_t compare_count = 0;
-  void* result = nullptr;
-  void* result_desc = nullptr;
-  size_t result_count = 0;
-  uint64_t addr = 0;
-  uint64_t key = 0;
-  size_t rma_count = 1;
-  fi_datatype datatype = FI_UINT64;
-  fi_op op = FI_SUM;
-  void* context = nullptr;
-  uint64_t flags = 0;
-  bool fetch = false;
-  bool compare_call = false;
-  bool inject_call = false;  // fi_inject_atomic
-};
-
-ssize_t PostAtomic(VerbsMsgEp* ep, const AtomicCall& call) {
-  if ((ep->util.info->caps & FI_ATOMIC) == 0) {
-    return Fail(*ep, FI_EOPNOTSUPP, "an atomic on an endpoint opened "
-                                    "without FI_ATOMIC");
-  }
-  const AtomicKind kind = call.compare_call ? AtomicKind::kCompare
-                          : call.fetch       ? AtomicKind::kFetch
-                                             : AtomicKind::kWrite;
-  int elements =
-      AtomicCount(call.datatype, call.op, kind, ep->domain->atomics());
-  if (elements < 0) {
-    return Fail(*ep, FiError(-elements,
-                             absl::StrCat("atomic op ", call.op, " on "
-                                          "datatype ", call.datatype,
-                                          " is not supported")));
-  }
-  if (call.count != 1 || (call.fetch && call.result_count != 1) ||
-      (call.compare_call && call.compare_count != 1)) {
-    return Fail(*ep, FI_EINVAL, "verbs atomics take one element (and one "
-                                "result and compare value)");
-  }
-  const bool needs_operand = call.op != FI_ATOMIC_READ;
-  if ((needs_operand && call.operand == nullptr) ||
-      (call.compare_call && call.compare == nullptr) ||
-      (call.fetch && call.result == nullptr)) {
-    return Fail(*ep, FI_EINVAL, "an atomic's buffer is NULL");
-  }
-  Transmit tx;
-  tx.op.kind = SendOp::kAtomic;
-  tx.op.datatype = call.datatype;
-  tx.op.op = call.op;
-  tx.op.fetch = call.fetch;
-  tx.op.remote_addr = call.addr;
-  tx.op.rkey = call.key;
-  if (needs_operand) memcpy(&tx.op.operand, call.operand, sizeof(uint64_t));
-  if (call.compare_call) {
-    memcpy(&tx.op.compare, call.compare, sizeof(uint64_t));
-  }
-  tx.rma_count = call.rma_count;
-  tx.result = call.result;
-  tx.result_desc = call.result_desc;
-  tx.context = call.context;
-  tx.flags = call.flags;
-  tx.inject_call = call.inject_call;
-  return PostTransmit(ep, tx);
-}
-
-// The remote side and the operation of a call, with the endpoint's
-// op_flags.
-AtomicCall Target(fid_ep* ep, uint64_t addr, uint64_t key,
-                  fi_datatype datatype, fi_op op, void* context) {
-  AtomicCall call;
-  call.addr = addr;
-  call.key = key;
-  call.datatype = datatype;
-  call.op = op;
-  call.context = context;
-  call.flags = Ep(ep)->util.tx_op_flags;
-  return call;
-}
-
-// The fields fi_msg_atomic gives every atomic message call.
-AtomicCall FromMsg(const fi_msg_atomic& msg, uint64_t flags) {
-  AtomicCall call;
-  call.rma_count = msg.rma_iov_count;
-  if (msg.rma_iov != nullptr && msg.rma_iov_count > 0) {
-    call.addr = msg.rma_iov[0].addr;
-    call.key = msg.rma_iov[0].key;
-  }
-  call.datatype = msg.datatype;
-  call.op = msg.op;
-  call.context = msg.context;
-  call.flags = flags;
-  return call;
-}
-
-// What an ioc array names: its one entry's buffer and count (more entries
-// than verbs takes count as more elements).
-struct IocView {
-  void* addr = nullptr;
-  size_t count = 0;
-};
-
-IocView ViewOf(const fi_ioc* ioc, size_t count) {
-  if (ioc == nullptr || count == 0) return IocView{nullptr, count};
-  return IocView{ioc[0].addr, count == 1 ? ioc[0].count : count};
-}
-
-void SetOperand(AtomicCall* call, const fi_ioc* iov, size_t count) {
-  IocView view = ViewOf(iov, count);
-  call->operand = view.addr;
-  call->count = view.count;
-}
-
-void SetCompare(AtomicCall* call, const fi_ioc* comparev, size_t count) {
-  IocView view = ViewOf(comparev, count);
-  call->compare = view.addr;
-  call->compare_count = view.count;
-  call->compare_call = true;
-  call->fetch = true;
-}
-
-void SetResult(AtomicCall* call, fi_ioc* resultv, void** result_desc,
-               size_t count) {
-  IocView view = ViewOf(resultv, count);
-  call->result = view.addr;
-  call->result_count = view.count;
-  call->result_desc =
-      count > 0 && result_desc != nullptr ? result_desc[0] : nullptr;
-  call->fetch = true;
-}
-
-ssize_t AtomicWrite(fid_ep* ep, const void* buf, size_t count, void*,
-                    fi_addr_t, uint64_t addr, uint64_t key,
-                    fi_datatype datatype, fi_op op, void* context) {
-  AtomicCall call = Target(ep, addr, key, datatype, op, context);
-  call.operand = buf;
-  call.count = count;
-  return PostAtomic(Ep(ep), call);
-}
-
-ssize_t AtomicWritev(fid_ep* ep, const fi_ioc* iov, void**, size_t count,
-                     fi_addr_t, uint64_t addr, uint64_t key,
-                     fi_datatype datatype, fi_op op, void* context) {
-  AtomicCall call = Target(ep, addr, key, datatype, op, context);
-  SetOperand(&call, iov, count);
-  return PostAtomic(Ep(ep), call);
-}
-
-ssize_t AtomicWritemsg(fid_ep* ep, const fi_msg_atomic* msg, uint64_t flags) {
-  if (msg == nullptr) return Fail(*Ep(ep), FI_EINVAL, "fi_atomicmsg: msg");
-  AtomicCall call = FromMsg(*msg, flags);
-  SetOperand(&call, msg->msg_iov, msg->iov_count);
-  return PostAtomic(Ep(ep), call);
-}
-
-ssize_t AtomicInject(fid_ep* ep, const void* buf, size_t count, fi_addr_t,
-                     uint64_t addr, uint64_t key, fi_datatype datatype,
-                     fi_op op) {
-  AtomicCall call = Target(ep, addr, key, datatype, op, nullptr);
-  call.operand = buf;
-  call.count = count;
-  call.flags = FI_INJECT;
-  call.inject_call = true;
-  return PostAtomic(Ep(ep), call);
-}
-
-ssize_t AtomicReadwrite(fid_ep* ep, const void* buf, size_t count, void*,
-                        void* result, void* result_desc, fi_addr_t,
-                        uint64_t addr, uint64_t key, fi_datatype datatype,
-                        fi_op op, void* context) {
-  AtomicCall call = Target(ep, addr, key, datatype, op, context);
-  call.operand = buf;
-  call.count = count;
-  fi_ioc result_ioc = {result, 1};
-  SetResult(&call, &result_ioc, &result_desc, 1);
-  return PostAtomic(Ep(ep), call);
-}
-
-ssize_t AtomicReadwritev(fid_ep* ep, const fi_ioc* iov, void**, size_t count,
-                         fi_ioc* resultv, void** result_desc,
-                         size_t result_count, fi_addr_t, uint64_t addr,
-                         uint64_t key, fi_datatype datatype, fi_op op,
-                         void* context) {
-  AtomicCall call = Target(ep, addr, key, datatype, op, context);
-  SetOperand(&call, iov, count);
-  SetResult(&call, resultv, result_desc, result_count);
-  return PostAtomic(Ep(ep), call);
-}
-
-ssize_t AtomicReadwritemsg(fid_ep* ep, const fi_msg_atomic* msg,
-                           fi_ioc* resultv, void** result_desc,
-                           size_t result_count, uint64_t flags) {
-  if (msg == nullptr) {
-    return Fail(*Ep(ep), FI_EINVAL, "fi_fetch_atomicmsg: msg");
-  }
-  AtomicCall call = FromMsg(*msg, flags);
-  SetOperand(&call, msg->msg_iov, msg->iov_count);
-  SetResult(&call, resultv, result_desc, result_count);
-  return PostAtomic(Ep(ep), call);
-}
-
-ssize_t AtomicCompwrite(fid_ep* ep, const void* buf, size_t count, void*,
-                        const void* compare, void*, void* result,
-                        void* result_desc, fi_addr_t, uint64_t addr,
-                        uint64_t key, fi_datatype datatype, fi_op op,
-                        void* context) {
-  AtomicCall call = Target(ep, addr, key, datatype, op, context);
-  call.operand = buf;
-  call.count = count;
-  fi_ioc compare_ioc = {const_cast<void*>(compare), 1};
-  SetCompare(&call, &compare_ioc, 1);
-  fi_ioc result_ioc = {result, 1};
-  SetResult(&call, &result_ioc, &result_desc, 1);
-  return PostAtomic(Ep(ep), call);
-}
-
-ssize_t AtomicCompwritev(fid_ep* ep, const fi_ioc* iov, void**, size_t count,
-                         const fi_ioc* comparev, void**, size_t compare_count,
-                         fi_ioc* resultv, void** result_desc,
-                         size_t result_count, fi_addr_t, uint64_t addr,
-                         uint64_t key, fi_datatype datatype, fi_op op,
-                         void* context) {
-  AtomicCall call = Target(ep, addr, key, datatype, op, context);
-  SetOperand(&call, iov, count);
-  SetCompare(&call, comparev, compare_count);
-  SetResult(&call, resultv, result_desc, result_count);
-  return PostAtomic(Ep(ep), call);
-}
-
-ssize_t AtomicCompwritemsg(fid_ep* ep, const fi_msg_atomic* msg,
-                           const fi_ioc* comparev, void**,
-                           size_t compare_count, fi_ioc* resultv,
-                           void** result_desc, size_t result_count,
-                           uint64_t flags) {
-  if (msg == nullptr) {
-    return Fail(*Ep(ep), FI_EINVAL, "fi_compare_atomicmsg: msg");
-  }
-  AtomicCall call = FromMsg(*msg, flags);
-  SetOperand(&call, msg->msg_iov, msg->iov_count);
-  SetCompare(&call, comparev, compare_count);
-  SetResult(&call, resultv, result_desc, result_count);
-  return PostAtomic(Ep(ep), call);
-}
-
-int Valid(fid_ep* ep, fi_datatype datatype, fi_op op, AtomicKind kind,
-          size_t* count) {
-  int elements = AtomicCount(datatype, op, kind, Ep(ep)->domain->atomics());
-  if (elements < 0) return elements;
-  if (count != nullptr) *count = static_cast<size_t>(elements);
-  return 0;
-}
-
-int WriteValid(fid_ep* ep, fi_datatype datatype, fi_op op, size_t* count) {
-  return Valid(ep, datatype, op, AtomicKind::kWrite, count);
-}
-
-int ReadwriteValid(fid_ep* ep, fi_datatype datatype, fi_op op,
-                   size_t* count) {
-  return Valid(ep, datatype, op, AtomicKind::kFetch, count);
-}
-
-int CompwriteValid(fid_ep* ep, fi_datatype datatype, fi_op op,
-                   size_t* count) {
-  return Valid(ep, datatype, op, AtomicKind::kCompare, count);
-}
-
 // --- fi_ops_ep ----------------------------------------------------------
 
 int GetOpt(fid* object, int level, int name, void* value, size_t* len) {
@@ -717,16 +392,49 @@ fi_ops_rma kVerbsRmaOps = {
     Writedata,          InjectWritedata,
 };
 
-fi_ops_atomic kVerbsAtomicOps = {
-    sizeof(fi_ops_atomic), AtomicWrite,        AtomicWritev,
-    AtomicWritemsg,        AtomicInject,       AtomicReadwrite,
-    AtomicReadwritev,      AtomicReadwritemsg, AtomicCompwrite,
-    AtomicCompwritev,      AtomicCompwritemsg, WriteValid,
-    ReadwriteValid,        CompwriteValid,
-};
-
 }  // namespace
 
+ssize_t FailDataCall(const VerbsMsgEp& ep, const absl::Status& status) {
+  return LogFailure(ep.log(), FI_LOG_EP_DATA, status);
+}
+
+ssize_t FailDataCall(const VerbsMsgEp& ep, int fi_errno,
+                     const std::string& what) {
+  return FailDataCall(ep, FiError(fi_errno, what));
+}
+
+ssize_t PostTransmit(VerbsMsgEp* ep, Transmit tx) {
+  std::lock_guard<OptionalMutex> lock(ep->util.mutex);
+  if (!ep->state.CanTransmit()) {
+    return FailDataCall(*ep, FI_ENOTCONN,
+                        "transmit on an endpoint that is not connected");
+  }
+  Sges sges;
+  LocalRegistrations held;
+  if (absl::Status ok = Prepare(ep, &tx, &sges, &held); !ok.ok()) {
+    return FailDataCall(*ep, ok);
+  }
+  ibv_send_wr wr = {};
+  if (absl::Status ok = BuildSendWr(tx.op, &wr); !ok.ok()) {
+    return FailDataCall(*ep, ok);
+  }
+  const bool write_entry = !tx.inject_call && WantsTxEntry(ep->util, tx.flags);
+  int rc = 0;
+  Posted* posted = ep->slots.Acquire(true, ep->util.tx_cq, write_entry, &rc);
+  if (posted == nullptr) return rc;
+  StartRequest(posted, tx.context, CompletionFlagsOf(tx.op), write_entry,
+               CntrOf(tx.op), &held);
+  if (tx.op.kind == SendOp::kAtomic) {
+    sges.resize(1);
+    absl::Status ok = AtomicTarget(ep, tx, posted, sges.data());
+    if (!ok.ok()) {
+      ep->slots.Abandon(posted, ep->util.tx_cq);
+      return FailDataCall(*ep, ok);
+    }
+  }
+  return PostWorkRequest(ep->qp, &wr, sges.data(), sges.size(), posted,
+                         &ep->slots, ep->util.tx_cq, ep->log());
+}
 
 void InstallVerbsDataOps(VerbsMsgEp* ep) {
   fid_ep& ep_fid = ep->util.ep_fid;

@@ -14,6 +14,7 @@
 #include "fabric/api/core/status.h"
 #include "fabric/providers/util/fid_ops.h"
 #include "fabric/providers/util/live_objects.h"
+#include "fabric/providers/util/log_failure.h"
 #include "fabric/providers/util/no_ops.h"
 #include "fabric/providers/util/passive_ep.h"
 #include "fabric/providers/verbs/verbs_api.h"
@@ -311,8 +312,7 @@ int OpenVerbsPassiveEp(fid_fabric* fabric_fid, fi_info* info,
                                     &kPepFidOps, &kPepCmOps, kCmDataSize);
   if (!status.ok()) {
     delete pep;
-    FI_WARN(log, FI_LOG_EP_CTRL, "%s\n", std::string(status.message()).c_str());
-    return ToFiErrno(status);
+    return LogFailure(log, FI_LOG_EP_CTRL, status);
   }
   pep->channel = pep->api->create_event_channel();
   if (pep->channel == nullptr) status = CallFailed("rdma_create_event_channel");

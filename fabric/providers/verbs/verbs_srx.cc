@@ -11,10 +11,11 @@
 
 #include "absl/strings/str_cat.h"
 #include "fabric/api/core/status.h"
-#include "fabric/providers/verbs/verbs_sges.h"
 #include "fabric/providers/util/fid_ops.h"
+#include "fabric/providers/util/log_failure.h"
 #include "fabric/providers/util/no_ops.h"
 #include "fabric/providers/verbs/verbs_attr.h"
+#include "fabric/providers/verbs/verbs_sges.h"
 
 namespace fabric {
 namespace verbs {
@@ -23,8 +24,7 @@ namespace {
 constexpr uint64_t kRxFlags = FI_COMPLETION | FI_MORE;
 
 int Fail(const fi_provider* log, int fi_errno, const std::string& what) {
-  FI_WARN(log, FI_LOG_EP_CTRL, "%s\n", what.c_str());
-  return -fi_errno;
+  return LogFailure(log, FI_LOG_EP_CTRL, fi_errno, what);
 }
 
 VerbsSrx* Srx(fid_ep* ep) { return reinterpret_cast<VerbsSrx*>(ep); }
