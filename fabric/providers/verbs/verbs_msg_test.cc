@@ -5,8 +5,7 @@
 // reads with a key it was never given. A rejection carries the server's
 // data back to the client. Bad calls fail with clear errors, on endpoints
 // and on shared receive contexts (SRQs). The deepest queues fi_getinfo
-// offers can be made. Two RDM endpoints over RC queue pairs exchange a
-// tagged message.
+// offers can be made. RDM endpoints: verbs_rdm_test.cc.
 //
 // Runs where an RDMA device with an ACTIVE port and an IP address exists
 // (InfiniBand with IPoIB, RoCE, or soft-RoCE: `rdma link add rxe0 type rxe
@@ -22,7 +21,6 @@
 #include <rdma/fi_eq.h>
 #include <rdma/fi_errno.h>
 #include <rdma/fi_rma.h>
-#include <rdma/fi_tagged.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -550,81 +548,6 @@ TEST_F(VerbsMsgTest, TheDeepestQueuesOfferedCanBeMade) {
   EXPECT_EQ(side.info->tx_attr->size, deepest);
   EXPECT_EQ(side.OpenEndpoint(side.info), 0)
       << "queues of " << deepest << " entries";
-}
-
-TEST(VerbsRdmTest, MessagesBetweenTwoRdmEndpoints) {
-  fi_info* hints = fi_allocinfo();
-  hints->fabric_attr->prov_name = strdup("verbs");
-  hints->ep_attr->type = FI_EP_RDM;
-  hints->caps = FI_MSG | FI_TAGGED | FI_SOURCE;
-  hints->addr_format = FI_SOCKADDR_IN;
-  fi_info* info = nullptr;
-  int rc = fi_getinfo(FI_VERSION(1, 18), nullptr, nullptr, 0, hints, &info);
-  fi_freeinfo(hints);
-  if (rc != 0) {
-    GTEST_SKIP() << "verbs offers no RDM endpoint here (fi_getinfo: "
-                 << fi_strerror(-rc)
-                 << "): no RDMA device with an ACTIVE port and an IPv4 "
-                    "address";
-  }
-  struct Rdm {
-    fid_fabric* fabric = nullptr;
-    fid_domain* domain = nullptr;
-    fid_av* av = nullptr;
-    fid_cq* cq = nullptr;
-    fid_ep* ep = nullptr;
-    fi_addr_t peer = FI_ADDR_NOTAVAIL;
-  } side[2];
-  for (Rdm& s : side) {
-    ASSERT_EQ(fi_fabric(info->fabric_attr, &s.fabric, nullptr), 0);
-    ASSERT_EQ(fi_domain(s.fabric, info, &s.domain, nullptr), 0);
-    fi_av_attr av_attr = {};
-    ASSERT_EQ(fi_av_open(s.domain, &av_attr, &s.av, nullptr), 0);
-    fi_cq_attr cq_attr = {};
-    cq_attr.format = FI_CQ_FORMAT_TAGGED;
-    ASSERT_EQ(fi_cq_open(s.domain, &cq_attr, &s.cq, nullptr), 0);
-    ASSERT_EQ(fi_endpoint(s.domain, info, &s.ep, nullptr), 0);
-    ASSERT_EQ(fi_ep_bind(s.ep, &s.av->fid, 0), 0);
-    ASSERT_EQ(fi_ep_bind(s.ep, &s.cq->fid, FI_TRANSMIT | FI_RECV), 0);
-    ASSERT_EQ(fi_enable(s.ep), 0);
-  }
-  for (int i = 0; i < 2; ++i) {
-    char name[64];
-    size_t len = sizeof(name);
-    ASSERT_EQ(fi_getname(&side[1 - i].ep->fid, name, &len), 0);
-    ASSERT_EQ(fi_av_insert(side[i].av, name, 1, &side[i].peer, 0, nullptr),
-              1);
-  }
-  char in[16] = {};
-  ASSERT_EQ(fi_trecv(side[1].ep, in, sizeof(in), nullptr, FI_ADDR_UNSPEC, 7,
-                     0, nullptr),
-            0);
-  ASSERT_EQ(fi_tsend(side[0].ep, "over rc", 8, nullptr, side[0].peer, 7,
-                     nullptr),
-            0);
-  int done = 0;
-  fi_addr_t source = FI_ADDR_NOTAVAIL;
-  for (uint64_t start = NowMs(); done < 2 && NowMs() - start < kTimeoutMs;) {
-    fi_cq_tagged_entry entry;
-    for (int i = 0; i < 2; ++i) {
-      fi_addr_t from = FI_ADDR_NOTAVAIL;
-      ssize_t n = fi_cq_readfrom(side[i].cq, &entry, 1, &from);
-      ASSERT_NE(n, -FI_EAVAIL);
-      if (n == 1) ++done;
-      if (n == 1 && i == 1) source = from;
-    }
-  }
-  EXPECT_EQ(done, 2);
-  EXPECT_STREQ(in, "over rc");
-  EXPECT_EQ(source, side[1].peer);
-  for (Rdm& s : side) {
-    fi_close(&s.ep->fid);
-    fi_close(&s.cq->fid);
-    fi_close(&s.av->fid);
-    fi_close(&s.domain->fid);
-    fi_close(&s.fabric->fid);
-  }
-  fi_freeinfo(info);
 }
 
 }  // namespace

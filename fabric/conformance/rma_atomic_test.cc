@@ -1,0 +1,156 @@
+// RMA and atomics every provider and endpoint type that claims them
+// shares: read, write and write with data through the AV's keys, atomics
+// on the target's memory, and an atomic with remote CQ data.
+#include <rdma/fi_atomic.h>
+#include <rdma/fi_errno.h>
+#include <rdma/fi_rma.h>
+
+#include <cstring>
+#include <vector>
+
+#include "fabric/conformance/data_transfer_testing.h"
+
+namespace ofi::conformance {
+namespace {
+
+TEST_P(DataTransferTest, RmaWriteReadAndWriteWithData) {
+  constexpr size_t kRegion = 1 << 20;
+  OPEN_OR_SKIP(FI_RMA, kRegion);
+  uint64_t key = b().mr.Key();
+  std::vector<char> out = Pattern(kRegion / 2, 11);
+  ASSERT_EQ(fi_write(a().ep, out.data(), out.size(), nullptr, a().peer,
+                     pair_.RegionAddress(100), key, &out),
+            0);
+  WaitSends(1);
+  EXPECT_EQ(memcmp(b().region.data() + 100, out.data(), out.size()), 0);
+  std::vector<char> back(out.size());
+  ASSERT_EQ(fi_read(a().ep, back.data(), back.size(), nullptr, a().peer,
+                    pair_.RegionAddress(100), key, &back),
+            0);
+  absl::StatusOr<Completion> read = a().Wait();
+  ASSERT_TRUE(read.ok()) << read.status();
+  EXPECT_TRUE(read->entry.flags & FI_READ);
+  EXPECT_EQ(back, out);
+  uint64_t word = 0x1122334455667788;
+  // FI_RX_CQ_DATA (the suite accepts it; verbs keeps it): the write's data
+  // consumes a receive.
+  char consumed[8];
+  if (((pair_.info().mode | pair_.info().rx_attr->mode) & FI_RX_CQ_DATA) != 0) {
+    ASSERT_EQ(fi_recv(b().ep, consumed, sizeof(consumed), nullptr,
+                      FI_ADDR_UNSPEC, consumed),
+              0);
+  }
+  ASSERT_EQ(fi_writedata(a().ep, &word, 8, nullptr, 0xd00d, a().peer,
+                         pair_.RegionAddress(8), key, nullptr),
+            0);
+  Completion data = NextReceive(b());
+  WaitSends(1);
+  EXPECT_EQ(data.entry.data, 0xd00du);
+  EXPECT_TRUE(data.entry.flags & FI_REMOTE_CQ_DATA);
+  EXPECT_TRUE(data.entry.flags & FI_REMOTE_WRITE);
+  uint64_t landed;
+  memcpy(&landed, b().region.data() + 8, 8);
+  EXPECT_EQ(landed, word);
+  // A wrong key or a range outside the region fails the initiator's
+  // operation, not the target, whose memory stays as it was.
+  const std::vector<char> before = b().region;
+  ASSERT_EQ(fi_write(a().ep, &word, 8, nullptr, a().peer,
+                     pair_.RegionAddress(0), key + 1, &word),
+            0);
+  fi_cq_err_entry error = {};
+  EXPECT_FALSE(a().Wait(std::chrono::seconds(10), &error).ok());
+  EXPECT_EQ(error.op_context, &word);
+  EXPECT_NE(error.err, 0);
+  EXPECT_TRUE(b().region == before) << "a write with a wrong key landed";
+  // A connected endpoint is disabled by such an error (fi_domain(3),
+  // resource management): it has no second chance.
+  if (pair_.info().ep_attr->type == FI_EP_MSG) return;
+  ASSERT_EQ(fi_write(a().ep, &word, 8, nullptr, a().peer,
+                     pair_.RegionAddress(kRegion - 4), key, &word),
+            0);
+  error = {};
+  EXPECT_FALSE(a().Wait(std::chrono::seconds(10), &error).ok());
+  EXPECT_NE(error.err, 0);
+  EXPECT_TRUE(b().region == before) << "a write beyond the region landed";
+}
+
+TEST_P(DataTransferTest, AtomicsOnTheTargetsMemory) {
+  OPEN_OR_SKIP(FI_ATOMIC, 64);
+  uint64_t key = b().mr.Key();
+  size_t count = 0;
+  if (fi_atomicvalid(a().ep, FI_UINT64, FI_SUM, &count) != 0 || count == 0) {
+    GTEST_SKIP() << "no FI_SUM on FI_UINT64";
+  }
+  uint64_t start = 40;
+  memcpy(b().region.data(), &start, 8);
+  uint64_t add = 2;
+  ASSERT_EQ(fi_atomic(a().ep, &add, 1, nullptr, a().peer,
+                      pair_.RegionAddress(0), key, FI_UINT64, FI_SUM, &add),
+            0);
+  WaitSends(1);
+  uint64_t old = 0;
+  ASSERT_EQ(
+      fi_fetch_atomic(a().ep, &add, 1, nullptr, &old, nullptr, a().peer,
+                      pair_.RegionAddress(0), key, FI_UINT64, FI_SUM, &old),
+      0);
+  WaitSends(1);
+  EXPECT_EQ(old, 42u);
+  uint64_t compare = 44, swap = 7, before = 0;
+  if (fi_compare_atomicvalid(a().ep, FI_UINT64, FI_CSWAP, &count) == 0) {
+    ASSERT_EQ(
+        fi_compare_atomic(a().ep, &swap, 1, nullptr, &compare, nullptr, &before,
+                          nullptr, a().peer, pair_.RegionAddress(0), key,
+                          FI_UINT64, FI_CSWAP, &before),
+        0);
+    WaitSends(1);
+    EXPECT_EQ(before, 44u);
+  }
+  uint64_t now;
+  memcpy(&now, b().region.data(), 8);
+  EXPECT_EQ(now, 7u);
+}
+
+TEST_P(DataTransferTest, AnAtomicWithRemoteCqDataReportsIt) {
+  OPEN_OR_SKIP(FI_ATOMIC, 64);
+  if (pair_.info().domain_attr->cq_data_size == 0) {
+    GTEST_SKIP() << "no remote CQ data";
+  }
+  size_t count = 0;
+  if (fi_atomicvalid(a().ep, FI_UINT64, FI_SUM, &count) != 0 || count == 0) {
+    GTEST_SKIP() << "no FI_SUM on FI_UINT64";
+  }
+  uint64_t start = 5, add = 3;
+  memcpy(b().region.data() + 8, &start, 8);
+  fi_ioc ioc = {&add, 1};
+  fi_rma_ioc target = {pair_.RegionAddress(8), 1, b().mr.Key()};
+  fi_msg_atomic msg = {};
+  msg.msg_iov = &ioc;
+  msg.iov_count = 1;
+  msg.addr = a().peer;
+  msg.rma_iov = &target;
+  msg.rma_iov_count = 1;
+  msg.datatype = FI_UINT64;
+  msg.op = FI_SUM;
+  msg.context = &add;
+  msg.data = 0xa70a;
+  ssize_t rc = fi_atomicmsg(a().ep, &msg, FI_REMOTE_CQ_DATA | FI_COMPLETION);
+  if (rc == -FI_EOPNOTSUPP &&
+      strcmp(pair_.provider_case().provider, "verbs") == 0) {
+    GTEST_SKIP() << "verbs atomics carry no remote CQ data (README)";
+  }
+  ASSERT_EQ(rc, 0);
+  Completion data = NextReceive(b());
+  EXPECT_TRUE(data.entry.flags & FI_REMOTE_CQ_DATA);
+  EXPECT_EQ(data.entry.data, 0xa70au);
+  absl::StatusOr<Completion> done = a().Wait();
+  ASSERT_TRUE(done.ok()) << done.status();
+  EXPECT_EQ(done->entry.op_context, &add);
+  uint64_t now;
+  memcpy(&now, b().region.data() + 8, 8);
+  EXPECT_EQ(now, 8u);
+}
+
+INSTANTIATE_CONFORMANCE_SUITE(DataTransferTest);
+
+}  // namespace
+}  // namespace ofi::conformance
