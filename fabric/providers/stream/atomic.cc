@@ -310,20 +310,20 @@ int CompareValid(fid_ep*, fi_datatype datatype, fi_op op, size_t* count) {
 }  // namespace
 
 fi_ops_atomic kStreamAtomicOps = {
-    sizeof(fi_ops_atomic),
-    Write,
-    Writev,
-    Writemsg,
-    Inject,
-    Fetch,
-    Fetchv,
-    Fetchmsg,
-    Compare,
-    Comparev,
-    Comparemsg,
-    WriteValid,
-    FetchValid,
-    CompareValid,
+    .size = sizeof(fi_ops_atomic),
+    .write = Write,
+    .writev = Writev,
+    .writemsg = Writemsg,
+    .inject = Inject,
+    .readwrite = Fetch,
+    .readwritev = Fetchv,
+    .readwritemsg = Fetchmsg,
+    .compwrite = Compare,
+    .compwritev = Comparev,
+    .compwritemsg = Comparemsg,
+    .writevalid = WriteValid,
+    .readwritevalid = FetchValid,
+    .compwritevalid = CompareValid,
 };
 
 }  // namespace stream

@@ -189,8 +189,14 @@ void FreeEntry(fi_peer_rx_entry* entry) {
   ep->peer_entries.pop_back();
 }
 
-fi_ops_srx_owner kOwnerOps = {sizeof(fi_ops_srx_owner), GetMsg,   GetTag,
-                              QueueMsg,                 QueueTag, FreeEntry};
+fi_ops_srx_owner kOwnerOps = {
+    .size = sizeof(fi_ops_srx_owner),
+    .get_msg = GetMsg,
+    .get_tag = GetTag,
+    .queue_msg = QueueMsg,
+    .queue_tag = QueueTag,
+    .free_entry = FreeEntry,
+};
 
 }  // namespace
 

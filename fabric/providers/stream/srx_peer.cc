@@ -43,8 +43,13 @@ int Discard(fi_peer_rx_entry* entry) { return Record(entry, true); }
 
 }  // namespace
 
-fi_ops_srx_peer kPeerSrxOps = {sizeof(fi_ops_srx_peer), Start, Start, Discard,
-                               Discard};
+fi_ops_srx_peer kPeerSrxOps = {
+    .size = sizeof(fi_ops_srx_peer),
+    .start_msg = Start,
+    .start_tag = Start,
+    .discard_msg = Discard,
+    .discard_tag = Discard,
+};
 
 int BindPeerSrx(StreamEp* ep, PeerSrx* srx, uint64_t flags) {
   const char* refusal = nullptr;

@@ -515,39 +515,53 @@ ssize_t SendTx(StreamEp* ep, fi_addr_t dest, std::unique_ptr<TxEntry> entry,
 }
 
 fi_ops_ep kStreamEpOps = {
-    sizeof(fi_ops_ep), Cancel,  GetOpt,     SetOpt,
-    NoTxCtx,           NoRxCtx, NoSizeLeft, NoSizeLeft,
+    .size = sizeof(fi_ops_ep),
+    .cancel = Cancel,
+    .getopt = GetOpt,
+    .setopt = SetOpt,
+    .tx_ctx = NoTxCtx,
+    .rx_ctx = NoRxCtx,
+    .rx_size_left = NoSizeLeft,
+    .tx_size_left = NoSizeLeft,
 };
 
 fi_ops_msg kStreamMsgOps = {
-    sizeof(fi_ops_msg),
-    Recv,
-    Recvv,
-    Recvmsg,
-    Send,
-    Sendv,
-    Sendmsg,
-    Inject,
-    Senddata,
-    Injectdata,
+    .size = sizeof(fi_ops_msg),
+    .recv = Recv,
+    .recvv = Recvv,
+    .recvmsg = Recvmsg,
+    .send = Send,
+    .sendv = Sendv,
+    .sendmsg = Sendmsg,
+    .inject = Inject,
+    .senddata = Senddata,
+    .injectdata = Injectdata,
 };
 
 fi_ops_tagged kStreamTaggedOps = {
-    sizeof(fi_ops_tagged),
-    Trecv,
-    Trecvv,
-    Trecvmsg,
-    Tsend,
-    Tsendv,
-    Tsendmsg,
-    Tinject,
-    Tsenddata,
-    Tinjectdata,
+    .size = sizeof(fi_ops_tagged),
+    .recv = Trecv,
+    .recvv = Trecvv,
+    .recvmsg = Trecvmsg,
+    .send = Tsend,
+    .sendv = Tsendv,
+    .sendmsg = Tsendmsg,
+    .inject = Tinject,
+    .senddata = Tsenddata,
+    .injectdata = Tinjectdata,
 };
 
 fi_ops_rma kStreamRmaOps = {
-    sizeof(fi_ops_rma), Read,        Readv,     Readmsg,         Write, Writev,
-    Writemsg,           InjectWrite, Writedata, InjectWritedata,
+    .size = sizeof(fi_ops_rma),
+    .read = Read,
+    .readv = Readv,
+    .readmsg = Readmsg,
+    .write = Write,
+    .writev = Writev,
+    .writemsg = Writemsg,
+    .inject = InjectWrite,
+    .writedata = Writedata,
+    .injectdata = InjectWritedata,
 };
 
 int BindStreamEp(fid* object, fid* bound, uint64_t flags) {

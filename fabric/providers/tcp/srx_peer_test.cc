@@ -113,8 +113,12 @@ class SrxPeerTest : public ::testing::TestWithParam<std::string> {
  protected:
   void SetUp() override {
     owner_.srx.ep_fid.fid.fclass = FI_CLASS_PEER_SRX;
-    owner_.ops = {sizeof(fi_ops_srx_owner), GetMsg, GetTag, Queue, Queue,
-                  Free};
+    owner_.ops = {.size = sizeof(fi_ops_srx_owner),
+                  .get_msg = GetMsg,
+                  .get_tag = GetTag,
+                  .queue_msg = Queue,
+                  .queue_tag = Queue,
+                  .free_entry = Free};
     owner_.srx.owner_ops = &owner_.ops;
     std::string provider = GetParam();
     ASSERT_EQ(fabric::tcp::OpenLoopbackDomain(
@@ -329,7 +333,12 @@ TEST(SrxContextTest, BadArgumentsAreRefused) {
   ASSERT_EQ(fabric::tcp::OpenLoopbackDomain(FI_EP_RDM, FI_MSG, nullptr, &tcp),
             0);
   TestOwner owner;
-  owner.ops = {sizeof(fi_ops_srx_owner), GetMsg, GetTag, Queue, Queue, Free};
+  owner.ops = {.size = sizeof(fi_ops_srx_owner),
+               .get_msg = GetMsg,
+               .get_tag = GetTag,
+               .queue_msg = Queue,
+               .queue_tag = Queue,
+               .free_entry = Free};
   owner.srx.owner_ops = &owner.ops;
   fi_rx_attr attr = *tcp.info->rx_attr;
   attr.op_flags = FI_PEER;

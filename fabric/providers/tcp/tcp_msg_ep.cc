@@ -275,8 +275,16 @@ fi_ops kMsgEpFidOps = MakeFidOps({.close = CloseMsgEp,
                                   .control = ControlMsgEp});
 
 fi_ops_cm kMsgEpCmOps = {
-    sizeof(fi_ops_cm), SetName, GetName,  GetPeer,  Connect,
-    NoListen,          Accept,  NoReject, Shutdown, NoJoin,
+    .size = sizeof(fi_ops_cm),
+    .setname = SetName,
+    .getname = GetName,
+    .getpeer = GetPeer,
+    .connect = Connect,
+    .listen = NoListen,
+    .accept = Accept,
+    .reject = NoReject,
+    .shutdown = Shutdown,
+    .join = NoJoin,
 };
 
 }  // namespace

@@ -58,7 +58,9 @@ class TcpPeerTest : public ::testing::Test {
  protected:
   void SetUp() override {
     owner_.fid.fid.fclass = FI_CLASS_PEER_CQ;
-    owner_.ops = {sizeof(fi_ops_cq_owner), RecordWrite, RecordWriteErr};
+    owner_.ops = {.size = sizeof(fi_ops_cq_owner),
+                  .write = RecordWrite,
+                  .writeerr = RecordWriteErr};
     owner_.fid.owner_ops = &owner_.ops;
     ASSERT_EQ(fabric::tcp::OpenLoopbackDomain(
                   FI_EP_RDM, FI_MSG | FI_SOURCE,

@@ -186,8 +186,16 @@ fi_ops kPepFidOps =
                 .control = ControlUtilPep});
 
 fi_ops_cm kPepCmOps = {
-    sizeof(fi_ops_cm), SetPepName, GetPepName, NoGetPeer,  NoConnect,
-    Listen,            NoAccept,   Reject,     NoShutdown, NoJoin,
+    .size = sizeof(fi_ops_cm),
+    .setname = SetPepName,
+    .getname = GetPepName,
+    .getpeer = NoGetPeer,
+    .connect = NoConnect,
+    .listen = Listen,
+    .accept = NoAccept,
+    .reject = Reject,
+    .shutdown = NoShutdown,
+    .join = NoJoin,
 };
 
 }  // namespace

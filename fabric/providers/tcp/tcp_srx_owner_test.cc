@@ -69,8 +69,11 @@ class TcpSrxOwnerTest : public ::testing::Test {
     ASSERT_EQ(fi_av_insert(av_, name, 1, &owner_addr_, 0, nullptr), 1);
     srx_ =
         fabric::stream::StreamEpOwnerSrx(fabric::stream::ToStreamEp(owner_ep_));
-    peer_.ops = {sizeof(fi_ops_srx_peer), RecordStart, RecordStart,
-                 RecordDiscard, RecordDiscard};
+    peer_.ops = {.size = sizeof(fi_ops_srx_peer),
+                 .start_msg = RecordStart,
+                 .start_tag = RecordStart,
+                 .discard_msg = RecordDiscard,
+                 .discard_tag = RecordDiscard};
     srx_->peer_ops = &peer_.ops;
   }
 

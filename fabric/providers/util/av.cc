@@ -308,10 +308,16 @@ int CloseAv(fid* object) {
 
 fi_ops kAvFidOps = MakeFidOps({.close = CloseAv, .bind = BindUtilAv});
 
-fi_ops_av kAvOps = {sizeof(fi_ops_av), InsertAv,  InsertSvcAv,
-                    InsertSymAv,       RemoveAv,  LookupAv,
-                    StraddrAv,         OpenUtilAvSet};
-
+fi_ops_av kAvOps = {
+    .size = sizeof(fi_ops_av),
+    .insert = InsertAv,
+    .insertsvc = InsertSvcAv,
+    .insertsym = InsertSymAv,
+    .remove = RemoveAv,
+    .lookup = LookupAv,
+    .straddr = StraddrAv,
+    .av_set = OpenUtilAvSet,
+};
 
 // The table of a named AV: created or joined, or with FI_READ mapped
 // read-only.

@@ -188,9 +188,15 @@ int CloseSet(fid* object) {
 
 fi_ops kAvSetFidOps = MakeFidOps({.close = CloseSet});
 
-fi_ops_av_set kAvSetOps = {sizeof(fi_ops_av_set), UnionSet, IntersectSet,
-                           DiffSet,                InsertSet, RemoveSet,
-                           AddrSet};
+fi_ops_av_set kAvSetOps = {
+    .size = sizeof(fi_ops_av_set),
+    .set_union = UnionSet,
+    .intersect = IntersectSet,
+    .diff = DiffSet,
+    .insert = InsertSet,
+    .remove = RemoveSet,
+    .addr = AddrSet,
+};
 
 }  // namespace
 

@@ -96,9 +96,16 @@ int WaitCntr(fid_cntr* cntr_fid, uint64_t threshold, int timeout) {
 
 fi_ops kCntrFidOps = MakeFidOps({.close = CloseCntr, .control = ControlCntr});
 
-fi_ops_cntr kCntrOps = {sizeof(fi_ops_cntr), ReadCntr,   ReadErrCntr,
-                        AddCntr,             SetCntr,    WaitCntr,
-                        AddErrCntr,          SetErrCntr};
+fi_ops_cntr kCntrOps = {
+    .size = sizeof(fi_ops_cntr),
+    .read = ReadCntr,
+    .readerr = ReadErrCntr,
+    .add = AddCntr,
+    .set = SetCntr,
+    .wait = WaitCntr,
+    .adderr = AddErrCntr,
+    .seterr = SetErrCntr,
+};
 
 absl::Status CheckAttr(const UtilDomain& domain, const fi_cntr_attr& attr) {
   if (attr.flags != 0) return FiError(FI_EBADFLAGS, "fi_cntr_open: flags");

@@ -313,8 +313,16 @@ int Push(UtilCq& cq, const CqEntry& entry, CqError* error, bool reserved) {
 
 fi_ops kCqFidOps = MakeFidOps({.close = CloseCq, .control = ControlCq});
 
-fi_ops_cq kCqOps = {sizeof(fi_ops_cq), ReadCq,      ReadFromCq, ReadErrCq,
-                    SreadCq,           SreadFromCq, SignalCq,   StrerrorCq};
+fi_ops_cq kCqOps = {
+    .size = sizeof(fi_ops_cq),
+    .read = ReadCq,
+    .readfrom = ReadFromCq,
+    .readerr = ReadErrCq,
+    .sread = SreadCq,
+    .sreadfrom = SreadFromCq,
+    .signal = SignalCq,
+    .strerror = StrerrorCq,
+};
 
 absl::Status CheckAttr(const UtilDomain& domain, const fi_cq_attr& attr) {
   if ((attr.flags & ~kCqOpenFlags) != 0) {

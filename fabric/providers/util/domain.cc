@@ -166,9 +166,18 @@ fi_ops kDomainFidOps = MakeFidOps(
     {.close = CloseDomain, .bind = BindDomain, .ops_set = SetOpsDomain});
 
 fi_ops_domain kDomainOps = {
-    sizeof(fi_ops_domain), OpenAv,       OpenUtilCq,      OpenEndpoint,
-    NoScalableEp,          OpenUtilCntr, OpenUtilPollSet,    OpenStxContext,
-    OpenSrxContext,        QueryAtomic,   NoQueryCollective, OpenEndpoint2,
+    .size = sizeof(fi_ops_domain),
+    .av_open = OpenAv,
+    .cq_open = OpenUtilCq,
+    .endpoint = OpenEndpoint,
+    .scalable_ep = NoScalableEp,
+    .cntr_open = OpenUtilCntr,
+    .poll_open = OpenUtilPollSet,
+    .stx_ctx = OpenStxContext,
+    .srx_ctx = OpenSrxContext,
+    .query_atomic = QueryAtomic,
+    .query_collective = NoQueryCollective,
+    .endpoint2 = OpenEndpoint2,
 };
 
 bool Equal(const char* a, const std::string& b) {

@@ -169,8 +169,14 @@ const char* StrerrorEq(fid_eq*, int prov_errno, const void*, char* buf,
 
 fi_ops kEqFidOps = MakeFidOps({.close = CloseEq, .control = ControlEq});
 
-fi_ops_eq kEqOps = {sizeof(fi_ops_eq), ReadEq,  ReadErrEq,
-                    WriteEq,           SreadEq, StrerrorEq};
+fi_ops_eq kEqOps = {
+    .size = sizeof(fi_ops_eq),
+    .read = ReadEq,
+    .readerr = ReadErrEq,
+    .write = WriteEq,
+    .sread = SreadEq,
+    .strerror = StrerrorEq,
+};
 
 }  // namespace
 

@@ -66,8 +66,13 @@ int OpenPassiveEp(fid_fabric* fabric, fi_info* info, fid_pep** pep,
 fi_ops kFabricFidOps = MakeFidOps({.close = CloseFabric});
 
 fi_ops_fabric kFabricOps = {
-    sizeof(fi_ops_fabric), OpenDomain, OpenPassiveEp, OpenUtilEq, OpenUtilWaitSet,
-    TryWait,               OpenUtilDomain,
+    .size = sizeof(fi_ops_fabric),
+    .domain = OpenDomain,
+    .passive_ep = OpenPassiveEp,
+    .eq_open = OpenUtilEq,
+    .wait_open = OpenUtilWaitSet,
+    .trywait = TryWait,
+    .domain2 = OpenUtilDomain,
 };
 
 }  // namespace

@@ -232,8 +232,10 @@ void NotifyFromApplication(fid_mem_monitor*, const void* addr, size_t len) {
   MonitorHub::Get().Notify(reinterpret_cast<uintptr_t>(addr), len);
 }
 
-fi_ops_mem_notify kNotifyOps = {sizeof(fi_ops_mem_notify),
-                                NotifyFromApplication};
+fi_ops_mem_notify kNotifyOps = {
+    .size = sizeof(fi_ops_mem_notify),
+    .notify = NotifyFromApplication,
+};
 
 // fi_close of an imported monitor's fid (which import set): it is no
 // longer used; the built-in monitor takes over. The memory stays the

@@ -412,7 +412,12 @@ int RegattrMr(fid* owner, const fi_mr_attr* attr, uint64_t flags,
 
 }  // namespace
 
-fi_ops_mr kUtilMrOps = {sizeof(fi_ops_mr), RegMr, RegvMr, RegattrMr};
+fi_ops_mr kUtilMrOps = {
+    .size = sizeof(fi_ops_mr),
+    .reg = RegMr,
+    .regv = RegvMr,
+    .regattr = RegattrMr,
+};
 
 absl::StatusOr<RemoteRegion> MrResolveRemote(UtilDomain* domain,
                                              const RemoteAccess& request) {

@@ -51,9 +51,15 @@ int Members(fid_peer_av_set* peer, fi_addr_t* addr, size_t* count) {
   return 0;
 }
 
-fi_ops_av_owner kAvOwnerOps = {sizeof(fi_ops_av_owner), QueryAv,
-                               EndpointAddress};
-fi_ops_av_set_owner kAvSetOwnerOps = {sizeof(fi_ops_av_set_owner), Members};
+fi_ops_av_owner kAvOwnerOps = {
+    .size = sizeof(fi_ops_av_owner),
+    .query = QueryAv,
+    .ep_addr = EndpointAddress,
+};
+fi_ops_av_set_owner kAvSetOwnerOps = {
+    .size = sizeof(fi_ops_av_set_owner),
+    .members = Members,
+};
 
 }  // namespace
 

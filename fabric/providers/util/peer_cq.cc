@@ -31,8 +31,11 @@ ssize_t OwnerWriteErr(fid_peer_cq* peer, const fi_cq_err_entry* error) {
   return CqWriteError(OwnerCq(peer), *error);
 }
 
-fi_ops_cq_owner kOwnerOps = {sizeof(fi_ops_cq_owner), OwnerWrite,
-                             OwnerWriteErr};
+fi_ops_cq_owner kOwnerOps = {
+    .size = sizeof(fi_ops_cq_owner),
+    .write = OwnerWrite,
+    .writeerr = OwnerWriteErr,
+};
 
 // fi_cq_read(cq, NULL, 0) advances the peer's progress; reading entries
 // is the owner's business.
@@ -60,9 +63,16 @@ const char* PeerStrerror(fid_cq*, int prov_errno, const void*, char* buf,
 
 }  // namespace
 
-fi_ops_cq kPeerCqOps = {sizeof(fi_ops_cq), PeerRead,      PeerReadFrom,
-                        PeerReadErr,       PeerSread,     PeerSreadFrom,
-                        PeerSignal,        PeerStrerror};
+fi_ops_cq kPeerCqOps = {
+    .size = sizeof(fi_ops_cq),
+    .read = PeerRead,
+    .readfrom = PeerReadFrom,
+    .readerr = PeerReadErr,
+    .sread = PeerSread,
+    .sreadfrom = PeerSreadFrom,
+    .signal = PeerSignal,
+    .strerror = PeerStrerror,
+};
 
 absl::StatusOr<fid_peer_cq*> ImportedPeerCq(const void* context) {
   const auto* peer_context = static_cast<const fi_peer_cq_context*>(context);

@@ -31,8 +31,14 @@ const char* PeerStrerror(fid_eq*, int prov_errno, const void*, char* buf,
 
 }  // namespace
 
-fi_ops_eq kPeerEqOps = {sizeof(fi_ops_eq), PeerRead,  PeerReadErr,
-                        PeerWrite,         PeerSread, PeerStrerror};
+fi_ops_eq kPeerEqOps = {
+    .size = sizeof(fi_ops_eq),
+    .read = PeerRead,
+    .readerr = PeerReadErr,
+    .write = PeerWrite,
+    .sread = PeerSread,
+    .strerror = PeerStrerror,
+};
 
 absl::StatusOr<fid_eq*> ImportedPeerEq(const void* context) {
   const auto* peer_context = static_cast<const fi_peer_eq_context*>(context);

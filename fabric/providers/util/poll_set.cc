@@ -107,7 +107,12 @@ int PollDel(fid_poll* pollset, fid* object, uint64_t flags) {
 }
 
 fi_ops kPollSetFidOps = MakeFidOps({.close = ClosePollSet});
-fi_ops_poll kPollSetOps = {sizeof(fi_ops_poll), Poll, PollAdd, PollDel};
+fi_ops_poll kPollSetOps = {
+    .size = sizeof(fi_ops_poll),
+    .poll = Poll,
+    .poll_add = PollAdd,
+    .poll_del = PollDel,
+};
 
 }  // namespace
 

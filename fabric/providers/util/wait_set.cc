@@ -78,7 +78,10 @@ int WaitOnSet(fid_wait* waitset, int timeout) {
 
 fi_ops kWaitSetFidOps =
     MakeFidOps({.close = CloseWaitSet, .control = ControlWaitSet});
-fi_ops_wait kWaitSetOps = {sizeof(fi_ops_wait), WaitOnSet};
+fi_ops_wait kWaitSetOps = {
+    .size = sizeof(fi_ops_wait),
+    .wait = WaitOnSet,
+};
 
 UtilWaitSet* AsUtilWaitSet(fid* object) {
   if (object == nullptr || object->fclass != FI_CLASS_WAIT ||

@@ -283,13 +283,27 @@ int SetOpt(fid* object, int level, int name, const void* value, size_t len) {
 }
 
 fi_ops_ep kDgramEpOps = {
-    sizeof(fi_ops_ep), FABRIC_NO_OP(fi_ops_ep, cancel), GetOpt, SetOpt,
-    NoTxCtx,           NoRxCtx,  NoSizeLeft, NoSizeLeft,
+    .size = sizeof(fi_ops_ep),
+    .cancel = FABRIC_NO_OP(fi_ops_ep, cancel),
+    .getopt = GetOpt,
+    .setopt = SetOpt,
+    .tx_ctx = NoTxCtx,
+    .rx_ctx = NoRxCtx,
+    .rx_size_left = NoSizeLeft,
+    .tx_size_left = NoSizeLeft,
 };
 
 fi_ops_msg kDgramMsgOps = {
-    sizeof(fi_ops_msg), Recv,    Recvv,  Recvmsg,  Send,
-    Sendv,              Sendmsg, Inject, Senddata, Injectdata,
+    .size = sizeof(fi_ops_msg),
+    .recv = Recv,
+    .recvv = Recvv,
+    .recvmsg = Recvmsg,
+    .send = Send,
+    .sendv = Sendv,
+    .sendmsg = Sendmsg,
+    .inject = Inject,
+    .senddata = Senddata,
+    .injectdata = Injectdata,
 };
 
 }  // namespace

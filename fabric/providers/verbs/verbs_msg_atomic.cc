@@ -290,11 +290,20 @@ int CompwriteValid(fid_ep* ep, fi_datatype datatype, fi_op op, size_t* count) {
 }  // namespace
 
 fi_ops_atomic kVerbsAtomicOps = {
-    sizeof(fi_ops_atomic), AtomicWrite,        AtomicWritev,
-    AtomicWritemsg,        AtomicInject,       AtomicReadwrite,
-    AtomicReadwritev,      AtomicReadwritemsg, AtomicCompwrite,
-    AtomicCompwritev,      AtomicCompwritemsg, WriteValid,
-    ReadwriteValid,        CompwriteValid,
+    .size = sizeof(fi_ops_atomic),
+    .write = AtomicWrite,
+    .writev = AtomicWritev,
+    .writemsg = AtomicWritemsg,
+    .inject = AtomicInject,
+    .readwrite = AtomicReadwrite,
+    .readwritev = AtomicReadwritev,
+    .readwritemsg = AtomicReadwritemsg,
+    .compwrite = AtomicCompwrite,
+    .compwritev = AtomicCompwritev,
+    .compwritemsg = AtomicCompwritemsg,
+    .writevalid = WriteValid,
+    .readwritevalid = ReadwriteValid,
+    .compwritevalid = CompwriteValid,
 };
 
 }  // namespace verbs

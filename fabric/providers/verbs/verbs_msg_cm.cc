@@ -313,8 +313,16 @@ int Shutdown(fid_ep* ep_fid, uint64_t flags) {
 }  // namespace
 
 fi_ops_cm kMsgEpCmOps = {
-    sizeof(fi_ops_cm), SetName, GetName,  GetPeer,  Connect,
-    NoListen,          Accept,  NoReject, Shutdown, NoJoin,
+    .size = sizeof(fi_ops_cm),
+    .setname = SetName,
+    .getname = GetName,
+    .getpeer = GetPeer,
+    .connect = Connect,
+    .listen = NoListen,
+    .accept = Accept,
+    .reject = NoReject,
+    .shutdown = Shutdown,
+    .join = NoJoin,
 };
 
 // The endpoint's rdma_cm channel and connection id: a fresh id, or the

@@ -377,19 +377,40 @@ int SetOpt(fid* object, int level, int name, const void* value, size_t len) {
 }
 
 fi_ops_ep kVerbsEpOps = {
-    sizeof(fi_ops_ep), FABRIC_NO_OP(fi_ops_ep, cancel), GetOpt, SetOpt,
-    NoTxCtx,           NoRxCtx,  NoSizeLeft, NoSizeLeft,
+    .size = sizeof(fi_ops_ep),
+    .cancel = FABRIC_NO_OP(fi_ops_ep, cancel),
+    .getopt = GetOpt,
+    .setopt = SetOpt,
+    .tx_ctx = NoTxCtx,
+    .rx_ctx = NoRxCtx,
+    .rx_size_left = NoSizeLeft,
+    .tx_size_left = NoSizeLeft,
 };
 
 fi_ops_msg kVerbsMsgOps = {
-    sizeof(fi_ops_msg), Recv,   Recvv,    Recvmsg,    Send,
-    Sendv,              Sendmsg, Inject,  Senddata,   Injectdata,
+    .size = sizeof(fi_ops_msg),
+    .recv = Recv,
+    .recvv = Recvv,
+    .recvmsg = Recvmsg,
+    .send = Send,
+    .sendv = Sendv,
+    .sendmsg = Sendmsg,
+    .inject = Inject,
+    .senddata = Senddata,
+    .injectdata = Injectdata,
 };
 
 fi_ops_rma kVerbsRmaOps = {
-    sizeof(fi_ops_rma), Read,        Readv,     Readmsg,
-    Write,              Writev,      Writemsg,  InjectWrite,
-    Writedata,          InjectWritedata,
+    .size = sizeof(fi_ops_rma),
+    .read = Read,
+    .readv = Readv,
+    .readmsg = Readmsg,
+    .write = Write,
+    .writev = Writev,
+    .writemsg = Writemsg,
+    .inject = InjectWrite,
+    .writedata = Writedata,
+    .injectdata = InjectWritedata,
 };
 
 }  // namespace

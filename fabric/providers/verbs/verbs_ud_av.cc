@@ -200,8 +200,14 @@ int Close(fid* object) {
 fi_ops kUdAvFidOps = MakeFidOps({.close = Close, .bind = BindUtilAv});
 
 fi_ops_av kUdAvOps = {
-    sizeof(fi_ops_av), Insert, InsertSvc, InsertSym, Remove,
-    Lookup,            Straddr, NoAvSet,
+    .size = sizeof(fi_ops_av),
+    .insert = Insert,
+    .insertsvc = InsertSvc,
+    .insertsym = InsertSym,
+    .remove = Remove,
+    .lookup = Lookup,
+    .straddr = Straddr,
+    .av_set = NoAvSet,
 };
 
 }  // namespace
