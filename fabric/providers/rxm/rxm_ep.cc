@@ -34,7 +34,7 @@ using stream::Link;
 // An FI_CONNREQ's entry and the requester's name after it.
 constexpr size_t kMaxEvent = sizeof(fi_eq_cm_entry) + 256;
 
-RxmEp* ToRxmEp(fid* object) { return reinterpret_cast<RxmEp*>(object); }
+RxmEp* ToRxmEp(fid* object) { return FidCast<RxmEp>(object); }
 
 int Fail(const RxmEp& ep, const absl::Status& status) {
   return LogFailure(ep.log(), FI_LOG_EP_CTRL, status);
@@ -200,7 +200,7 @@ RxmLink* LinkOf(RxmEp* ep, fid* endpoint) {
 void StopConnecting(RxmLink* link) {
   if (!link->connecting) return;
   link->connecting = false;
-  reinterpret_cast<RxmEp*>(link->ep)->connecting.fetch_sub(1);
+  FidCast<RxmEp>(link->ep)->connecting.fetch_sub(1);
 }
 
 void Connected(RxmLink* link) {
@@ -546,7 +546,7 @@ bool RxmCmEvents::auto_progress() const {
 
 int OpenRxmEp(fid_domain* domain_fid, fi_info* info, const fi_info& msg_info,
               fid_ep** ep_out, void* context) {
-  UtilDomain* domain = reinterpret_cast<UtilDomain*>(domain_fid);
+  UtilDomain* domain = FidCast<UtilDomain>(domain_fid);
   const fi_provider* log = domain->fabric->provider->c_provider();
   auto ep = std::make_unique<RxmEp>();
   ep->base.util.ep_fid = {};

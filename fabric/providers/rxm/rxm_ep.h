@@ -64,6 +64,7 @@
 #include "fabric/providers/rxm/msg_stream.h"
 #include "fabric/providers/stream/srx.h"
 #include "fabric/providers/stream/stream_ep.h"
+#include "fabric/providers/util/fid_cast.h"
 #include "fabric/providers/util/progress.h"
 
 namespace fabric {
@@ -178,9 +179,10 @@ class RxmEp {
     return base.util.domain->fabric->progress.get();
   }
   ProgressEngine* msg_engine() const {
-    return reinterpret_cast<UtilDomain*>(msg_domain)->progress.get();
+    return FidCast<UtilDomain>(msg_domain)->progress.get();
   }
 };
+FABRIC_BEGINS_WITH(RxmEp, base);
 
 // Opens an RDM endpoint over MSG endpoints opened with `msg_info` (the
 // provider's FI_EP_MSG info for the same domain; its src_addr is where

@@ -28,7 +28,7 @@ namespace {
 
 using stream::Link;
 
-ShmRdmEp* ToShmRdmEp(fid* object) { return reinterpret_cast<ShmRdmEp*>(object); }
+ShmRdmEp* ToShmRdmEp(fid* object) { return FidCast<ShmRdmEp>(object); }
 
 absl::StatusOr<IpAddress> LoopbackAddress(int family) {
   sockaddr_storage storage = {};
@@ -397,7 +397,7 @@ bool ShmRdmEpEvents::auto_progress() const {
 
 int OpenShmRdmEp(fid_domain* domain_fid, fi_info* info, fid_ep** ep_out,
                  void* context, const ShmEpOptions& options) {
-  UtilDomain* domain = reinterpret_cast<UtilDomain*>(domain_fid);
+  UtilDomain* domain = FidCast<UtilDomain>(domain_fid);
   const fi_provider* log = domain->fabric->provider->c_provider();
   auto ep = std::make_unique<ShmRdmEp>();
   ep->base.util.ep_fid = {};

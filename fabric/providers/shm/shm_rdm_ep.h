@@ -52,6 +52,7 @@
 #include "fabric/providers/shm/shm_requests.h"
 #include "fabric/providers/shm/shm_ring_stream.h"
 #include "fabric/providers/stream/stream_ep.h"
+#include "fabric/providers/util/fid_cast.h"
 #include "fabric/providers/util/progress.h"
 
 namespace fabric {
@@ -131,6 +132,7 @@ class ShmRdmEp {
   const fi_provider* log() const { return base.log(); }
   ProgressEngine* engine() const { return base.util.domain->progress.get(); }
 };
+FABRIC_BEGINS_WITH(ShmRdmEp, base);
 
 // The provider's settings an endpoint takes.
 struct ShmEpOptions {

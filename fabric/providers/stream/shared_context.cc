@@ -26,7 +26,7 @@ int Fail(const UtilDomain& domain, int fi_errno, const char* what) {
 }
 
 int CloseSharedRx(fid* object) {
-  SharedRx* srx = reinterpret_cast<SharedRx*>(object);
+  SharedRx* srx = FidCast<SharedRx>(object);
   UtilDomain* domain = srx->queues.util.domain;
   if (srx->peer.bound_eps.load() > 0) {
     return Fail(*domain, FI_EBUSY,
@@ -39,7 +39,7 @@ int CloseSharedRx(fid* object) {
 }
 
 int CloseSharedTx(fid* object) {
-  SharedTx* stx = reinterpret_cast<SharedTx*>(object);
+  SharedTx* stx = FidCast<SharedTx>(object);
   if (stx->bound_eps.load() > 0) {
     return Fail(*stx->domain, FI_EBUSY,
                 "fi_close: endpoints are still bound to the shared transmit "
@@ -98,7 +98,7 @@ Link* SharedRxEvents::LinkFor(fi_addr_t, int* error) {
 
 int OpenSharedRx(fid_domain* domain_fid, fi_rx_attr* attr, fid_ep** srx_out,
                  void* context) {
-  UtilDomain* domain = reinterpret_cast<UtilDomain*>(domain_fid);
+  UtilDomain* domain = FidCast<UtilDomain>(domain_fid);
   const fi_rx_attr& limits = *domain->info->rx_attr;
   if (attr->size > limits.size || attr->iov_limit > limits.iov_limit) {
     return Fail(*domain, FI_EINVAL,
@@ -143,7 +143,7 @@ int OpenSharedRx(fid_domain* domain_fid, fi_rx_attr* attr, fid_ep** srx_out,
 
 int OpenSharedTx(fid_domain* domain_fid, fi_tx_attr* attr, fid_stx** stx_out,
                  void* context) {
-  UtilDomain* domain = reinterpret_cast<UtilDomain*>(domain_fid);
+  UtilDomain* domain = FidCast<UtilDomain>(domain_fid);
   const fi_tx_attr& limits = *domain->info->tx_attr;
   if (attr->size > limits.size || attr->iov_limit > limits.iov_limit) {
     return Fail(*domain, FI_EINVAL,
@@ -165,7 +165,7 @@ SharedRx* AsSharedRx(fid* object) {
       object->ops != &kSharedRxFidOps) {
     return nullptr;
   }
-  return reinterpret_cast<SharedRx*>(object);
+  return FidCast<SharedRx>(object);
 }
 
 SharedTx* AsSharedTx(fid* object) {
@@ -173,7 +173,7 @@ SharedTx* AsSharedTx(fid* object) {
       object->ops != &kSharedTxFidOps) {
     return nullptr;
   }
-  return reinterpret_cast<SharedTx*>(object);
+  return FidCast<SharedTx>(object);
 }
 
 int BindSharedTx(StreamEp* ep, SharedTx* stx, uint64_t flags) {

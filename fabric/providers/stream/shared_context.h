@@ -35,6 +35,7 @@
 #include <atomic>
 
 #include "fabric/providers/stream/stream_ep.h"
+#include "fabric/providers/util/fid_cast.h"
 #include "fabric/providers/util/peer_srx.h"
 
 namespace fabric {
@@ -55,6 +56,7 @@ struct SharedRx {
   // What endpoints bind: its owner is queues.owner_srx.
   PeerSrx peer;
 };
+FABRIC_BEGINS_WITH(SharedRx, queues);
 
 struct SharedTx {
   fid_stx stx_fid;  // first: the application's fid_stx* is this
@@ -63,6 +65,7 @@ struct SharedTx {
   std::atomic<size_t> outstanding{0};
   std::atomic<int> bound_eps{0};
 };
+FABRIC_BEGINS_WITH(SharedTx, stx_fid);
 
 // fi_srx_context (without FI_PEER) and fi_stx_context on a domain of the
 // providers on this data path.

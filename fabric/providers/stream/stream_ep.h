@@ -42,6 +42,7 @@
 #include "fabric/providers/stream/connection.h"
 #include "fabric/providers/util/app_buffer.h"
 #include "fabric/providers/util/endpoint.h"
+#include "fabric/providers/util/fid_cast.h"
 #include "fabric/providers/util/peer_srx.h"
 #include "fabric/providers/util/progress.h"
 #include "fabric/providers/util/ring_queue.h"
@@ -221,10 +222,9 @@ struct StreamEp {
     return util.domain->fabric->provider->c_provider();
   }
 };
+FABRIC_BEGINS_WITH(StreamEp, util);
 
-inline StreamEp* ToStreamEp(fid_ep* ep) {
-  return reinterpret_cast<StreamEp*>(ep);
-}
+inline StreamEp* ToStreamEp(fid_ep* ep) { return FidCast<StreamEp>(ep); }
 
 class Link : public ConnectionHandler {
  public:

@@ -565,7 +565,7 @@ fi_ops_rma kStreamRmaOps = {
 };
 
 int BindStreamEp(fid* object, fid* bound, uint64_t flags) {
-  StreamEp* ep = reinterpret_cast<StreamEp*>(object);
+  StreamEp* ep = FidCast<StreamEp>(object);
   std::lock_guard<OptionalMutex> lock(ep->util.mutex);
   if (PeerSrx* srx = AsPeerSrx(bound); srx != nullptr) {
     return BindPeerSrx(ep, srx, flags);

@@ -185,7 +185,7 @@ class TcpLocalPathProcessesTest : public ::testing::Test {
     size_t len = sizeof(name);
     ASSERT_EQ(fi_getname(&ep_->fid, &name, &len), 0);
     port_ = ntohs(name.sin_port);
-    ASSERT_NE(reinterpret_cast<TcpRdmEp*>(ep_)->local_path, nullptr);
+    ASSERT_NE(FidCast<TcpRdmEp>(ep_)->local_path, nullptr);
   }
 
   // Starts a peer with `id` on `ip`, in the namespace `ns` unless empty,
@@ -346,7 +346,7 @@ TEST_F(TcpLocalPathProcessesTest, LocalAndRemotePeersOnOneEndpoint) {
   EXPECT_EQ(local->Wait(), 0);
   EXPECT_EQ(remote->Wait(), 0);
   // The local peer came through shm, the remote one over TCP.
-  auto* rdm = reinterpret_cast<TcpRdmEp*>(ep_);
+  auto* rdm = FidCast<TcpRdmEp>(ep_);
   EXPECT_NE(rdm->local_path->Via(local->addr), nullptr);
   EXPECT_EQ(rdm->local_path->Via(remote->addr), nullptr);
 }

@@ -27,7 +27,7 @@ struct End {
   fid_cq* cq = nullptr;
   fid_ep* ep = nullptr;
   fi_addr_t addr = FI_ADDR_NOTAVAIL;
-  TcpRdmEp* rdm() const { return reinterpret_cast<TcpRdmEp*>(ep); }
+  TcpRdmEp* rdm() const { return FidCast<TcpRdmEp>(ep); }
 };
 
 class TcpLocalPathTest : public ::testing::Test {
@@ -359,7 +359,7 @@ TEST_P(TcpLocalPathFormatTest, EndpointsGoThroughShm) {
     ASSERT_EQ(fi_getname(&ends[i]->fid, name, &len), 0);
     ASSERT_EQ(fi_av_insert(av, name, 1, &addrs[i], 0, nullptr), 1);
   }
-  auto* sender = reinterpret_cast<TcpRdmEp*>(ends[0]);
+  auto* sender = FidCast<TcpRdmEp>(ends[0]);
   ASSERT_NE(sender->local_path, nullptr);
   char in[8] = {};
   ASSERT_EQ(fi_recv(ends[1], in, sizeof(in), nullptr, FI_ADDR_UNSPEC, in), 0);

@@ -362,7 +362,7 @@ void TcpMsgEpEvents::LinkClosed(stream::Link*, int error) {
 // one (the server side), else idle until fi_connect.
 int OpenTcpMsgEp(fid_domain* domain_fid, fi_info* info, fid_ep** ep_out,
                  void* context) {
-  UtilDomain* domain = reinterpret_cast<UtilDomain*>(domain_fid);
+  UtilDomain* domain = FidCast<UtilDomain>(domain_fid);
   const fi_provider* log = domain->fabric->provider->c_provider();
   bool from_request = info->handle != nullptr &&
                       info->handle->fclass == FI_CLASS_CONNREQ;

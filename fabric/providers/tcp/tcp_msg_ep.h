@@ -24,6 +24,7 @@
 #include "fabric/providers/stream/stream_ep.h"
 #include "fabric/providers/tcp/tcp_cm.h"
 #include "fabric/providers/util/endpoint.h"
+#include "fabric/providers/util/fid_cast.h"
 #include "fabric/providers/util/progress.h"
 
 namespace fabric {
@@ -36,6 +37,7 @@ struct TcpConnReq {
   int fd;
   fid_pep* pep;
 };
+FABRIC_BEGINS_WITH(TcpConnReq, conn_fid);
 
 class TcpMsgEp;
 
@@ -112,10 +114,9 @@ class TcpMsgEp {
     return base.util.domain->fabric->progress.get();
   }
 };
+FABRIC_BEGINS_WITH(TcpMsgEp, base);
 
-inline TcpMsgEp* ToTcpMsgEp(fid_ep* ep) {
-  return reinterpret_cast<TcpMsgEp*>(ep);
-}
+inline TcpMsgEp* ToTcpMsgEp(fid_ep* ep) { return FidCast<TcpMsgEp>(ep); }
 
 // Provider::OpenEndpoint / OpenPassiveEndpoint of tcp for FI_EP_MSG.
 int OpenTcpMsgEp(fid_domain* domain, fi_info* info, fid_ep** ep,

@@ -208,7 +208,7 @@ TEST_F(TcpPeerTest, OneOfOurCqsOwnsAPeerCq) {
   fid_cq* owner_cq = nullptr;
   ASSERT_EQ(fi_cq_open(domain_, &attr, &owner_cq, nullptr), 0);
   fid_peer_cq* owner =
-      fabric::UtilCqOwnerFid(reinterpret_cast<fabric::UtilCq*>(owner_cq));
+      fabric::UtilCqOwnerFid(fabric::FidCast<fabric::UtilCq>(owner_cq));
   EXPECT_EQ(owner->fid.fclass, FI_CLASS_PEER_CQ);
   OpenEndpoints(owner);
   char in[16] = {};

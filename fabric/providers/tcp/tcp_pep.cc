@@ -20,6 +20,7 @@
 #include "fabric/providers/util/endpoint.h"
 #include "fabric/providers/util/eq.h"
 #include "fabric/providers/util/fabric.h"
+#include "fabric/providers/util/fid_cast.h"
 #include "fabric/providers/util/fid_ops.h"
 #include "fabric/providers/util/ip_socket.h"
 #include "fabric/providers/util/live_objects.h"
@@ -64,8 +65,9 @@ struct TcpPep {
 
   const fi_provider* log() const { return util.log(); }
 };
+FABRIC_BEGINS_WITH(TcpPep, util);
 
-TcpPep* ToTcpPep(fid* object) { return reinterpret_cast<TcpPep*>(object); }
+TcpPep* ToTcpPep(fid* object) { return FidCast<TcpPep>(object); }
 
 void Watch(TcpPep* pep, int fd, int op) {
   epoll_event event = {};
@@ -241,7 +243,7 @@ bool PepEvents::auto_progress() const { return pep_->util.auto_progress(); }
 
 TcpConnReq* AsTcpConnReq(fid* handle) {
   if (!IsLiveObject(handle, FI_CLASS_CONNREQ)) return nullptr;
-  return reinterpret_cast<TcpConnReq*>(handle);
+  return FidCast<TcpConnReq>(handle);
 }
 
 void FreeTcpConnReq(TcpConnReq* request) {

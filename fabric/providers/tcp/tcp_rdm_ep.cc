@@ -34,9 +34,7 @@ namespace {
 constexpr int kBacklog = 1024;
 constexpr int kMaxEvents = 64;
 
-TcpRdmEp* ToTcpRdmEp(fid* object) {
-  return reinterpret_cast<TcpRdmEp*>(object);
-}
+TcpRdmEp* ToTcpRdmEp(fid* object) { return FidCast<TcpRdmEp>(object); }
 
 int Fail(const TcpRdmEp& ep, const absl::Status& status) {
   return LogFailure(ep.log(), FI_LOG_EP_CTRL, status);
@@ -535,7 +533,7 @@ bool TcpRdmEpEvents::auto_progress() const {
 
 int OpenTcpRdmEp(fid_domain* domain_fid, fi_info* info, fid_ep** ep_out,
                  void* context, const Provider* local_provider) {
-  UtilDomain* domain = reinterpret_cast<UtilDomain*>(domain_fid);
+  UtilDomain* domain = FidCast<UtilDomain>(domain_fid);
   const fi_provider* log = domain->fabric->provider->c_provider();
   absl::StatusOr<IpAddress> address = ListenAddress(*info);
   absl::StatusOr<int> listen_fd =

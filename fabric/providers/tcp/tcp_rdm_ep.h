@@ -67,6 +67,7 @@
 #include "fabric/providers/stream/stream_ep.h"
 #include "fabric/providers/tcp/tcp_cm.h"
 #include "fabric/providers/tcp/tcp_local_path.h"
+#include "fabric/providers/util/fid_cast.h"
 #include "fabric/providers/util/progress.h"
 
 namespace fabric {
@@ -151,6 +152,7 @@ class TcpRdmEp {
   const fi_provider* log() const { return base.log(); }
   ProgressEngine* engine() const { return base.util.domain->progress.get(); }
 };
+FABRIC_BEGINS_WITH(TcpRdmEp, base);
 
 // Provider::OpenEndpoint of tcp for FI_EP_RDM; `local_provider` (shm, or
 // null) reaches the peers on this host.

@@ -21,7 +21,7 @@ namespace {
 template <typename Ops, typename Op, typename... Args>
 ssize_t Routed(fid_ep* ep, fi_addr_t dest, Ops* fid_ep::*table,
                const Ops& tcp_ops, Op Ops::*op, Args... args) {
-  TcpLocalPath* local = reinterpret_cast<TcpRdmEp*>(ep)->local_path.get();
+  TcpLocalPath* local = FidCast<TcpRdmEp>(ep)->local_path.get();
   if (local != nullptr) {
     if (fid_ep* shm = local->Via(dest); shm != nullptr) {
       ssize_t rc = ((shm->*table)->*op)(shm, args...);

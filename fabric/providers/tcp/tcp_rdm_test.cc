@@ -44,7 +44,7 @@ TEST_F(TcpRdmManualTest, AReceivePostedWhileAMessageArrivesTakesIt) {
   ASSERT_EQ(fi_tsend(a_.ep, "small", 6, nullptr, b_.addr, 5, nullptr), 0);
   // Over TCP (FI_TCP_SHM=0 in this test's target), until b has part of
   // the big message.
-  auto* b = reinterpret_cast<tcp::TcpRdmEp*>(b_.ep);
+  auto* b = FidCast<tcp::TcpRdmEp>(b_.ep);
   auto arriving = [b] {
     for (const auto& link : b->links.all) {
       if (link->current_unexpected.has_value()) return true;

@@ -68,7 +68,7 @@ class SrxOwnerPeerTest : public ::testing::TestWithParam<const char*> {
     // The peer endpoint: the owner's CQ and receive queues.
     cq_context_ = {
         sizeof(cq_context_),
-        fabric::UtilCqOwnerFid(reinterpret_cast<fabric::UtilCq*>(owner_.cq))};
+        fabric::UtilCqOwnerFid(fabric::FidCast<fabric::UtilCq>(owner_.cq))};
     srx_context_ = {sizeof(srx_context_),
                     fabric::stream::StreamEpOwnerSrx(
                         fabric::stream::ToStreamEp(owner_.ep))};

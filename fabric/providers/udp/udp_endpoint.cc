@@ -287,7 +287,7 @@ int UdpFail(const UdpEndpoint& ep, fi_log_subsys subsys,
 
 int OpenUdpEndpoint(fid_domain* domain_fid, fi_info* info, fid_ep** ep_out,
                     void* context) {
-  UtilDomain* domain = reinterpret_cast<UtilDomain*>(domain_fid);
+  UtilDomain* domain = FidCast<UtilDomain>(domain_fid);
   absl::StatusOr<std::unique_ptr<UdpEndpoint>> ep =
       CreateEndpoint(domain, *info, context);
   if (!ep.ok()) {

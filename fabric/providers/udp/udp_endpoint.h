@@ -28,6 +28,7 @@
 #include "fabric/providers/util/app_buffer.h"
 #include "fabric/providers/util/av.h"
 #include "fabric/providers/util/endpoint.h"
+#include "fabric/providers/util/fid_cast.h"
 #include "fabric/providers/util/ring_queue.h"
 
 namespace fabric {
@@ -55,9 +56,10 @@ struct UdpEndpoint {
   std::vector<char> send_bounce;     // one outgoing datagram
   std::vector<char> receive_bounce;  // one incoming datagram
 };
+FABRIC_BEGINS_WITH(UdpEndpoint, util);
 
 inline UdpEndpoint* ToUdpEndpoint(fid* object) {
-  return reinterpret_cast<UdpEndpoint*>(object);
+  return FidCast<UdpEndpoint>(object);
 }
 inline UdpEndpoint* ToUdpEndpoint(fid_ep* ep) {
   return ToUdpEndpoint(&ep->fid);

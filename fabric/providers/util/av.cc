@@ -22,7 +22,7 @@ constexpr uint64_t kAvOpenFlags =
     FI_EVENT | FI_SYMMETRIC | FI_AV_USER_ID | FI_READ;
 constexpr uint64_t kInsertFlags = FI_MORE | FI_SYNC_ERR | FI_AV_USER_ID;
 
-UtilAv* ToUtilAv(fid_av* av) { return reinterpret_cast<UtilAv*>(av); }
+UtilAv* ToUtilAv(fid_av* av) { return FidCast<UtilAv>(av); }
 
 const fi_provider* Log(const UtilAv& av) {
   return av.domain->fabric->provider->c_provider();
@@ -293,7 +293,7 @@ const char* StraddrAv(fid_av* av_fid, const void* addr, char* buf,
 }
 
 int CloseAv(fid* object) {
-  UtilAv* av = reinterpret_cast<UtilAv*>(object);
+  UtilAv* av = FidCast<UtilAv>(object);
   if (av->open_children.load() > 0) {
     FI_WARN(Log(*av), FI_LOG_AV, "AV still used by %d endpoints or AV sets\n",
             av->open_children.load());
@@ -385,7 +385,7 @@ absl::Status CheckAvAttr(const UtilDomain& domain, const fi_av_attr& attr) {
 }
 
 int BindUtilAv(fid* object, fid* bound, uint64_t flags) {
-  UtilAv* av = reinterpret_cast<UtilAv*>(object);
+  UtilAv* av = FidCast<UtilAv>(object);
   UtilEq* eq = AsUtilEq(bound);
   if (eq == nullptr || eq->fabric != av->domain->fabric || flags != 0 ||
       av->eq != nullptr) {
@@ -433,12 +433,12 @@ UtilAv* AsUtilAv(fid* object) {
       object->ops != &kAvFidOps) {
     return nullptr;
   }
-  return reinterpret_cast<UtilAv*>(object);
+  return FidCast<UtilAv>(object);
 }
 
 int OpenUtilAv(fid_domain* domain_fid, fi_av_attr* attr, fid_av** av_out,
                void* context) {
-  UtilDomain* domain = reinterpret_cast<UtilDomain*>(domain_fid);
+  UtilDomain* domain = FidCast<UtilDomain>(domain_fid);
   absl::Status status =
       attr == nullptr || av_out == nullptr
           ? FiError(FI_EINVAL, "fi_av_open: attr and av must not be NULL")

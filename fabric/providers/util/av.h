@@ -49,6 +49,7 @@
 #include "fabric/api/core/address.h"
 #include "fabric/providers/util/domain.h"
 #include "fabric/providers/util/eq.h"
+#include "fabric/providers/util/fid_cast.h"
 #include "fabric/providers/util/shared_av.h"
 
 namespace fabric {
@@ -75,6 +76,7 @@ struct UtilAv {
   std::atomic<uint64_t> drops{0};
   fid_peer_av owner_fid;  // what a peer provider imports (peer_av.h)
 };
+FABRIC_BEGINS_WITH(UtilAv, av_fid);
 
 // Logs `status` as a warning of `av` and returns its negative fi_errno.
 int AvFail(const UtilAv& av, const absl::Status& status);

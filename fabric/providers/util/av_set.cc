@@ -19,7 +19,7 @@ constexpr uint64_t kSetFlags =
     FI_ALLREDUCE_SET | FI_ALLGATHER_SET | FI_REDUCE_SCATTER_SET |
     FI_REDUCE_SET | FI_SCATTER_SET | FI_GATHER_SET;
 
-UtilAvSet* ToSet(fid_av_set* set) { return reinterpret_cast<UtilAvSet*>(set); }
+UtilAvSet* ToSet(fid_av_set* set) { return FidCast<UtilAvSet>(set); }
 
 bool InAv(UtilAv& av, fi_addr_t fi_addr) {
   return AvLookupIp(&av, fi_addr).ok();
@@ -180,7 +180,7 @@ int AddrSet(fid_av_set* set_fid, fi_addr_t* coll_addr) {
 }
 
 int CloseSet(fid* object) {
-  UtilAvSet* set = reinterpret_cast<UtilAvSet*>(object);
+  UtilAvSet* set = FidCast<UtilAvSet>(object);
   set->av->open_children.fetch_sub(1);
   delete set;
   return 0;
@@ -205,12 +205,12 @@ UtilAvSet* AsUtilAvSet(const fid_av_set* set) {
       set->fid.ops != &kAvSetFidOps) {
     return nullptr;
   }
-  return reinterpret_cast<UtilAvSet*>(const_cast<fid_av_set*>(set));
+  return FidCast<UtilAvSet>(const_cast<fid_av_set*>(set));
 }
 
 int OpenUtilAvSet(fid_av* av_fid, fi_av_set_attr* attr, fid_av_set** set_out,
                   void* context) {
-  UtilAv& av = *reinterpret_cast<UtilAv*>(av_fid);
+  UtilAv& av = *FidCast<UtilAv>(av_fid);
   if (attr == nullptr || set_out == nullptr) {
     return AvFail(av, FiError(FI_EINVAL, "fi_av_set: attr and av_set must "
                                          "not be NULL"));

@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "fabric/providers/util/av.h"
+#include "fabric/providers/util/fid_cast.h"
 
 namespace fabric {
 
@@ -36,6 +37,7 @@ struct UtilAvSet {
   std::vector<fi_addr_t> members;  // in set order, no duplicates
   fid_peer_av_set owner_fid;  // what a peer provider imports (peer_av.h)
 };
+FABRIC_BEGINS_WITH(UtilAvSet, set_fid);
 
 // fi_ops_av::av_set of UtilAv.
 int OpenUtilAvSet(fid_av* av, fi_av_set_attr* attr, fid_av_set** set,

@@ -14,16 +14,14 @@
 namespace fabric {
 namespace {
 
-UtilCntr* ToUtilCntr(fid_cntr* cntr) {
-  return reinterpret_cast<UtilCntr*>(cntr);
-}
+UtilCntr* ToUtilCntr(fid_cntr* cntr) { return FidCast<UtilCntr>(cntr); }
 
 const fi_provider* Log(const UtilCntr& cntr) {
   return cntr.domain->fabric->provider->c_provider();
 }
 
 int CloseCntr(fid* object) {
-  UtilCntr* cntr = reinterpret_cast<UtilCntr*>(object);
+  UtilCntr* cntr = FidCast<UtilCntr>(object);
   if (cntr->open_children.load() > 0) {
     FI_WARN(Log(*cntr), FI_LOG_CNTR, "counter still bound to %d objects\n",
             cntr->open_children.load());
@@ -36,7 +34,7 @@ int CloseCntr(fid* object) {
 }
 
 int ControlCntr(fid* object, int command, void* arg) {
-  return reinterpret_cast<UtilCntr*>(object)->wait->Control(command, arg);
+  return FidCast<UtilCntr>(object)->wait->Control(command, arg);
 }
 
 // Applies `update` to the count under the lock and wakes waiters.
@@ -129,12 +127,12 @@ UtilCntr* AsUtilCntr(fid* object) {
       object->ops != &kCntrFidOps) {
     return nullptr;
   }
-  return reinterpret_cast<UtilCntr*>(object);
+  return FidCast<UtilCntr>(object);
 }
 
 int OpenUtilCntr(fid_domain* domain_fid, fi_cntr_attr* attr,
                  fid_cntr** cntr_out, void* context) {
-  UtilDomain* domain = reinterpret_cast<UtilDomain*>(domain_fid);
+  UtilDomain* domain = FidCast<UtilDomain>(domain_fid);
   // A NULL attr means the defaults (fi_cntr(3)).
   fi_cntr_attr defaults = {};
   const fi_cntr_attr& effective = attr != nullptr ? *attr : defaults;

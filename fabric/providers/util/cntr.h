@@ -15,6 +15,7 @@
 #include <memory>
 
 #include "fabric/providers/util/domain.h"
+#include "fabric/providers/util/fid_cast.h"
 #include "fabric/providers/util/wait_object.h"
 
 namespace fabric {
@@ -28,6 +29,7 @@ struct UtilCntr {
   uint64_t errors = 0;  // likewise
   std::atomic<int> open_children{0};
 };
+FABRIC_BEGINS_WITH(UtilCntr, cntr_fid);
 
 // The UtilCntr behind `object`, or null when it is not one of our counters.
 UtilCntr* AsUtilCntr(fid* object);

@@ -20,7 +20,7 @@ namespace {
 
 constexpr uint64_t kCqOpenFlags = FI_AFFINITY | FI_PEER;
 
-UtilCq* ToUtilCq(fid_cq* cq) { return reinterpret_cast<UtilCq*>(cq); }
+UtilCq* ToUtilCq(fid_cq* cq) { return FidCast<UtilCq>(cq); }
 
 const fi_provider* Log(const UtilCq& cq) {
   return cq.domain->fabric->provider->c_provider();
@@ -49,7 +49,7 @@ size_t EntrySize(fi_cq_format format) {
 }
 
 int CloseCq(fid* object) {
-  UtilCq* cq = reinterpret_cast<UtilCq*>(object);
+  UtilCq* cq = FidCast<UtilCq>(object);
   if (cq->open_children.load() > 0) {
     FI_WARN(Log(*cq), FI_LOG_CQ, "CQ still bound to %d endpoints\n",
             cq->open_children.load());
@@ -62,7 +62,7 @@ int CloseCq(fid* object) {
 }
 
 int ControlCq(fid* object, int command, void* arg) {
-  return reinterpret_cast<UtilCq*>(object)->wait->Control(command, arg);
+  return FidCast<UtilCq>(object)->wait->Control(command, arg);
 }
 
 // The buffer of an fi_cq_read that runs progress on this thread while its
@@ -354,12 +354,12 @@ UtilCq* AsUtilCq(fid* object) {
       object->ops != &kCqFidOps) {
     return nullptr;
   }
-  return reinterpret_cast<UtilCq*>(object);
+  return FidCast<UtilCq>(object);
 }
 
 int OpenUtilCq(fid_domain* domain_fid, fi_cq_attr* attr, fid_cq** cq_out,
                void* context) {
-  UtilDomain* domain = reinterpret_cast<UtilDomain*>(domain_fid);
+  UtilDomain* domain = FidCast<UtilDomain>(domain_fid);
   const fi_provider* log = domain->fabric->provider->c_provider();
   absl::Status status =
       attr == nullptr || cq_out == nullptr

@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "fabric/providers/util/domain.h"
+#include "fabric/providers/util/fid_cast.h"
 #include "fabric/providers/util/ring_queue.h"
 #include "fabric/providers/util/wait_object.h"
 
@@ -89,6 +90,7 @@ struct UtilCq {
   // ran the progress pass (kDirectProgressInterval).
   std::atomic<uint32_t> direct_empty_reads{0};
 };
+FABRIC_BEGINS_WITH(UtilCq, cq_fid);
 
 // While a CQ's direct producer finds nothing, one fi_cq_read in this many
 // runs the progress pass (the domain's other work); the others return at

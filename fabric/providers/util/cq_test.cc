@@ -405,7 +405,7 @@ class DirectCqTest : public CqTest,
     CqTest::TearDown();
   }
   fabric::UtilDomain* domain() {
-    return reinterpret_cast<fabric::UtilDomain*>(domain_);
+    return fabric::FidCast<fabric::UtilDomain>(domain_);
   }
 
   QueueProducer producer_;

@@ -21,9 +21,7 @@
 namespace fabric {
 namespace {
 
-UtilDomain* ToUtilDomain(fid* object) {
-  return reinterpret_cast<UtilDomain*>(object);
-}
+UtilDomain* ToUtilDomain(fid* object) { return FidCast<UtilDomain>(object); }
 
 int CloseDomain(fid* object) {
   UtilDomain* domain = ToUtilDomain(object);

@@ -15,8 +15,8 @@
 #include <rdma/fi_domain.h>
 
 #include <atomic>
-#include <memory>
 #include <cstdint>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <unordered_map>
@@ -26,6 +26,7 @@
 #include "fabric/providers/domain_resources.h"
 #include "fabric/providers/util/eq.h"
 #include "fabric/providers/util/fabric.h"
+#include "fabric/providers/util/fid_cast.h"
 
 namespace fabric {
 
@@ -74,6 +75,7 @@ struct UtilDomain {
   // The provider's, when it keeps any (DomainResources); null otherwise.
   std::unique_ptr<DomainResources> resources;
 };
+FABRIC_BEGINS_WITH(UtilDomain, domain_fid);
 
 // Whether objects of `object_domain` (AVs, counters, memory regions) may
 // serve `domain`: they are its own, or `domain` is a peer domain of theirs.

@@ -124,7 +124,7 @@ TEST_F(DomainTest, HmemOverrideIsCheckedAndSetBeforeResources) {
   // The domain's copies now go through the application's functions.
   char buffer[8];
   iovec iov = {buffer, sizeof(buffer)};
-  EXPECT_EQ(reinterpret_cast<fabric::UtilDomain*>(domain)->copier.CopyToIov(
+  EXPECT_EQ(fabric::FidCast<fabric::UtilDomain>(domain)->copier.CopyToIov(
                 FI_HMEM_SYSTEM, 0, &iov, 1, 0, "abc", 3),
             3);
   // Once a resource exists the override can no longer change.

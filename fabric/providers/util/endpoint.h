@@ -23,6 +23,7 @@
 #include "fabric/providers/util/cq.h"
 #include "fabric/providers/util/domain.h"
 #include "fabric/providers/util/eq.h"
+#include "fabric/providers/util/fid_cast.h"
 #include "fabric/providers/util/futex_mutex.h"
 
 namespace fabric {
@@ -79,6 +80,7 @@ struct UtilEndpoint {
   // Taken by the provider around the endpoint's state.
   OptionalMutex mutex;
 };
+FABRIC_BEGINS_WITH(UtilEndpoint, ep_fid);
 
 // Fills `ep` for `domain` from `info` (which must name an endpoint type);
 // the provider has already set ep->ep_fid's ops tables. Counts the endpoint

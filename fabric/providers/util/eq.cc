@@ -24,7 +24,7 @@ namespace {
 constexpr size_t kDefaultEqSize = 1024;
 constexpr uint64_t kEqOpenFlags = FI_WRITE | FI_AFFINITY | FI_PEER;
 
-UtilEq* ToUtilEq(fid_eq* eq) { return reinterpret_cast<UtilEq*>(eq); }
+UtilEq* ToUtilEq(fid_eq* eq) { return FidCast<UtilEq>(eq); }
 
 const fi_provider* Log(const UtilEq& eq) {
   return eq.fabric->provider->c_provider();
@@ -36,7 +36,7 @@ ssize_t Fail(const UtilEq& eq, int fi_errno, const char* what) {
 }
 
 int CloseEq(fid* object) {
-  UtilEq* eq = reinterpret_cast<UtilEq*>(object);
+  UtilEq* eq = FidCast<UtilEq>(object);
   if (eq->open_children.load() > 0) {
     FI_WARN(Log(*eq), FI_LOG_EQ, "EQ still bound to %d objects\n",
             eq->open_children.load());
@@ -55,7 +55,7 @@ int CloseEq(fid* object) {
 }
 
 int ControlEq(fid* object, int command, void* arg) {
-  return reinterpret_cast<UtilEq*>(object)->wait->Control(command, arg);
+  return FidCast<UtilEq>(object)->wait->Control(command, arg);
 }
 
 // Takes (or with FI_PEEK, copies) the head entry; the lock is held and the
@@ -259,7 +259,7 @@ UtilEq* AsUtilEq(fid* object) {
       object->ops != &kEqFidOps) {
     return nullptr;
   }
-  return reinterpret_cast<UtilEq*>(object);
+  return FidCast<UtilEq>(object);
 }
 
 ssize_t EqReadWithoutProgress(fid_eq* eq_fid, uint32_t* event, void* buf,

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "fabric/providers/util/fabric.h"
+#include "fabric/providers/util/fid_cast.h"
 #include "fabric/providers/util/wait_object.h"
 
 namespace fabric {
@@ -45,6 +46,7 @@ struct UtilEq {
   // here (peer_eq.h).
   fid_eq* owner = nullptr;
 };
+FABRIC_BEGINS_WITH(UtilEq, eq_fid);
 
 // The UtilEq behind `object`, or null when it is not one of our EQs.
 UtilEq* AsUtilEq(fid* object);

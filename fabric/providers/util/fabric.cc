@@ -18,7 +18,7 @@ namespace fabric {
 namespace {
 
 int CloseFabric(fid* object) {
-  UtilFabric* fabric = reinterpret_cast<UtilFabric*>(object);
+  UtilFabric* fabric = FidCast<UtilFabric>(object);
   if (fabric->open_children.load() > 0) {
     FI_WARN(fabric->provider->c_provider(), FI_LOG_FABRIC,
             "fabric %s still has %d open objects\n", fabric->name.c_str(),

@@ -13,6 +13,7 @@
 #include <string>
 
 #include "fabric/providers/provider.h"
+#include "fabric/providers/util/fid_cast.h"
 #include "fabric/providers/util/progress.h"
 
 namespace fabric {
@@ -27,10 +28,11 @@ struct UtilFabric {
   // domain's (UtilDomain::progress).
   std::unique_ptr<ProgressEngine> progress = std::make_unique<ProgressEngine>();
 };
+FABRIC_BEGINS_WITH(UtilFabric, fabric_fid);
 
 // The UtilFabric behind an application's fid_fabric (one of ours).
 inline UtilFabric* ToUtilFabric(fid_fabric* fabric) {
-  return reinterpret_cast<UtilFabric*>(fabric);
+  return FidCast<UtilFabric>(fabric);
 }
 
 // Opens a fabric named attr.name for `provider` (the caller has checked that

@@ -93,7 +93,7 @@ std::unordered_map<const void*, const UtilMr*>& LiveRegions() {
 }
 
 int CloseMr(fid* object) {
-  UtilMr* mr = reinterpret_cast<UtilMr*>(object);
+  UtilMr* mr = FidCast<UtilMr>(object);
   {
     std::lock_guard<std::mutex> lock(live_regions_mutex);
     LiveRegions().erase(mr->mr_fid.mem_desc);
@@ -116,7 +116,7 @@ int CloseMr(fid* object) {
 // once fi_mr_enable is called; once, before enabling.
 int BindMrToEndpoint(UtilMr* mr, fid* bound, uint64_t flags) {
   // Every endpoint of this library starts with its UtilEndpoint.
-  auto* ep = reinterpret_cast<UtilEndpoint*>(bound);
+  auto* ep = FidCast<UtilEndpoint>(bound);
   std::lock_guard<std::mutex> lock(mr->domain->mr_mutex);
   if ((MrMode(*mr->domain) & FI_MR_ENDPOINT) == 0 || flags != 0 ||
       ep->domain != mr->domain || mr->ep != nullptr || mr->enabled) {
@@ -132,7 +132,7 @@ int BindMrToEndpoint(UtilMr* mr, fid* bound, uint64_t flags) {
 // fi_mr_bind: a counter (FI_REMOTE_WRITE: counts remote writes into the
 // region), or an endpoint (FI_MR_ENDPOINT).
 int BindMr(fid* object, fid* bound, uint64_t flags) {
-  UtilMr* mr = reinterpret_cast<UtilMr*>(object);
+  UtilMr* mr = FidCast<UtilMr>(object);
   if (bound != nullptr && bound->fclass == FI_CLASS_EP) {
     return BindMrToEndpoint(mr, bound, flags);
   }
@@ -176,7 +176,7 @@ int Refresh(const UtilMr& mr, const fi_mr_modify* modify) {
 }
 
 int ControlMr(fid* object, int command, void* arg) {
-  UtilMr* mr = reinterpret_cast<UtilMr*>(object);
+  UtilMr* mr = FidCast<UtilMr>(object);
   switch (command) {
     case FI_ENABLE: {
       std::lock_guard<std::mutex> lock(mr->domain->mr_mutex);
@@ -283,7 +283,7 @@ int Register(fid* owner, Registration reg, fid_mr** mr_out) {
   if (owner == nullptr || owner->fclass != FI_CLASS_DOMAIN) {
     return -FI_EINVAL;  // per-endpoint registration needs endpoints
   }
-  UtilDomain& domain = *reinterpret_cast<UtilDomain*>(owner);
+  UtilDomain& domain = *FidCast<UtilDomain>(owner);
   if (mr_out == nullptr) {
     return Fail(domain, FiError(FI_EINVAL, "fi_mr_reg: mr is NULL"));
   }
@@ -382,7 +382,7 @@ int RegvMr(fid* owner, const iovec* iov, size_t count, uint64_t access,
 int RegattrMr(fid* owner, const fi_mr_attr* attr, uint64_t flags,
               fid_mr** mr) {
   if (owner == nullptr || owner->fclass != FI_CLASS_DOMAIN) return -FI_EINVAL;
-  const UtilDomain& domain = *reinterpret_cast<UtilDomain*>(owner);
+  const UtilDomain& domain = *FidCast<UtilDomain>(owner);
   if (attr == nullptr || (attr->mr_iov == nullptr && attr->iov_count > 0)) {
     return Fail(domain, FiError(FI_EINVAL, "fi_mr_regattr: attr or its "
                                            "mr_iov is NULL"));

@@ -23,6 +23,7 @@
 #include "absl/status/statusor.h"
 #include "fabric/providers/util/cntr.h"
 #include "fabric/providers/util/domain.h"
+#include "fabric/providers/util/fid_cast.h"
 
 namespace fabric {
 
@@ -49,6 +50,7 @@ struct UtilMr {
   // endpoints take as a descriptor; otherwise it is this UtilMr.
   void* device_region = nullptr;
 };
+FABRIC_BEGINS_WITH(UtilMr, mr_fid);
 
 // fi_ops_mr of UtilDomain.
 extern fi_ops_mr kUtilMrOps;

@@ -44,7 +44,7 @@ class MrTest : public fabric::LoopbackDomainTest {
     return mr;
   }
 
-  UtilDomain* Util() { return reinterpret_cast<UtilDomain*>(domain_); }
+  UtilDomain* Util() { return fabric::FidCast<UtilDomain>(domain_); }
 
   // fi_mr_regattr's attributes for the host memory `piece`.
   static fi_mr_attr HostAttr(const iovec* piece, uint64_t access) {
@@ -296,7 +296,7 @@ TEST_F(MrTest, AuthorizationKeysOfRegions) {
   attr.auth_key_size = 64;
   ASSERT_EQ(fi_mr_regattr(domain_, &attr, 0, &mr), 0);
   mrs_.push_back(mr);
-  auto* region = reinterpret_cast<fabric::UtilMr*>(mr);
+  auto* region = fabric::FidCast<fabric::UtilMr>(mr);
   EXPECT_EQ(region->auth_key, std::string(64, 'k'));
 }
 
@@ -313,7 +313,7 @@ TEST_F(MrTest, OldApplicationsFieldsAreNotRead) {
   fid_mr* mr = nullptr;
   ASSERT_EQ(fi_mr_regattr(domain_, &attr, 0, &mr), 0);
   mrs_.push_back(mr);
-  auto* region = reinterpret_cast<fabric::UtilMr*>(mr);
+  auto* region = fabric::FidCast<fabric::UtilMr>(mr);
   EXPECT_EQ(region->iface, FI_HMEM_SYSTEM);
   EXPECT_EQ(region->auth_key, "");
 }

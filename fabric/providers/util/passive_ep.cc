@@ -30,7 +30,7 @@ std::vector<char> CmEntry(fid* endpoint, fi_info* info, const void* data,
 }
 
 int GetPepOpt(fid* object, int level, int name, void* value, size_t* len) {
-  auto* pep = reinterpret_cast<UtilPep*>(object);
+  auto* pep = FidCast<UtilPep>(object);
   if (value == nullptr || len == nullptr) {
     return FailPep(*pep, FiError(FI_EINVAL,
                                  "fi_getopt: optval and optlen needed"));
@@ -85,7 +85,7 @@ void ReleaseUtilPep(UtilPep* pep) {
 }
 
 int BindUtilPep(fid* object, fid* bound, uint64_t flags) {
-  auto* pep = reinterpret_cast<UtilPep*>(object);
+  auto* pep = FidCast<UtilPep>(object);
   std::lock_guard<std::mutex> lock(pep->mutex);
   UtilEq* eq = AsUtilEq(bound);
   if (eq == nullptr || eq->fabric != pep->fabric || flags != 0 ||

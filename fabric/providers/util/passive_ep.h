@@ -21,6 +21,7 @@
 #include "fabric/api/core/status.h"
 #include "fabric/providers/util/eq.h"
 #include "fabric/providers/util/fabric.h"
+#include "fabric/providers/util/fid_cast.h"
 #include "fabric/providers/util/progress.h"
 
 namespace fabric {
@@ -44,6 +45,7 @@ struct UtilPep {
     return attr == nullptr || attr->control_progress != FI_PROGRESS_MANUAL;
   }
 };
+FABRIC_BEGINS_WITH(UtilPep, pep_fid);
 
 // Logs `status` as the reason a passive endpoint's call fails; its
 // negative fi_errno.

@@ -41,7 +41,7 @@ fi_ops_cq_owner kOwnerOps = {
 // is the owner's business.
 ssize_t PeerRead(fid_cq* cq, void* buf, size_t count) {
   if (buf != nullptr || count != 0) return -FI_ENOSYS;
-  reinterpret_cast<UtilCq*>(cq)->wait->Progress();
+  FidCast<UtilCq>(cq)->wait->Progress();
   return 0;
 }
 

@@ -9,9 +9,7 @@
 namespace fabric {
 namespace {
 
-fid_eq* OwnerOf(fid_eq* peer) {
-  return reinterpret_cast<UtilEq*>(peer)->owner;
-}
+fid_eq* OwnerOf(fid_eq* peer) { return FidCast<UtilEq>(peer)->owner; }
 
 ssize_t PeerRead(fid_eq*, uint32_t*, void*, size_t, uint64_t) {
   return -FI_ENOSYS;

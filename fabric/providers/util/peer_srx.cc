@@ -13,7 +13,7 @@ namespace fabric {
 namespace {
 
 int ClosePeerSrx(fid* object) {
-  PeerSrx* srx = reinterpret_cast<PeerSrx*>(object);
+  PeerSrx* srx = FidCast<PeerSrx>(object);
   if (srx->bound_eps.load() > 0) {
     FI_WARN(srx->domain->fabric->provider->c_provider(), FI_LOG_EP_CTRL,
             "fi_close: %d endpoints are still bound to the peer SRX\n",
@@ -82,7 +82,7 @@ absl::StatusOr<fid_ep*> Open(UtilDomain* domain, const fi_rx_attr* attr,
 
 int OpenSrxContext(fid_domain* domain_fid, fi_rx_attr* attr, fid_ep** srx,
                    void* context) {
-  auto* domain = reinterpret_cast<UtilDomain*>(domain_fid);
+  auto* domain = FidCast<UtilDomain>(domain_fid);
   const Provider& provider = *domain->fabric->provider;
   if (attr != nullptr && srx != nullptr && (attr->op_flags & FI_PEER) == 0) {
     int rc = provider.OpenSharedRxContext(domain_fid, attr, srx, context);
@@ -105,7 +105,7 @@ int OpenSrxContext(fid_domain* domain_fid, fi_rx_attr* attr, fid_ep** srx,
 
 PeerSrx* AsPeerSrx(fid* object) {
   if (object == nullptr || object->ops != &kPeerSrxFidOps) return nullptr;
-  return reinterpret_cast<PeerSrx*>(object);
+  return FidCast<PeerSrx>(object);
 }
 
 }  // namespace fabric

@@ -22,6 +22,8 @@
 
 #include <atomic>
 
+#include "fabric/providers/util/fid_cast.h"
+
 namespace fabric {
 
 struct UtilDomain;
@@ -35,6 +37,7 @@ struct PeerSrx {
   // receive context, whose owner is the provider's own.
   bool msg_endpoints = false;
 };
+FABRIC_BEGINS_WITH(PeerSrx, ep_fid);
 
 // The fi_srx_context of our domains.
 int OpenSrxContext(fid_domain* domain, fi_rx_attr* attr, fid_ep** srx,

@@ -10,6 +10,7 @@
 #include "fabric/providers/util/cntr.h"
 #include "fabric/providers/util/cq.h"
 #include "fabric/providers/util/domain.h"
+#include "fabric/providers/util/fid_cast.h"
 #include "fabric/providers/util/fid_ops.h"
 
 namespace fabric {
@@ -29,9 +30,10 @@ struct UtilPollSet {
   std::mutex mutex;  // guards members
   std::vector<Member> members;
 };
+FABRIC_BEGINS_WITH(UtilPollSet, poll_fid);
 
 UtilPollSet* ToUtilPollSet(fid_poll* pollset) {
-  return reinterpret_cast<UtilPollSet*>(pollset);
+  return FidCast<UtilPollSet>(pollset);
 }
 
 std::atomic<int>& HeldCount(const Member& member) {
@@ -118,7 +120,7 @@ fi_ops_poll kPollSetOps = {
 
 int OpenUtilPollSet(fid_domain* domain_fid, fi_poll_attr* attr,
                     fid_poll** pollset) {
-  UtilDomain* domain = reinterpret_cast<UtilDomain*>(domain_fid);
+  UtilDomain* domain = FidCast<UtilDomain>(domain_fid);
   if (pollset == nullptr || (attr != nullptr && attr->flags != 0)) {
     FI_WARN(domain->fabric->provider->c_provider(), FI_LOG_DOMAIN,
             "fi_poll_open: pollset must not be NULL; flags must be 0\n");

@@ -16,9 +16,7 @@
 namespace fabric {
 namespace {
 
-UtilWaitSet* ToUtilWaitSet(fid* object) {
-  return reinterpret_cast<UtilWaitSet*>(object);
-}
+UtilWaitSet* ToUtilWaitSet(fid* object) { return FidCast<UtilWaitSet>(object); }
 
 int CloseWaitSet(fid* object) {
   UtilWaitSet* set = ToUtilWaitSet(object);

@@ -15,6 +15,7 @@
 
 #include "absl/status/statusor.h"
 #include "fabric/providers/util/fabric.h"
+#include "fabric/providers/util/fid_cast.h"
 #include "fabric/providers/util/wait_object.h"
 
 namespace fabric {
@@ -24,6 +25,7 @@ struct UtilWaitSet {
   UtilFabric* fabric;
   WaitSetState state;
 };
+FABRIC_BEGINS_WITH(UtilWaitSet, wait_fid);
 
 // fi_ops_fabric::wait_open of UtilFabric.
 int OpenUtilWaitSet(fid_fabric* fabric, fi_wait_attr* attr,

@@ -268,7 +268,7 @@ void DgramCompletions::ArmFds() {
 
 int OpenVerbsDgramEp(fid_domain* domain_fid, fi_info* info, fid_ep** ep_out,
                      void* context) {
-  auto* domain = reinterpret_cast<UtilDomain*>(domain_fid);
+  auto* domain = FidCast<UtilDomain>(domain_fid);
   const fi_provider* log = domain->fabric->provider->c_provider();
   if (info->tx_attr == nullptr || info->rx_attr == nullptr) {
     FI_WARN(log, FI_LOG_EP_CTRL, "fi_endpoint: info needs tx_attr and "

@@ -34,6 +34,7 @@
 #include <vector>
 
 #include "fabric/providers/util/endpoint.h"
+#include "fabric/providers/util/fid_cast.h"
 #include "fabric/providers/util/mr.h"
 #include "fabric/providers/util/progress.h"
 #include "fabric/providers/verbs/verbs_domain.h"
@@ -96,9 +97,10 @@ struct VerbsDgramEp {
     return util.domain->fabric->provider->c_provider();
   }
 };
+FABRIC_BEGINS_WITH(VerbsDgramEp, util);
 
 inline VerbsDgramEp* ToVerbsDgramEp(fid_ep* ep) {
-  return reinterpret_cast<VerbsDgramEp*>(ep);
+  return FidCast<VerbsDgramEp>(ep);
 }
 
 // Provider::OpenEndpoint of verbs for FI_EP_DGRAM.

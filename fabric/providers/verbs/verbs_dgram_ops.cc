@@ -273,12 +273,12 @@ ssize_t Injectdata(fid_ep* ep, const void* buf, size_t len, uint64_t data,
 // --- fi_ops_ep ----------------------------------------------------------
 
 int GetOpt(fid* object, int level, int name, void* value, size_t* len) {
-  auto* ep = reinterpret_cast<VerbsDgramEp*>(object);
+  auto* ep = FidCast<VerbsDgramEp>(object);
   return GetOptUtilEndpoint(&ep->util, level, name, value, len, 0);
 }
 
 int SetOpt(fid* object, int level, int name, const void* value, size_t len) {
-  auto* ep = reinterpret_cast<VerbsDgramEp*>(object);
+  auto* ep = FidCast<VerbsDgramEp>(object);
   return SetOptUtilEndpoint(&ep->util, level, name, value, len);
 }
 

@@ -205,7 +205,7 @@ fi_ops kMsgEpFidOps = MakeFidOps(
 
 int OpenVerbsMsgEp(fid_domain* domain_fid, fi_info* info, fid_ep** ep_out,
                    void* context) {
-  auto* domain = reinterpret_cast<UtilDomain*>(domain_fid);
+  auto* domain = FidCast<UtilDomain>(domain_fid);
   const fi_provider* log = domain->fabric->provider->c_provider();
   if (info->ep_attr->type != FI_EP_MSG) {
     FI_WARN(log, FI_LOG_EP_CTRL, "fi_endpoint: verbs has FI_EP_MSG "

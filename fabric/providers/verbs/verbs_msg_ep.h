@@ -36,9 +36,9 @@
 
 #include "absl/container/inlined_vector.h"
 #include "absl/status/status.h"
-
 #include "fabric/providers/util/cq.h"
 #include "fabric/providers/util/endpoint.h"
+#include "fabric/providers/util/fid_cast.h"
 #include "fabric/providers/util/mr.h"
 #include "fabric/providers/util/progress.h"
 #include "fabric/providers/verbs/verbs_completion.h"
@@ -65,6 +65,7 @@ struct VerbsConnReq {
   uint8_t responder_resources = 0;
   uint8_t initiator_depth = 0;
 };
+FABRIC_BEGINS_WITH(VerbsConnReq, conn_fid);
 
 // The endpoint's connection events (its rdma_cm channel), advanced by the
 // fabric's engine.
@@ -150,10 +151,9 @@ struct VerbsMsgEp {
     return util.domain->fabric->progress.get();
   }
 };
+FABRIC_BEGINS_WITH(VerbsMsgEp, util);
 
-inline VerbsMsgEp* ToVerbsMsgEp(fid_ep* ep) {
-  return reinterpret_cast<VerbsMsgEp*>(ep);
-}
+inline VerbsMsgEp* ToVerbsMsgEp(fid_ep* ep) { return FidCast<VerbsMsgEp>(ep); }
 
 // Provider::OpenEndpoint / OpenPassiveEndpoint of verbs.
 int OpenVerbsMsgEp(fid_domain* domain, fi_info* info, fid_ep** ep,

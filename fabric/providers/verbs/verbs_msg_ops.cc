@@ -367,12 +367,12 @@ ssize_t InjectWritedata(fid_ep* ep, const void* buf, size_t len,
 // --- fi_ops_ep ----------------------------------------------------------
 
 int GetOpt(fid* object, int level, int name, void* value, size_t* len) {
-  auto* ep = reinterpret_cast<VerbsMsgEp*>(object);
+  auto* ep = FidCast<VerbsMsgEp>(object);
   return GetOptUtilEndpoint(&ep->util, level, name, value, len, kCmDataSize);
 }
 
 int SetOpt(fid* object, int level, int name, const void* value, size_t len) {
-  auto* ep = reinterpret_cast<VerbsMsgEp*>(object);
+  auto* ep = FidCast<VerbsMsgEp>(object);
   return SetOptUtilEndpoint(&ep->util, level, name, value, len);
 }
 

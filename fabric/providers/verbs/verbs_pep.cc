@@ -12,6 +12,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "fabric/api/core/status.h"
+#include "fabric/providers/util/fid_cast.h"
 #include "fabric/providers/util/fid_ops.h"
 #include "fabric/providers/util/live_objects.h"
 #include "fabric/providers/util/log_failure.h"
@@ -53,11 +54,9 @@ struct VerbsPep {
 
   const fi_provider* log() const { return util.log(); }
 };
+FABRIC_BEGINS_WITH(VerbsPep, util);
 
-VerbsPep* ToVerbsPep(fid* object) {
-  return reinterpret_cast<VerbsPep*>(object);
-}
-
+VerbsPep* ToVerbsPep(fid* object) { return FidCast<VerbsPep>(object); }
 
 void FreeRequest(VerbsPep* pep, VerbsConnReq* request) {
   RemoveLiveObject(&request->conn_fid);
@@ -289,7 +288,7 @@ bool PepEvents::auto_progress() const { return pep_->util.auto_progress(); }
 
 VerbsConnReq* AsVerbsConnReq(fid* handle) {
   if (!IsLiveObject(handle, FI_CLASS_CONNREQ)) return nullptr;
-  return reinterpret_cast<VerbsConnReq*>(handle);
+  return FidCast<VerbsConnReq>(handle);
 }
 
 bool TakeVerbsConnReq(fid* handle, VerbsConnReq* taken) {

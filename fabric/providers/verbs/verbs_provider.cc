@@ -232,7 +232,7 @@ class VerbsProvider : public Provider {
       return stream::QueryAtomic(datatype, op, attr, flags);
     }
     if (IsDgram(domain)) return -FI_EOPNOTSUPP;  // datagrams carry messages
-    auto* util = reinterpret_cast<UtilDomain*>(domain);
+    auto* util = FidCast<UtilDomain>(domain);
     int count = verbs::AtomicCount(datatype, op, kind,
                                    verbs::ToVerbsDomain(util)->atomics());
     if (count < 0) return count;
@@ -290,12 +290,11 @@ class VerbsProvider : public Provider {
     return info.ep_attr != nullptr && info.ep_attr->type == FI_EP_RDM;
   }
   static bool IsDgram(fid_domain* domain) {
-    return reinterpret_cast<UtilDomain*>(domain)->info->ep_attr->type ==
-           FI_EP_DGRAM;
+    return FidCast<UtilDomain>(domain)->info->ep_attr->type == FI_EP_DGRAM;
   }
   // Whether `domain` (one of this provider's) was opened for RDM endpoints.
   static bool IsRdm(fid_domain* domain) {
-    return IsRdm(*reinterpret_cast<UtilDomain*>(domain)->info);
+    return IsRdm(*FidCast<UtilDomain>(domain)->info);
   }
 
   // The MSG info the RDM endpoint opened with `rdm` connects through: the

@@ -27,7 +27,7 @@ int Fail(const fi_provider* log, int fi_errno, const std::string& what) {
   return LogFailure(log, FI_LOG_EP_CTRL, fi_errno, what);
 }
 
-VerbsSrx* Srx(fid_ep* ep) { return reinterpret_cast<VerbsSrx*>(ep); }
+VerbsSrx* Srx(fid_ep* ep) { return FidCast<VerbsSrx>(ep); }
 
 ssize_t PostSharedReceive(VerbsSrx* srx, const iovec* iov, void* const* desc,
                           size_t count, void* context, uint64_t flags) {
@@ -89,7 +89,7 @@ ssize_t Recvmsg(fid_ep* ep, const fi_msg* msg, uint64_t flags) {
 }
 
 int Close(fid* object) {
-  VerbsSrx* srx = reinterpret_cast<VerbsSrx*>(object);
+  VerbsSrx* srx = FidCast<VerbsSrx>(object);
   if (srx->bound.load() > 0) {
     return Fail(srx->log(), FI_EBUSY,
                 "fi_close: endpoints are bound to the shared receive "
@@ -128,7 +128,7 @@ fi_ops_cm kSrxCmOps =
 
 int OpenVerbsSrx(fid_domain* domain_fid, fi_rx_attr* attr, fid_ep** srx_out,
                  void* context) {
-  auto* util_domain = reinterpret_cast<UtilDomain*>(domain_fid);
+  auto* util_domain = FidCast<UtilDomain>(domain_fid);
   const fi_provider* log = util_domain->fabric->provider->c_provider();
   VerbsDomain* domain = ToVerbsDomain(util_domain);
   const ibv_device_attr& device = domain->device_attr();
@@ -202,7 +202,7 @@ VerbsSrx* AsVerbsSrx(fid* object) {
       object->ops != &kSrxFidOps) {
     return nullptr;
   }
-  return reinterpret_cast<VerbsSrx*>(object);
+  return FidCast<VerbsSrx>(object);
 }
 
 void ReleaseSrxSlot(VerbsSrx* srx, Posted* posted) {

@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "fabric/providers/util/domain.h"
+#include "fabric/providers/util/fid_cast.h"
 #include "fabric/providers/verbs/verbs_msg_ep.h"
 
 namespace fabric {
@@ -51,6 +52,7 @@ struct VerbsSrx {
     return util_domain->fabric->provider->c_provider();
   }
 };
+FABRIC_BEGINS_WITH(VerbsSrx, ep_fid);
 
 // Provider::OpenSharedRxContext of verbs MSG domains.
 int OpenVerbsSrx(fid_domain* domain, fi_rx_attr* attr, fid_ep** srx,

@@ -19,7 +19,7 @@ namespace {
 // own traffic needs 1).
 constexpr uint8_t kHopLimit = 64;
 
-VerbsUdAv* ToUdAv(fid_av* av) { return reinterpret_cast<VerbsUdAv*>(av); }
+VerbsUdAv* ToUdAv(fid_av* av) { return FidCast<VerbsUdAv>(av); }
 
 std::string SenderKey(const uint8_t* gid, uint32_t qpn) {
   return absl::StrCat(absl::string_view(reinterpret_cast<const char*>(gid), 16),
@@ -237,7 +237,7 @@ absl::StatusOr<UdPort> FindUdPort(const VerbsDomain& domain) {
 
 int OpenVerbsUdAv(fid_domain* domain_fid, fi_av_attr* attr, fid_av** av_out,
                   void* context) {
-  auto* domain = reinterpret_cast<UtilDomain*>(domain_fid);
+  auto* domain = FidCast<UtilDomain>(domain_fid);
   absl::Status status =
       attr == nullptr || av_out == nullptr
           ? FiError(FI_EINVAL, "fi_av_open: attr and av must not be NULL")

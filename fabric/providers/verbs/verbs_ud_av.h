@@ -27,6 +27,7 @@
 
 #include "absl/status/statusor.h"
 #include "fabric/providers/util/av.h"
+#include "fabric/providers/util/fid_cast.h"
 #include "fabric/providers/verbs/verbs_domain.h"
 #include "fabric/providers/verbs/verbs_ud_attr.h"
 
@@ -70,6 +71,7 @@ struct VerbsUdAv {
   // may be sending with one (FI_THREAD_SAFE), else at once.
   std::vector<ibv_ah*> removed_ahs;
 };
+FABRIC_BEGINS_WITH(VerbsUdAv, util);
 
 // fi_av_open on a verbs datagram domain.
 int OpenVerbsUdAv(fid_domain* domain, fi_av_attr* attr, fid_av** av,
