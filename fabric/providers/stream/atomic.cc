@@ -7,9 +7,11 @@
 #include <rdma/fi_errno.h>
 
 #include <mutex>
+#include <optional>
 
 #include "fabric/api/core/status.h"
 #include "fabric/providers/stream/atomic_ops.h"
+#include "fabric/providers/stream/divert.h"
 #include "fabric/providers/stream/stream_ep.h"
 #include "fabric/providers/util/app_buffer.h"
 
@@ -197,6 +199,11 @@ size_t Elements(const fi_ioc* ioc, size_t count) {
 ssize_t Write(fid_ep* ep, const void* buf, size_t count, void* desc,
               fi_addr_t dest, uint64_t addr, uint64_t key,
               fi_datatype datatype, fi_op op, void* context) {
+  if (std::optional<ssize_t> rc =
+          Diverted(ep, dest, &fid_ep::atomic, &fi_ops_atomic::write, buf, count,
+                   desc, dest, addr, key, datatype, op, context)) {
+    return *rc;
+  }
   return One(ep, AtomicKind::kWrite, buf, count, desc, nullptr, nullptr,
              nullptr, nullptr, dest, addr, key, datatype, op, context,
              TxFlags(ep), false);
@@ -204,12 +211,22 @@ ssize_t Write(fid_ep* ep, const void* buf, size_t count, void* desc,
 ssize_t Writev(fid_ep* ep, const fi_ioc* iov, void** desc, size_t count,
                fi_addr_t dest, uint64_t addr, uint64_t key,
                fi_datatype datatype, fi_op op, void* context) {
+  if (std::optional<ssize_t> rc =
+          Diverted(ep, dest, &fid_ep::atomic, &fi_ops_atomic::writev, iov, desc,
+                   count, dest, addr, key, datatype, op, context)) {
+    return *rc;
+  }
   fi_rma_ioc rma = {addr, Elements(iov, count), key};
   return PostAtomic(ep, dest,
                     {AtomicKind::kWrite, {iov, desc, count}, {}, {}, &rma, 1,
                      datatype, op, 0, context, TxFlags(ep)});
 }
 ssize_t Writemsg(fid_ep* ep, const fi_msg_atomic* msg, uint64_t flags) {
+  if (std::optional<ssize_t> rc =
+          Diverted(ep, DestOf(msg), &fid_ep::atomic, &fi_ops_atomic::writemsg,
+                   msg, flags)) {
+    return *rc;
+  }
   if (msg == nullptr) return -FI_EINVAL;
   return PostAtomic(ep, msg->addr,
                     {AtomicKind::kWrite, {msg->msg_iov, msg->desc,
@@ -219,6 +236,11 @@ ssize_t Writemsg(fid_ep* ep, const fi_msg_atomic* msg, uint64_t flags) {
 }
 ssize_t Inject(fid_ep* ep, const void* buf, size_t count, fi_addr_t dest,
                uint64_t addr, uint64_t key, fi_datatype datatype, fi_op op) {
+  if (std::optional<ssize_t> rc =
+          Diverted(ep, dest, &fid_ep::atomic, &fi_ops_atomic::inject, buf,
+                   count, dest, addr, key, datatype, op)) {
+    return *rc;
+  }
   return One(ep, AtomicKind::kWrite, buf, count, nullptr, nullptr, nullptr,
              nullptr, nullptr, dest, addr, key, datatype, op, nullptr,
              FI_INJECT, true);
@@ -229,6 +251,11 @@ ssize_t Inject(fid_ep* ep, const void* buf, size_t count, fi_addr_t dest,
 ssize_t Fetch(fid_ep* ep, const void* buf, size_t count, void* desc,
               void* result, void* result_desc, fi_addr_t dest, uint64_t addr,
               uint64_t key, fi_datatype datatype, fi_op op, void* context) {
+  if (std::optional<ssize_t> rc = Diverted(
+          ep, dest, &fid_ep::atomic, &fi_ops_atomic::readwrite, buf, count,
+          desc, result, result_desc, dest, addr, key, datatype, op, context)) {
+    return *rc;
+  }
   return One(ep, AtomicKind::kFetch, buf, count, desc, nullptr, nullptr,
              result, result_desc, dest, addr, key, datatype, op, context,
              TxFlags(ep), false);
@@ -237,6 +264,12 @@ ssize_t Fetchv(fid_ep* ep, const fi_ioc* iov, void** desc, size_t count,
                fi_ioc* resultv, void** result_desc, size_t result_count,
                fi_addr_t dest, uint64_t addr, uint64_t key,
                fi_datatype datatype, fi_op op, void* context) {
+  if (std::optional<ssize_t> rc =
+          Diverted(ep, dest, &fid_ep::atomic, &fi_ops_atomic::readwritev, iov,
+                   desc, count, resultv, result_desc, result_count, dest, addr,
+                   key, datatype, op, context)) {
+    return *rc;
+  }
   fi_rma_ioc rma = {addr, Elements(resultv, result_count), key};
   return PostAtomic(ep, dest,
                     {AtomicKind::kFetch, {iov, desc, count}, {},
@@ -245,6 +278,11 @@ ssize_t Fetchv(fid_ep* ep, const fi_ioc* iov, void** desc, size_t count,
 }
 ssize_t Fetchmsg(fid_ep* ep, const fi_msg_atomic* msg, fi_ioc* resultv,
                  void** result_desc, size_t result_count, uint64_t flags) {
+  if (std::optional<ssize_t> rc = Diverted(
+          ep, DestOf(msg), &fid_ep::atomic, &fi_ops_atomic::readwritemsg, msg,
+          resultv, result_desc, result_count, flags)) {
+    return *rc;
+  }
   if (msg == nullptr) return -FI_EINVAL;
   return PostAtomic(ep, msg->addr,
                     {AtomicKind::kFetch, {msg->msg_iov, msg->desc,
@@ -259,6 +297,12 @@ ssize_t Compare(fid_ep* ep, const void* buf, size_t count, void* desc,
                 const void* compare, void* compare_desc, void* result,
                 void* result_desc, fi_addr_t dest, uint64_t addr, uint64_t key,
                 fi_datatype datatype, fi_op op, void* context) {
+  if (std::optional<ssize_t> rc =
+          Diverted(ep, dest, &fid_ep::atomic, &fi_ops_atomic::compwrite, buf,
+                   count, desc, compare, compare_desc, result, result_desc,
+                   dest, addr, key, datatype, op, context)) {
+    return *rc;
+  }
   return One(ep, AtomicKind::kCompare, buf, count, desc, compare, compare_desc,
              result, result_desc, dest, addr, key, datatype, op, context,
              TxFlags(ep), false);
@@ -268,6 +312,12 @@ ssize_t Comparev(fid_ep* ep, const fi_ioc* iov, void** desc, size_t count,
                  size_t compare_count, fi_ioc* resultv, void** result_desc,
                  size_t result_count, fi_addr_t dest, uint64_t addr,
                  uint64_t key, fi_datatype datatype, fi_op op, void* context) {
+  if (std::optional<ssize_t> rc = Diverted(
+          ep, dest, &fid_ep::atomic, &fi_ops_atomic::compwritev, iov, desc,
+          count, comparev, compare_desc, compare_count, resultv, result_desc,
+          result_count, dest, addr, key, datatype, op, context)) {
+    return *rc;
+  }
   fi_rma_ioc rma = {addr, Elements(iov, count), key};
   return PostAtomic(ep, dest,
                     {AtomicKind::kCompare, {iov, desc, count},
@@ -279,6 +329,12 @@ ssize_t Comparemsg(fid_ep* ep, const fi_msg_atomic* msg,
                    const fi_ioc* comparev, void** compare_desc,
                    size_t compare_count, fi_ioc* resultv, void** result_desc,
                    size_t result_count, uint64_t flags) {
+  if (std::optional<ssize_t> rc =
+          Diverted(ep, DestOf(msg), &fid_ep::atomic,
+                   &fi_ops_atomic::compwritemsg, msg, comparev, compare_desc,
+                   compare_count, resultv, result_desc, result_count, flags)) {
+    return *rc;
+  }
   if (msg == nullptr) return -FI_EINVAL;
   return PostAtomic(ep, msg->addr,
                     {AtomicKind::kCompare, {msg->msg_iov, msg->desc,

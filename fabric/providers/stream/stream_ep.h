@@ -156,9 +156,23 @@ class StreamEpOwner {
   virtual void ReceivePosted() = 0;
 };
 
+// Destinations whose transmits another endpoint carries (divert.h): tcp's
+// local path sends to peers on this host through shm.
+class TransmitDivert {
+ public:
+  virtual ~TransmitDivert() = default;
+  // The endpoint a transmit to `dest` goes through, or null: this one.
+  virtual fid_ep* Via(fi_addr_t dest) = 0;
+  // The endpoint Via named could not reach `dest` (nothing was sent): it
+  // is sent by this endpoint, now and from now on.
+  virtual void Refused(fi_addr_t dest) = 0;
+};
+
 struct StreamEp {
   UtilEndpoint util;  // first: the application's fid_ep* is &util.ep_fid
   StreamEpOwner* owner = nullptr;
+  // Set while another endpoint carries some transmits (divert.h).
+  TransmitDivert* divert = nullptr;
   bool directed_recv = false;  // FI_DIRECTED_RECV in the endpoint's caps
   bool source_err = false;     // FI_SOURCE_ERR in the endpoint's caps
   size_t cm_data_size = 0;     // FI_OPT_CM_DATA_SIZE

@@ -8,8 +8,10 @@
 #include <rdma/providers/fi_log.h>
 
 #include <mutex>
+#include <optional>
 
 #include "fabric/api/core/status.h"
+#include "fabric/providers/stream/divert.h"
 #include "fabric/providers/stream/shared_context.h"
 #include "fabric/providers/stream/srx.h"
 #include "fabric/providers/stream/stream_ep.h"
@@ -333,33 +335,61 @@ ssize_t Recvmsg(fid_ep* ep, const fi_msg* msg, uint64_t flags) {
 }
 ssize_t Send(fid_ep* ep, const void* buf, size_t len, void* desc, fi_addr_t peer,
              void* context) {
+  if (std::optional<ssize_t> rc =
+          Diverted(ep, peer, &fid_ep::msg, &fi_ops_msg::send, buf, len, desc,
+                   peer, context)) {
+    return *rc;
+  }
   iovec iov = {const_cast<void*>(buf), len};
   return Transmit(ep, peer, {Op::kMsg, &iov, &desc, 1, nullptr, 0, 0, 0, context,
                        TxFlags(ep)});
 }
 ssize_t Sendv(fid_ep* ep, const iovec* iov, void** desc, size_t count,
               fi_addr_t peer, void* context) {
+  if (std::optional<ssize_t> rc =
+          Diverted(ep, peer, &fid_ep::msg, &fi_ops_msg::sendv, iov, desc, count,
+                   peer, context)) {
+    return *rc;
+  }
   return Transmit(ep, peer, {Op::kMsg, iov, desc, count, nullptr, 0, 0, 0, context,
                        TxFlags(ep)});
 }
 ssize_t Sendmsg(fid_ep* ep, const fi_msg* msg, uint64_t flags) {
+  if (std::optional<ssize_t> rc = Diverted(ep, DestOf(msg), &fid_ep::msg,
+                                           &fi_ops_msg::sendmsg, msg, flags)) {
+    return *rc;
+  }
   if (msg == nullptr) return -FI_EINVAL;
   return Transmit(ep, msg->addr, {Op::kMsg, msg->msg_iov, msg->desc, msg->iov_count,
                        nullptr, 0, msg->data, 0, msg->context, flags});
 }
 ssize_t Inject(fid_ep* ep, const void* buf, size_t len, fi_addr_t peer) {
+  if (std::optional<ssize_t> rc = Diverted(
+          ep, peer, &fid_ep::msg, &fi_ops_msg::inject, buf, len, peer)) {
+    return *rc;
+  }
   iovec iov = {const_cast<void*>(buf), len};
   return Transmit(ep, peer, {Op::kMsg, &iov, nullptr, 1, nullptr, 0, 0, 0, nullptr,
                        FI_INJECT, true});
 }
 ssize_t Senddata(fid_ep* ep, const void* buf, size_t len, void* desc,
                  uint64_t data, fi_addr_t peer, void* context) {
+  if (std::optional<ssize_t> rc =
+          Diverted(ep, peer, &fid_ep::msg, &fi_ops_msg::senddata, buf, len,
+                   desc, data, peer, context)) {
+    return *rc;
+  }
   iovec iov = {const_cast<void*>(buf), len};
   return Transmit(ep, peer, {Op::kMsg, &iov, &desc, 1, nullptr, 0, data, 0, context,
                        TxFlags(ep) | FI_REMOTE_CQ_DATA});
 }
 ssize_t Injectdata(fid_ep* ep, const void* buf, size_t len, uint64_t data,
                    fi_addr_t peer) {
+  if (std::optional<ssize_t> rc =
+          Diverted(ep, peer, &fid_ep::msg, &fi_ops_msg::injectdata, buf, len,
+                   data, peer)) {
+    return *rc;
+  }
   iovec iov = {const_cast<void*>(buf), len};
   return Transmit(ep, peer, {Op::kMsg, &iov, nullptr, 1, nullptr, 0, data, 0,
                        nullptr, FI_INJECT | FI_REMOTE_CQ_DATA, true});
@@ -384,34 +414,64 @@ ssize_t Trecvmsg(fid_ep* ep, const fi_msg_tagged* msg, uint64_t flags) {
 }
 ssize_t Tsend(fid_ep* ep, const void* buf, size_t len, void* desc, fi_addr_t peer,
               uint64_t tag, void* context) {
+  if (std::optional<ssize_t> rc =
+          Diverted(ep, peer, &fid_ep::tagged, &fi_ops_tagged::send, buf, len,
+                   desc, peer, tag, context)) {
+    return *rc;
+  }
   iovec iov = {const_cast<void*>(buf), len};
   return Transmit(ep, peer, {Op::kTagged, &iov, &desc, 1, nullptr, 0, 0, tag,
                        context, TxFlags(ep)});
 }
 ssize_t Tsendv(fid_ep* ep, const iovec* iov, void** desc, size_t count,
                fi_addr_t peer, uint64_t tag, void* context) {
+  if (std::optional<ssize_t> rc =
+          Diverted(ep, peer, &fid_ep::tagged, &fi_ops_tagged::sendv, iov, desc,
+                   count, peer, tag, context)) {
+    return *rc;
+  }
   return Transmit(ep, peer, {Op::kTagged, iov, desc, count, nullptr, 0, 0, tag,
                        context, TxFlags(ep)});
 }
 ssize_t Tsendmsg(fid_ep* ep, const fi_msg_tagged* msg, uint64_t flags) {
+  if (std::optional<ssize_t> rc =
+          Diverted(ep, DestOf(msg), &fid_ep::tagged, &fi_ops_tagged::sendmsg,
+                   msg, flags)) {
+    return *rc;
+  }
   if (msg == nullptr) return -FI_EINVAL;
   return Transmit(ep, msg->addr, {Op::kTagged, msg->msg_iov, msg->desc, msg->iov_count,
                        nullptr, 0, msg->data, msg->tag, msg->context, flags});
 }
 ssize_t Tinject(fid_ep* ep, const void* buf, size_t len, fi_addr_t peer,
                 uint64_t tag) {
+  if (std::optional<ssize_t> rc =
+          Diverted(ep, peer, &fid_ep::tagged, &fi_ops_tagged::inject, buf, len,
+                   peer, tag)) {
+    return *rc;
+  }
   iovec iov = {const_cast<void*>(buf), len};
   return Transmit(ep, peer, {Op::kTagged, &iov, nullptr, 1, nullptr, 0, 0, tag,
                        nullptr, FI_INJECT, true});
 }
 ssize_t Tsenddata(fid_ep* ep, const void* buf, size_t len, void* desc,
                   uint64_t data, fi_addr_t peer, uint64_t tag, void* context) {
+  if (std::optional<ssize_t> rc =
+          Diverted(ep, peer, &fid_ep::tagged, &fi_ops_tagged::senddata, buf,
+                   len, desc, data, peer, tag, context)) {
+    return *rc;
+  }
   iovec iov = {const_cast<void*>(buf), len};
   return Transmit(ep, peer, {Op::kTagged, &iov, &desc, 1, nullptr, 0, data, tag,
                        context, TxFlags(ep) | FI_REMOTE_CQ_DATA});
 }
 ssize_t Tinjectdata(fid_ep* ep, const void* buf, size_t len, uint64_t data,
                     fi_addr_t peer, uint64_t tag) {
+  if (std::optional<ssize_t> rc =
+          Diverted(ep, peer, &fid_ep::tagged, &fi_ops_tagged::injectdata, buf,
+                   len, data, peer, tag)) {
+    return *rc;
+  }
   iovec iov = {const_cast<void*>(buf), len};
   return Transmit(ep, peer, {Op::kTagged, &iov, nullptr, 1, nullptr, 0, data, tag,
                        nullptr, FI_INJECT | FI_REMOTE_CQ_DATA, true});
@@ -421,6 +481,11 @@ ssize_t Tinjectdata(fid_ep* ep, const void* buf, size_t len, uint64_t data,
 
 ssize_t Read(fid_ep* ep, void* buf, size_t len, void* desc, fi_addr_t peer,
              uint64_t addr, uint64_t key, void* context) {
+  if (std::optional<ssize_t> rc =
+          Diverted(ep, peer, &fid_ep::rma, &fi_ops_rma::read, buf, len, desc,
+                   peer, addr, key, context)) {
+    return *rc;
+  }
   iovec iov = {buf, len};
   fi_rma_iov rma = {addr, len, key};
   return Transmit(ep, peer, {Op::kReadRequest, &iov, &desc, 1, &rma, 1, 0, 0,
@@ -428,6 +493,11 @@ ssize_t Read(fid_ep* ep, void* buf, size_t len, void* desc, fi_addr_t peer,
 }
 ssize_t Readv(fid_ep* ep, const iovec* iov, void** desc, size_t count,
               fi_addr_t peer, uint64_t addr, uint64_t key, void* context) {
+  if (std::optional<ssize_t> rc =
+          Diverted(ep, peer, &fid_ep::rma, &fi_ops_rma::readv, iov, desc, count,
+                   peer, addr, key, context)) {
+    return *rc;
+  }
   size_t total = 0;
   for (size_t i = 0; iov != nullptr && i < count; ++i) total += iov[i].iov_len;
   fi_rma_iov rma = {addr, total, key};
@@ -435,6 +505,10 @@ ssize_t Readv(fid_ep* ep, const iovec* iov, void** desc, size_t count,
                        context, TxFlags(ep)});
 }
 ssize_t Readmsg(fid_ep* ep, const fi_msg_rma* msg, uint64_t flags) {
+  if (std::optional<ssize_t> rc = Diverted(ep, DestOf(msg), &fid_ep::rma,
+                                           &fi_ops_rma::readmsg, msg, flags)) {
+    return *rc;
+  }
   if (msg == nullptr) return -FI_EINVAL;
   return Transmit(ep, msg->addr, {Op::kReadRequest, msg->msg_iov, msg->desc,
                        msg->iov_count, msg->rma_iov, msg->rma_iov_count,
@@ -442,6 +516,11 @@ ssize_t Readmsg(fid_ep* ep, const fi_msg_rma* msg, uint64_t flags) {
 }
 ssize_t Write(fid_ep* ep, const void* buf, size_t len, void* desc, fi_addr_t peer,
               uint64_t addr, uint64_t key, void* context) {
+  if (std::optional<ssize_t> rc =
+          Diverted(ep, peer, &fid_ep::rma, &fi_ops_rma::write, buf, len, desc,
+                   peer, addr, key, context)) {
+    return *rc;
+  }
   iovec iov = {const_cast<void*>(buf), len};
   fi_rma_iov rma = {addr, len, key};
   return Transmit(ep, peer, {Op::kWrite, &iov, &desc, 1, &rma, 1, 0, 0, context,
@@ -449,6 +528,11 @@ ssize_t Write(fid_ep* ep, const void* buf, size_t len, void* desc, fi_addr_t pee
 }
 ssize_t Writev(fid_ep* ep, const iovec* iov, void** desc, size_t count,
                fi_addr_t peer, uint64_t addr, uint64_t key, void* context) {
+  if (std::optional<ssize_t> rc =
+          Diverted(ep, peer, &fid_ep::rma, &fi_ops_rma::writev, iov, desc,
+                   count, peer, addr, key, context)) {
+    return *rc;
+  }
   size_t total = 0;
   for (size_t i = 0; iov != nullptr && i < count; ++i) total += iov[i].iov_len;
   fi_rma_iov rma = {addr, total, key};
@@ -456,6 +540,10 @@ ssize_t Writev(fid_ep* ep, const iovec* iov, void** desc, size_t count,
                        TxFlags(ep)});
 }
 ssize_t Writemsg(fid_ep* ep, const fi_msg_rma* msg, uint64_t flags) {
+  if (std::optional<ssize_t> rc = Diverted(ep, DestOf(msg), &fid_ep::rma,
+                                           &fi_ops_rma::writemsg, msg, flags)) {
+    return *rc;
+  }
   if (msg == nullptr) return -FI_EINVAL;
   return Transmit(ep, msg->addr, {Op::kWrite, msg->msg_iov, msg->desc, msg->iov_count,
                        msg->rma_iov, msg->rma_iov_count, msg->data, 0,
@@ -463,6 +551,11 @@ ssize_t Writemsg(fid_ep* ep, const fi_msg_rma* msg, uint64_t flags) {
 }
 ssize_t InjectWrite(fid_ep* ep, const void* buf, size_t len, fi_addr_t peer,
                     uint64_t addr, uint64_t key) {
+  if (std::optional<ssize_t> rc =
+          Diverted(ep, peer, &fid_ep::rma, &fi_ops_rma::inject, buf, len, peer,
+                   addr, key)) {
+    return *rc;
+  }
   iovec iov = {const_cast<void*>(buf), len};
   fi_rma_iov rma = {addr, len, key};
   return Transmit(ep, peer, {Op::kWrite, &iov, nullptr, 1, &rma, 1, 0, 0, nullptr,
@@ -471,6 +564,11 @@ ssize_t InjectWrite(fid_ep* ep, const void* buf, size_t len, fi_addr_t peer,
 ssize_t Writedata(fid_ep* ep, const void* buf, size_t len, void* desc,
                   uint64_t data, fi_addr_t peer, uint64_t addr, uint64_t key,
                   void* context) {
+  if (std::optional<ssize_t> rc =
+          Diverted(ep, peer, &fid_ep::rma, &fi_ops_rma::writedata, buf, len,
+                   desc, data, peer, addr, key, context)) {
+    return *rc;
+  }
   iovec iov = {const_cast<void*>(buf), len};
   fi_rma_iov rma = {addr, len, key};
   return Transmit(ep, peer, {Op::kWrite, &iov, &desc, 1, &rma, 1, data, 0, context,
@@ -478,6 +576,11 @@ ssize_t Writedata(fid_ep* ep, const void* buf, size_t len, void* desc,
 }
 ssize_t InjectWritedata(fid_ep* ep, const void* buf, size_t len, uint64_t data,
                         fi_addr_t peer, uint64_t addr, uint64_t key) {
+  if (std::optional<ssize_t> rc =
+          Diverted(ep, peer, &fid_ep::rma, &fi_ops_rma::injectdata, buf, len,
+                   data, peer, addr, key)) {
+    return *rc;
+  }
   iovec iov = {const_cast<void*>(buf), len};
   fi_rma_iov rma = {addr, len, key};
   return Transmit(ep, peer, {Op::kWrite, &iov, nullptr, 1, &rma, 1, data, 0,

@@ -63,7 +63,7 @@
 namespace fabric {
 namespace tcp {
 
-class TcpLocalPath {
+class TcpLocalPath : public stream::TransmitDivert {
  public:
   // The path of the enabled endpoint `ep` listening at `address`, through
   // `shm`; null when it does not apply or cannot be opened (logged).
@@ -71,14 +71,14 @@ class TcpLocalPath {
                                             stream::StreamEp* ep,
                                             const IpAddress& address);
   // Closes the shm objects, peers before what they import.
-  ~TcpLocalPath();
+  ~TcpLocalPath() override;
   TcpLocalPath(const TcpLocalPath&) = delete;
   TcpLocalPath& operator=(const TcpLocalPath&) = delete;
 
   // The shm endpoint a transmit to `dest` goes through, or null: TCP.
-  fid_ep* Via(fi_addr_t dest);
+  fid_ep* Via(fi_addr_t dest) override;
   // shm refused `dest` (no endpoint there): it goes over TCP from now on.
-  void Refused(fi_addr_t dest);
+  void Refused(fi_addr_t dest) override;
 
   // The shm endpoint (fi_control's FI_SETOPSFLAG is passed on to it).
   fid_ep* shm_endpoint() const { return ep_; }

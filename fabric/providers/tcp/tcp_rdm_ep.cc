@@ -305,6 +305,7 @@ void ProgressHandshake(TcpRdmEp* ep, int fd) {
 
 int CloseRdmEp(fid* object) {
   TcpRdmEp* ep = ToTcpRdmEp(object);
+  ep->base.divert = nullptr;
   ep->local_path.reset();  // shm's endpoint is a peer of this one
   if (ep->registered) ep->engine()->Remove(&ep->events);
   stream::UnreserveReceives(&ep->base);
@@ -360,6 +361,8 @@ int ControlRdmEp(fid* object, int command, void* arg) {
   if (ep->local_provider != nullptr) {
     ep->local_path =
         TcpLocalPath::Open(*ep->local_provider, &ep->base, ep->listen_address);
+    // Transmits to peers on this host go through it (stream/divert.h).
+    ep->base.divert = ep->local_path.get();
   }
   return 0;
 }
@@ -560,7 +563,6 @@ int OpenTcpRdmEp(fid_domain* domain_fid, fi_info* info, fid_ep** ep_out,
   }
   Watch(ep.get(), EPOLL_CTL_ADD, ep->listen_fd, EPOLLIN);
   stream::InstallDataPathOps(&ep->base, *info, &kRdmCmOps);
-  InstallRdmTransmitOps(&ep->base.util.ep_fid);
   ep->local_provider = local_provider;
   *ep_out = &ep.release()->base.util.ep_fid;
   return 0;

@@ -159,9 +159,6 @@ FABRIC_BEGINS_WITH(TcpRdmEp, base);
 int OpenTcpRdmEp(fid_domain* domain, fi_info* info, fid_ep** ep,
                  void* context, const Provider* local_provider);
 
-// Sets the transmit calls that take the local path (tcp_rdm_ops.cc).
-void InstallRdmTransmitOps(fid_ep* ep);
-
 }  // namespace tcp
 }  // namespace fabric
 
