@@ -330,19 +330,21 @@ ssize_t Recvv(fid_ep* ep, const iovec* iov, void** desc, size_t count,
 }
 ssize_t Recvmsg(fid_ep* ep, const fi_msg* msg, uint64_t flags) {
   if (msg == nullptr) return -FI_EINVAL;
-  return Receive(ep, msg->addr, {msg->msg_iov, msg->desc, msg->iov_count, 0, 0,
-                      msg->context, flags});
+  return Receive(
+      ep, msg->addr,
+      {msg->msg_iov, msg->desc, msg->iov_count, 0, 0, msg->context, flags});
 }
-ssize_t Send(fid_ep* ep, const void* buf, size_t len, void* desc, fi_addr_t peer,
-             void* context) {
+ssize_t Send(fid_ep* ep, const void* buf, size_t len, void* desc,
+             fi_addr_t peer, void* context) {
   if (std::optional<ssize_t> rc =
           Diverted(ep, peer, &fid_ep::msg, &fi_ops_msg::send, buf, len, desc,
                    peer, context)) {
     return *rc;
   }
   iovec iov = {const_cast<void*>(buf), len};
-  return Transmit(ep, peer, {Op::kMsg, &iov, &desc, 1, nullptr, 0, 0, 0, context,
-                       TxFlags(ep)});
+  return Transmit(
+      ep, peer,
+      {Op::kMsg, &iov, &desc, 1, nullptr, 0, 0, 0, context, TxFlags(ep)});
 }
 ssize_t Sendv(fid_ep* ep, const iovec* iov, void** desc, size_t count,
               fi_addr_t peer, void* context) {
@@ -351,8 +353,9 @@ ssize_t Sendv(fid_ep* ep, const iovec* iov, void** desc, size_t count,
                    peer, context)) {
     return *rc;
   }
-  return Transmit(ep, peer, {Op::kMsg, iov, desc, count, nullptr, 0, 0, 0, context,
-                       TxFlags(ep)});
+  return Transmit(
+      ep, peer,
+      {Op::kMsg, iov, desc, count, nullptr, 0, 0, 0, context, TxFlags(ep)});
 }
 ssize_t Sendmsg(fid_ep* ep, const fi_msg* msg, uint64_t flags) {
   if (std::optional<ssize_t> rc = Diverted(ep, DestOf(msg), &fid_ep::msg,
@@ -360,8 +363,9 @@ ssize_t Sendmsg(fid_ep* ep, const fi_msg* msg, uint64_t flags) {
     return *rc;
   }
   if (msg == nullptr) return -FI_EINVAL;
-  return Transmit(ep, msg->addr, {Op::kMsg, msg->msg_iov, msg->desc, msg->iov_count,
-                       nullptr, 0, msg->data, 0, msg->context, flags});
+  return Transmit(ep, msg->addr,
+                  {Op::kMsg, msg->msg_iov, msg->desc, msg->iov_count, nullptr,
+                   0, msg->data, 0, msg->context, flags});
 }
 ssize_t Inject(fid_ep* ep, const void* buf, size_t len, fi_addr_t peer) {
   if (std::optional<ssize_t> rc = Diverted(
@@ -369,8 +373,9 @@ ssize_t Inject(fid_ep* ep, const void* buf, size_t len, fi_addr_t peer) {
     return *rc;
   }
   iovec iov = {const_cast<void*>(buf), len};
-  return Transmit(ep, peer, {Op::kMsg, &iov, nullptr, 1, nullptr, 0, 0, 0, nullptr,
-                       FI_INJECT, true});
+  return Transmit(
+      ep, peer,
+      {Op::kMsg, &iov, nullptr, 1, nullptr, 0, 0, 0, nullptr, FI_INJECT, true});
 }
 ssize_t Senddata(fid_ep* ep, const void* buf, size_t len, void* desc,
                  uint64_t data, fi_addr_t peer, void* context) {
@@ -380,8 +385,9 @@ ssize_t Senddata(fid_ep* ep, const void* buf, size_t len, void* desc,
     return *rc;
   }
   iovec iov = {const_cast<void*>(buf), len};
-  return Transmit(ep, peer, {Op::kMsg, &iov, &desc, 1, nullptr, 0, data, 0, context,
-                       TxFlags(ep) | FI_REMOTE_CQ_DATA});
+  return Transmit(ep, peer,
+                  {Op::kMsg, &iov, &desc, 1, nullptr, 0, data, 0, context,
+                   TxFlags(ep) | FI_REMOTE_CQ_DATA});
 }
 ssize_t Injectdata(fid_ep* ep, const void* buf, size_t len, uint64_t data,
                    fi_addr_t peer) {
@@ -391,8 +397,9 @@ ssize_t Injectdata(fid_ep* ep, const void* buf, size_t len, uint64_t data,
     return *rc;
   }
   iovec iov = {const_cast<void*>(buf), len};
-  return Transmit(ep, peer, {Op::kMsg, &iov, nullptr, 1, nullptr, 0, data, 0,
-                       nullptr, FI_INJECT | FI_REMOTE_CQ_DATA, true});
+  return Transmit(ep, peer,
+                  {Op::kMsg, &iov, nullptr, 1, nullptr, 0, data, 0, nullptr,
+                   FI_INJECT | FI_REMOTE_CQ_DATA, true});
 }
 
 // --- fi_tagged ---------------------------------------------------------------
@@ -400,7 +407,8 @@ ssize_t Injectdata(fid_ep* ep, const void* buf, size_t len, uint64_t data,
 ssize_t Trecv(fid_ep* ep, void* buf, size_t len, void* desc, fi_addr_t peer,
               uint64_t tag, uint64_t ignore, void* context) {
   iovec iov = {buf, len};
-  return Receive(ep, peer, {&iov, &desc, 1, tag, ignore, context, RxFlags(ep), true});
+  return Receive(ep, peer,
+                 {&iov, &desc, 1, tag, ignore, context, RxFlags(ep), true});
 }
 ssize_t Trecvv(fid_ep* ep, const iovec* iov, void** desc, size_t count,
                fi_addr_t peer, uint64_t tag, uint64_t ignore, void* context) {
@@ -409,19 +417,21 @@ ssize_t Trecvv(fid_ep* ep, const iovec* iov, void** desc, size_t count,
 }
 ssize_t Trecvmsg(fid_ep* ep, const fi_msg_tagged* msg, uint64_t flags) {
   if (msg == nullptr) return -FI_EINVAL;
-  return Receive(ep, msg->addr, {msg->msg_iov, msg->desc, msg->iov_count, msg->tag,
-                      msg->ignore, msg->context, flags, true});
+  return Receive(ep, msg->addr,
+                 {msg->msg_iov, msg->desc, msg->iov_count, msg->tag,
+                  msg->ignore, msg->context, flags, true});
 }
-ssize_t Tsend(fid_ep* ep, const void* buf, size_t len, void* desc, fi_addr_t peer,
-              uint64_t tag, void* context) {
+ssize_t Tsend(fid_ep* ep, const void* buf, size_t len, void* desc,
+              fi_addr_t peer, uint64_t tag, void* context) {
   if (std::optional<ssize_t> rc =
           Diverted(ep, peer, &fid_ep::tagged, &fi_ops_tagged::send, buf, len,
                    desc, peer, tag, context)) {
     return *rc;
   }
   iovec iov = {const_cast<void*>(buf), len};
-  return Transmit(ep, peer, {Op::kTagged, &iov, &desc, 1, nullptr, 0, 0, tag,
-                       context, TxFlags(ep)});
+  return Transmit(
+      ep, peer,
+      {Op::kTagged, &iov, &desc, 1, nullptr, 0, 0, tag, context, TxFlags(ep)});
 }
 ssize_t Tsendv(fid_ep* ep, const iovec* iov, void** desc, size_t count,
                fi_addr_t peer, uint64_t tag, void* context) {
@@ -430,8 +440,9 @@ ssize_t Tsendv(fid_ep* ep, const iovec* iov, void** desc, size_t count,
                    count, peer, tag, context)) {
     return *rc;
   }
-  return Transmit(ep, peer, {Op::kTagged, iov, desc, count, nullptr, 0, 0, tag,
-                       context, TxFlags(ep)});
+  return Transmit(ep, peer,
+                  {Op::kTagged, iov, desc, count, nullptr, 0, 0, tag, context,
+                   TxFlags(ep)});
 }
 ssize_t Tsendmsg(fid_ep* ep, const fi_msg_tagged* msg, uint64_t flags) {
   if (std::optional<ssize_t> rc =
@@ -440,8 +451,9 @@ ssize_t Tsendmsg(fid_ep* ep, const fi_msg_tagged* msg, uint64_t flags) {
     return *rc;
   }
   if (msg == nullptr) return -FI_EINVAL;
-  return Transmit(ep, msg->addr, {Op::kTagged, msg->msg_iov, msg->desc, msg->iov_count,
-                       nullptr, 0, msg->data, msg->tag, msg->context, flags});
+  return Transmit(ep, msg->addr,
+                  {Op::kTagged, msg->msg_iov, msg->desc, msg->iov_count,
+                   nullptr, 0, msg->data, msg->tag, msg->context, flags});
 }
 ssize_t Tinject(fid_ep* ep, const void* buf, size_t len, fi_addr_t peer,
                 uint64_t tag) {
@@ -451,8 +463,9 @@ ssize_t Tinject(fid_ep* ep, const void* buf, size_t len, fi_addr_t peer,
     return *rc;
   }
   iovec iov = {const_cast<void*>(buf), len};
-  return Transmit(ep, peer, {Op::kTagged, &iov, nullptr, 1, nullptr, 0, 0, tag,
-                       nullptr, FI_INJECT, true});
+  return Transmit(ep, peer,
+                  {Op::kTagged, &iov, nullptr, 1, nullptr, 0, 0, tag, nullptr,
+                   FI_INJECT, true});
 }
 ssize_t Tsenddata(fid_ep* ep, const void* buf, size_t len, void* desc,
                   uint64_t data, fi_addr_t peer, uint64_t tag, void* context) {
@@ -462,8 +475,9 @@ ssize_t Tsenddata(fid_ep* ep, const void* buf, size_t len, void* desc,
     return *rc;
   }
   iovec iov = {const_cast<void*>(buf), len};
-  return Transmit(ep, peer, {Op::kTagged, &iov, &desc, 1, nullptr, 0, data, tag,
-                       context, TxFlags(ep) | FI_REMOTE_CQ_DATA});
+  return Transmit(ep, peer,
+                  {Op::kTagged, &iov, &desc, 1, nullptr, 0, data, tag, context,
+                   TxFlags(ep) | FI_REMOTE_CQ_DATA});
 }
 ssize_t Tinjectdata(fid_ep* ep, const void* buf, size_t len, uint64_t data,
                     fi_addr_t peer, uint64_t tag) {
@@ -473,8 +487,9 @@ ssize_t Tinjectdata(fid_ep* ep, const void* buf, size_t len, uint64_t data,
     return *rc;
   }
   iovec iov = {const_cast<void*>(buf), len};
-  return Transmit(ep, peer, {Op::kTagged, &iov, nullptr, 1, nullptr, 0, data, tag,
-                       nullptr, FI_INJECT | FI_REMOTE_CQ_DATA, true});
+  return Transmit(ep, peer,
+                  {Op::kTagged, &iov, nullptr, 1, nullptr, 0, data, tag,
+                   nullptr, FI_INJECT | FI_REMOTE_CQ_DATA, true});
 }
 
 // --- fi_rma ------------------------------------------------------------------
@@ -488,8 +503,9 @@ ssize_t Read(fid_ep* ep, void* buf, size_t len, void* desc, fi_addr_t peer,
   }
   iovec iov = {buf, len};
   fi_rma_iov rma = {addr, len, key};
-  return Transmit(ep, peer, {Op::kReadRequest, &iov, &desc, 1, &rma, 1, 0, 0,
-                       context, TxFlags(ep)});
+  return Transmit(
+      ep, peer,
+      {Op::kReadRequest, &iov, &desc, 1, &rma, 1, 0, 0, context, TxFlags(ep)});
 }
 ssize_t Readv(fid_ep* ep, const iovec* iov, void** desc, size_t count,
               fi_addr_t peer, uint64_t addr, uint64_t key, void* context) {
@@ -501,8 +517,9 @@ ssize_t Readv(fid_ep* ep, const iovec* iov, void** desc, size_t count,
   size_t total = 0;
   for (size_t i = 0; iov != nullptr && i < count; ++i) total += iov[i].iov_len;
   fi_rma_iov rma = {addr, total, key};
-  return Transmit(ep, peer, {Op::kReadRequest, iov, desc, count, &rma, 1, 0, 0,
-                       context, TxFlags(ep)});
+  return Transmit(ep, peer,
+                  {Op::kReadRequest, iov, desc, count, &rma, 1, 0, 0, context,
+                   TxFlags(ep)});
 }
 ssize_t Readmsg(fid_ep* ep, const fi_msg_rma* msg, uint64_t flags) {
   if (std::optional<ssize_t> rc = Diverted(ep, DestOf(msg), &fid_ep::rma,
@@ -510,12 +527,13 @@ ssize_t Readmsg(fid_ep* ep, const fi_msg_rma* msg, uint64_t flags) {
     return *rc;
   }
   if (msg == nullptr) return -FI_EINVAL;
-  return Transmit(ep, msg->addr, {Op::kReadRequest, msg->msg_iov, msg->desc,
-                       msg->iov_count, msg->rma_iov, msg->rma_iov_count,
-                       msg->data, 0, msg->context, flags});
+  return Transmit(
+      ep, msg->addr,
+      {Op::kReadRequest, msg->msg_iov, msg->desc, msg->iov_count, msg->rma_iov,
+       msg->rma_iov_count, msg->data, 0, msg->context, flags});
 }
-ssize_t Write(fid_ep* ep, const void* buf, size_t len, void* desc, fi_addr_t peer,
-              uint64_t addr, uint64_t key, void* context) {
+ssize_t Write(fid_ep* ep, const void* buf, size_t len, void* desc,
+              fi_addr_t peer, uint64_t addr, uint64_t key, void* context) {
   if (std::optional<ssize_t> rc =
           Diverted(ep, peer, &fid_ep::rma, &fi_ops_rma::write, buf, len, desc,
                    peer, addr, key, context)) {
@@ -523,8 +541,9 @@ ssize_t Write(fid_ep* ep, const void* buf, size_t len, void* desc, fi_addr_t pee
   }
   iovec iov = {const_cast<void*>(buf), len};
   fi_rma_iov rma = {addr, len, key};
-  return Transmit(ep, peer, {Op::kWrite, &iov, &desc, 1, &rma, 1, 0, 0, context,
-                       TxFlags(ep)});
+  return Transmit(
+      ep, peer,
+      {Op::kWrite, &iov, &desc, 1, &rma, 1, 0, 0, context, TxFlags(ep)});
 }
 ssize_t Writev(fid_ep* ep, const iovec* iov, void** desc, size_t count,
                fi_addr_t peer, uint64_t addr, uint64_t key, void* context) {
@@ -536,8 +555,9 @@ ssize_t Writev(fid_ep* ep, const iovec* iov, void** desc, size_t count,
   size_t total = 0;
   for (size_t i = 0; iov != nullptr && i < count; ++i) total += iov[i].iov_len;
   fi_rma_iov rma = {addr, total, key};
-  return Transmit(ep, peer, {Op::kWrite, iov, desc, count, &rma, 1, 0, 0, context,
-                       TxFlags(ep)});
+  return Transmit(
+      ep, peer,
+      {Op::kWrite, iov, desc, count, &rma, 1, 0, 0, context, TxFlags(ep)});
 }
 ssize_t Writemsg(fid_ep* ep, const fi_msg_rma* msg, uint64_t flags) {
   if (std::optional<ssize_t> rc = Diverted(ep, DestOf(msg), &fid_ep::rma,
@@ -545,9 +565,10 @@ ssize_t Writemsg(fid_ep* ep, const fi_msg_rma* msg, uint64_t flags) {
     return *rc;
   }
   if (msg == nullptr) return -FI_EINVAL;
-  return Transmit(ep, msg->addr, {Op::kWrite, msg->msg_iov, msg->desc, msg->iov_count,
-                       msg->rma_iov, msg->rma_iov_count, msg->data, 0,
-                       msg->context, flags});
+  return Transmit(
+      ep, msg->addr,
+      {Op::kWrite, msg->msg_iov, msg->desc, msg->iov_count, msg->rma_iov,
+       msg->rma_iov_count, msg->data, 0, msg->context, flags});
 }
 ssize_t InjectWrite(fid_ep* ep, const void* buf, size_t len, fi_addr_t peer,
                     uint64_t addr, uint64_t key) {
@@ -558,8 +579,9 @@ ssize_t InjectWrite(fid_ep* ep, const void* buf, size_t len, fi_addr_t peer,
   }
   iovec iov = {const_cast<void*>(buf), len};
   fi_rma_iov rma = {addr, len, key};
-  return Transmit(ep, peer, {Op::kWrite, &iov, nullptr, 1, &rma, 1, 0, 0, nullptr,
-                       FI_INJECT, true});
+  return Transmit(
+      ep, peer,
+      {Op::kWrite, &iov, nullptr, 1, &rma, 1, 0, 0, nullptr, FI_INJECT, true});
 }
 ssize_t Writedata(fid_ep* ep, const void* buf, size_t len, void* desc,
                   uint64_t data, fi_addr_t peer, uint64_t addr, uint64_t key,
@@ -571,8 +593,9 @@ ssize_t Writedata(fid_ep* ep, const void* buf, size_t len, void* desc,
   }
   iovec iov = {const_cast<void*>(buf), len};
   fi_rma_iov rma = {addr, len, key};
-  return Transmit(ep, peer, {Op::kWrite, &iov, &desc, 1, &rma, 1, data, 0, context,
-                       TxFlags(ep) | FI_REMOTE_CQ_DATA});
+  return Transmit(ep, peer,
+                  {Op::kWrite, &iov, &desc, 1, &rma, 1, data, 0, context,
+                   TxFlags(ep) | FI_REMOTE_CQ_DATA});
 }
 ssize_t InjectWritedata(fid_ep* ep, const void* buf, size_t len, uint64_t data,
                         fi_addr_t peer, uint64_t addr, uint64_t key) {
@@ -583,8 +606,9 @@ ssize_t InjectWritedata(fid_ep* ep, const void* buf, size_t len, uint64_t data,
   }
   iovec iov = {const_cast<void*>(buf), len};
   fi_rma_iov rma = {addr, len, key};
-  return Transmit(ep, peer, {Op::kWrite, &iov, nullptr, 1, &rma, 1, data, 0,
-                       nullptr, FI_INJECT | FI_REMOTE_CQ_DATA, true});
+  return Transmit(ep, peer,
+                  {Op::kWrite, &iov, nullptr, 1, &rma, 1, data, 0, nullptr,
+                   FI_INJECT | FI_REMOTE_CQ_DATA, true});
 }
 
 }  // namespace
