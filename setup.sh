@@ -15,7 +15,7 @@ set -euo pipefail
 packages=(
   bazel-bootstrap
   bazel-rules-java
-  g++
+  g++ clang
   libabsl-dev
   libprotobuf-dev protobuf-compiler
   libgtest-dev libgmock-dev

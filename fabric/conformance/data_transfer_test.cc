@@ -4,9 +4,7 @@
 // that arrive before their receive, directed receives, cancel, a peer that
 // goes away, and bad input on the calls (a clear negative fi_errno, nothing
 // lost, no crash). RMA and atomics: rma_atomic_test.cc.
-#include <rdma/fi_atomic.h>
 #include <rdma/fi_errno.h>
-#include <rdma/fi_rma.h>
 #include <rdma/fi_tagged.h>
 #include <sys/mman.h>
 

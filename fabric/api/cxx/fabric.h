@@ -18,8 +18,8 @@
 //   for (const fi_info& entry : ofi::Entries(*info)) { ... }
 //
 //   absl::StatusOr<ofi::Fabric> fabric =
-//   ofi::OpenFabric(*(*info)->fabric_attr); if (!fabric.ok()) return
-//   fabric.status();
+//       ofi::OpenFabric(*(*info)->fabric_attr);
+//   if (!fabric.ok()) return fabric.status();
 //   // fi_close(&fabric->get()->fid) runs when `fabric` is destroyed.
 #ifndef FABRIC_API_CXX_FABRIC_H_
 #define FABRIC_API_CXX_FABRIC_H_

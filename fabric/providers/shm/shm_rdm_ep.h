@@ -2,8 +2,8 @@
 //
 // The shm provider's FI_EP_RDM endpoint: reliable, connectionless messages
 // between processes of one host and user, over connections made on demand
-// in shared memory. Matching, transmits, RMA and atomics are the data path
-// tcp uses (fabric/providers/stream/stream_ep.h), run over ring streams
+// in shared memory. Matching, transmits, RMA and atomics are the stream
+// engine's (fabric/providers/stream/stream_ep.h), run over ring streams
 // (shm_ring_stream.h) instead of sockets.
 //
 // The endpoint has an address (an IP socket address that only names it,

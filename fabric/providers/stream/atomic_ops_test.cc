@@ -24,7 +24,7 @@ T Apply1(int datatype, int op, T target, T b, T c, T* old = nullptr) {
   return target;
 }
 
-TEST(TcpAtomicOpsTest, IntegerOperationsFollowTheManPage) {
+TEST(AtomicOpsTest, IntegerOperationsFollowTheManPage) {
   struct Case {
     int op;
     int32_t a, b, c, expected;
@@ -58,7 +58,7 @@ TEST(TcpAtomicOpsTest, IntegerOperationsFollowTheManPage) {
 
 // 128-bit integers: every bit takes part, sums and products wrap at 128
 // bits, and the signed type orders negative values below positive ones.
-TEST(TcpAtomicOpsTest, Int128OperationsUseAllTheirBits) {
+TEST(AtomicOpsTest, Int128OperationsUseAllTheirBits) {
   using U = unsigned __int128;
   using S = __int128;
   const U high = U{1} << 100;
@@ -86,7 +86,7 @@ TEST(TcpAtomicOpsTest, Int128OperationsUseAllTheirBits) {
               minus);  // compare differs in the lowest bit only
 }
 
-TEST(TcpAtomicOpsTest, IntegersWrapAroundAtTheirWidth) {
+TEST(AtomicOpsTest, IntegersWrapAroundAtTheirWidth) {
   EXPECT_EQ(Apply1<uint8_t>(FI_UINT8, FI_SUM, 250, 10, 0), 4);
   EXPECT_EQ(Apply1<int8_t>(FI_INT8, FI_SUM, 127, 1, 0), -128);
   EXPECT_EQ(Apply1<uint16_t>(FI_UINT16, FI_PROD, 65535, 65535, 0), 1);
@@ -96,7 +96,7 @@ TEST(TcpAtomicOpsTest, IntegersWrapAroundAtTheirWidth) {
   EXPECT_EQ(Apply1<uint32_t>(FI_UINT32, FI_MAX, 1, 0xffffffffu, 0), 0xffffffffu);
 }
 
-TEST(TcpAtomicOpsTest, RealsAndComplexNumbers) {
+TEST(AtomicOpsTest, RealsAndComplexNumbers) {
   EXPECT_FLOAT_EQ(Apply1<float>(FI_FLOAT, FI_SUM, 1.5f, 2.25f, 0), 3.75f);
   EXPECT_DOUBLE_EQ(Apply1<double>(FI_DOUBLE, FI_PROD, 1.5, -4, 0), -6);
   EXPECT_DOUBLE_EQ(Apply1<double>(FI_DOUBLE, FI_MIN, 1.5, -4, 0), -4);
@@ -115,7 +115,7 @@ TEST(TcpAtomicOpsTest, RealsAndComplexNumbers) {
             L(1, 2));
 }
 
-TEST(TcpAtomicOpsTest, ManyElementsAndUnalignedBuffers) {
+TEST(AtomicOpsTest, ManyElementsAndUnalignedBuffers) {
   std::vector<char> target(1 + 3 * sizeof(uint64_t));
   std::vector<char> operand(1 + 3 * sizeof(uint64_t));
   std::vector<char> old(1 + 3 * sizeof(uint64_t));
@@ -134,7 +134,7 @@ TEST(TcpAtomicOpsTest, ManyElementsAndUnalignedBuffers) {
   }
 }
 
-TEST(TcpAtomicOpsTest, TheTableAndItsQueries) {
+TEST(AtomicOpsTest, TheTableAndItsQueries) {
   for (int op = FI_MIN; op < FI_ATOMIC_OP_LAST; ++op) {
     bool compare = op >= FI_CSWAP;
     EXPECT_EQ(AtomicSupported(FI_UINT16, op, AtomicKind::kWrite),

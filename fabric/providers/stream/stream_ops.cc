@@ -1,7 +1,7 @@
 // The calls of stream endpoints (fi_msg, fi_tagged, fi_rma, and fi_cancel,
-// fi_getopt, fi_setopt; fi_atomic is in atomic.cc): each one checks its
-// arguments, then builds a TxEntry or PostedRecv; the endpoint's owner picks
-// the link.
+// fi_getopt, fi_setopt; fi_rma is in rma.cc, fi_atomic in atomic.cc): each one
+// checks its arguments, then builds a TxEntry or PostedRecv; the endpoint's
+// owner picks the link.
 #include <rdma/fi_errno.h>
 #include <rdma/fi_rma.h>
 #include <rdma/fi_tagged.h>
@@ -12,6 +12,7 @@
 
 #include "fabric/api/core/status.h"
 #include "fabric/providers/stream/divert.h"
+#include "fabric/providers/stream/post.h"
 #include "fabric/providers/stream/shared_context.h"
 #include "fabric/providers/stream/srx.h"
 #include "fabric/providers/stream/stream_ep.h"
@@ -24,20 +25,6 @@ namespace {
 
 constexpr uint64_t kRxFlags = FI_COMPLETION | FI_MULTI_RECV | FI_MORE;
 constexpr uint64_t kPeekFlags = FI_PEEK | FI_CLAIM | FI_DISCARD;
-
-struct TxRequest {
-  Op op;
-  const iovec* iov;
-  void** desc;
-  size_t count;
-  const fi_rma_iov* rma = nullptr;
-  size_t rma_count = 0;
-  uint64_t data = 0;
-  uint64_t tag = 0;
-  void* context = nullptr;
-  uint64_t flags = 0;
-  bool inject_call = false;  // fi_inject & co.: no completion entry
-};
 
 struct RxRequest {
   const iovec* iov;
@@ -115,87 +102,6 @@ fi_cq_tagged_entry SendCompletion(const TxRequest& request) {
   completion.flags =
       FI_SEND | (request.op == Op::kTagged ? FI_TAGGED : FI_MSG);
   return completion;
-}
-
-ssize_t Transmit(fid_ep* ep_fid, fi_addr_t dest, const TxRequest& request) {
-  StreamEp* ep = ToStreamEp(ep_fid);
-  std::lock_guard<OptionalMutex> lock(ep->util.mutex);
-  const fi_info& info = *ep->util.info;
-  if (ssize_t rc = CheckTransmit(*ep, request.flags); rc != 0) return rc;
-  AppBuffer buffer;
-  size_t total = 0;
-  if (ssize_t rc = Describe(*ep, request.iov, request.desc, request.count,
-                            info.tx_attr->iov_limit, &buffer, &total);
-      rc != 0) {
-    return rc;
-  }
-  if ((request.flags & FI_INJECT) && total > info.tx_attr->inject_size) {
-    return FailOp(*ep, FI_EINVAL, "inject of more than inject_size bytes");
-  }
-  if (total > info.ep_attr->max_msg_size) {
-    return FailOp(*ep, FI_EMSGSIZE, "a transfer of more than max_msg_size "
-                                    "bytes");
-  }
-  // Without resource management a send completes only when the target has
-  // taken it, so that a missing receive can fail it with FI_ENORX.
-  bool rm_disabled =
-      ep->util.domain->info->domain_attr->resource_mgmt == FI_RM_DISABLED;
-  bool awaits_answer = (request.flags & FI_DELIVERY_COMPLETE) ||
-                       (rm_disabled && request.op == Op::kMsg);
-  bool is_message = request.op == Op::kMsg || request.op == Op::kTagged;
-  if (is_message && !awaits_answer && !(request.flags & FI_FENCE)) {
-    bool write_entry =
-        !request.inject_call && WantsTxEntry(ep->util, request.flags);
-    ssize_t rc = SendNow(ep, dest, MessageHeader(request, total), buffer,
-                         SendCompletion(request), write_entry);
-    if (rc != kSendLater) return rc;
-  }
-  std::unique_ptr<TxEntry> entry = ep->spare_tx.Take();
-  entry->header = MessageHeader(request, total);
-  entry->completion = SendCompletion(request);
-  Header& header = entry->header;
-  fi_cq_tagged_entry& completion = entry->completion;
-  bool is_rma = request.op == Op::kWrite || request.op == Op::kReadRequest;
-  if (is_rma) {
-    if (request.rma_count == 0 || request.rma_count > kMaxRmaCount ||
-        request.rma_count > info.tx_attr->rma_iov_limit ||
-        request.rma == nullptr) {
-      return FailOp(*ep, FI_EINVAL, "rma_iov count outside 1..rma_iov_limit");
-    }
-    size_t remote_total = 0;
-    for (size_t i = 0; i < request.rma_count; ++i) {
-      entry->descriptors[i] = {request.rma[i].addr, request.rma[i].len,
-                               request.rma[i].key};
-      remote_total += request.rma[i].len;
-    }
-    if (remote_total != total) {
-      return FailOp(*ep, FI_EINVAL, "local and remote RMA lengths differ");
-    }
-    header.rma_count = static_cast<uint16_t>(request.rma_count);
-    entry->awaits_answer = true;  // the target's key check answers
-  }
-  if (request.op == Op::kReadRequest) {
-    entry->read_iov.assign(request.iov, request.iov + request.count);
-    if (!buffer.empty()) {
-      entry->read_iface = buffer.front().iface;
-      entry->read_device = buffer.front().device;
-    }
-    header.size = 0;
-    completion.flags = FI_RMA | FI_READ;
-    entry->cntr = kReadCntr;
-  } else {
-    if (ssize_t rc = TakePayload(ep, buffer, total,
-                                 request.flags & FI_INJECT, entry.get());
-        rc != 0) {
-      return rc;
-    }
-    if (is_rma) completion.flags = FI_RMA | FI_WRITE;
-    entry->cntr = is_rma ? kWriteCntr : kSendCntr;
-  }
-  if (awaits_answer) entry->awaits_answer = true;
-  if (entry->awaits_answer && !is_rma) header.flags |= kAckRequested;
-  return SendTx(ep, dest, std::move(entry), request.flags,
-                request.inject_call);
 }
 
 ssize_t Receive(fid_ep* ep_fid, fi_addr_t source, const RxRequest& request) {
@@ -314,7 +220,6 @@ int SetOpt(fid* object, int level, int name, const void* value, size_t len) {
   return SetOptUtilEndpoint(&ep->util, level, name, value, len);
 }
 
-uint64_t TxFlags(fid_ep* ep) { return ToStreamEp(ep)->util.tx_op_flags; }
 uint64_t RxFlags(fid_ep* ep) { return ToStreamEp(ep)->util.rx_op_flags; }
 
 // --- fi_msg ------------------------------------------------------------------
@@ -492,126 +397,90 @@ ssize_t Tinjectdata(fid_ep* ep, const void* buf, size_t len, uint64_t data,
                    nullptr, FI_INJECT | FI_REMOTE_CQ_DATA, true});
 }
 
-// --- fi_rma ------------------------------------------------------------------
-
-ssize_t Read(fid_ep* ep, void* buf, size_t len, void* desc, fi_addr_t peer,
-             uint64_t addr, uint64_t key, void* context) {
-  if (std::optional<ssize_t> rc =
-          Diverted(ep, peer, &fid_ep::rma, &fi_ops_rma::read, buf, len, desc,
-                   peer, addr, key, context)) {
-    return *rc;
-  }
-  iovec iov = {buf, len};
-  fi_rma_iov rma = {addr, len, key};
-  return Transmit(
-      ep, peer,
-      {Op::kReadRequest, &iov, &desc, 1, &rma, 1, 0, 0, context, TxFlags(ep)});
-}
-ssize_t Readv(fid_ep* ep, const iovec* iov, void** desc, size_t count,
-              fi_addr_t peer, uint64_t addr, uint64_t key, void* context) {
-  if (std::optional<ssize_t> rc =
-          Diverted(ep, peer, &fid_ep::rma, &fi_ops_rma::readv, iov, desc, count,
-                   peer, addr, key, context)) {
-    return *rc;
-  }
-  size_t total = 0;
-  for (size_t i = 0; iov != nullptr && i < count; ++i) total += iov[i].iov_len;
-  fi_rma_iov rma = {addr, total, key};
-  return Transmit(ep, peer,
-                  {Op::kReadRequest, iov, desc, count, &rma, 1, 0, 0, context,
-                   TxFlags(ep)});
-}
-ssize_t Readmsg(fid_ep* ep, const fi_msg_rma* msg, uint64_t flags) {
-  if (std::optional<ssize_t> rc = Diverted(ep, DestOf(msg), &fid_ep::rma,
-                                           &fi_ops_rma::readmsg, msg, flags)) {
-    return *rc;
-  }
-  if (msg == nullptr) return -FI_EINVAL;
-  return Transmit(
-      ep, msg->addr,
-      {Op::kReadRequest, msg->msg_iov, msg->desc, msg->iov_count, msg->rma_iov,
-       msg->rma_iov_count, msg->data, 0, msg->context, flags});
-}
-ssize_t Write(fid_ep* ep, const void* buf, size_t len, void* desc,
-              fi_addr_t peer, uint64_t addr, uint64_t key, void* context) {
-  if (std::optional<ssize_t> rc =
-          Diverted(ep, peer, &fid_ep::rma, &fi_ops_rma::write, buf, len, desc,
-                   peer, addr, key, context)) {
-    return *rc;
-  }
-  iovec iov = {const_cast<void*>(buf), len};
-  fi_rma_iov rma = {addr, len, key};
-  return Transmit(
-      ep, peer,
-      {Op::kWrite, &iov, &desc, 1, &rma, 1, 0, 0, context, TxFlags(ep)});
-}
-ssize_t Writev(fid_ep* ep, const iovec* iov, void** desc, size_t count,
-               fi_addr_t peer, uint64_t addr, uint64_t key, void* context) {
-  if (std::optional<ssize_t> rc =
-          Diverted(ep, peer, &fid_ep::rma, &fi_ops_rma::writev, iov, desc,
-                   count, peer, addr, key, context)) {
-    return *rc;
-  }
-  size_t total = 0;
-  for (size_t i = 0; iov != nullptr && i < count; ++i) total += iov[i].iov_len;
-  fi_rma_iov rma = {addr, total, key};
-  return Transmit(
-      ep, peer,
-      {Op::kWrite, iov, desc, count, &rma, 1, 0, 0, context, TxFlags(ep)});
-}
-ssize_t Writemsg(fid_ep* ep, const fi_msg_rma* msg, uint64_t flags) {
-  if (std::optional<ssize_t> rc = Diverted(ep, DestOf(msg), &fid_ep::rma,
-                                           &fi_ops_rma::writemsg, msg, flags)) {
-    return *rc;
-  }
-  if (msg == nullptr) return -FI_EINVAL;
-  return Transmit(
-      ep, msg->addr,
-      {Op::kWrite, msg->msg_iov, msg->desc, msg->iov_count, msg->rma_iov,
-       msg->rma_iov_count, msg->data, 0, msg->context, flags});
-}
-ssize_t InjectWrite(fid_ep* ep, const void* buf, size_t len, fi_addr_t peer,
-                    uint64_t addr, uint64_t key) {
-  if (std::optional<ssize_t> rc =
-          Diverted(ep, peer, &fid_ep::rma, &fi_ops_rma::inject, buf, len, peer,
-                   addr, key)) {
-    return *rc;
-  }
-  iovec iov = {const_cast<void*>(buf), len};
-  fi_rma_iov rma = {addr, len, key};
-  return Transmit(
-      ep, peer,
-      {Op::kWrite, &iov, nullptr, 1, &rma, 1, 0, 0, nullptr, FI_INJECT, true});
-}
-ssize_t Writedata(fid_ep* ep, const void* buf, size_t len, void* desc,
-                  uint64_t data, fi_addr_t peer, uint64_t addr, uint64_t key,
-                  void* context) {
-  if (std::optional<ssize_t> rc =
-          Diverted(ep, peer, &fid_ep::rma, &fi_ops_rma::writedata, buf, len,
-                   desc, data, peer, addr, key, context)) {
-    return *rc;
-  }
-  iovec iov = {const_cast<void*>(buf), len};
-  fi_rma_iov rma = {addr, len, key};
-  return Transmit(ep, peer,
-                  {Op::kWrite, &iov, &desc, 1, &rma, 1, data, 0, context,
-                   TxFlags(ep) | FI_REMOTE_CQ_DATA});
-}
-ssize_t InjectWritedata(fid_ep* ep, const void* buf, size_t len, uint64_t data,
-                        fi_addr_t peer, uint64_t addr, uint64_t key) {
-  if (std::optional<ssize_t> rc =
-          Diverted(ep, peer, &fid_ep::rma, &fi_ops_rma::injectdata, buf, len,
-                   data, peer, addr, key)) {
-    return *rc;
-  }
-  iovec iov = {const_cast<void*>(buf), len};
-  fi_rma_iov rma = {addr, len, key};
-  return Transmit(ep, peer,
-                  {Op::kWrite, &iov, nullptr, 1, &rma, 1, data, 0, nullptr,
-                   FI_INJECT | FI_REMOTE_CQ_DATA, true});
-}
-
 }  // namespace
+
+ssize_t Transmit(fid_ep* ep_fid, fi_addr_t dest, const TxRequest& request) {
+  StreamEp* ep = ToStreamEp(ep_fid);
+  std::lock_guard<OptionalMutex> lock(ep->util.mutex);
+  const fi_info& info = *ep->util.info;
+  if (ssize_t rc = CheckTransmit(*ep, request.flags); rc != 0) return rc;
+  AppBuffer buffer;
+  size_t total = 0;
+  if (ssize_t rc = Describe(*ep, request.iov, request.desc, request.count,
+                            info.tx_attr->iov_limit, &buffer, &total);
+      rc != 0) {
+    return rc;
+  }
+  if ((request.flags & FI_INJECT) && total > info.tx_attr->inject_size) {
+    return FailOp(*ep, FI_EINVAL, "inject of more than inject_size bytes");
+  }
+  if (total > info.ep_attr->max_msg_size) {
+    return FailOp(*ep, FI_EMSGSIZE,
+                  "a transfer of more than max_msg_size "
+                  "bytes");
+  }
+  // Without resource management a send completes only when the target has
+  // taken it, so that a missing receive can fail it with FI_ENORX.
+  bool rm_disabled =
+      ep->util.domain->info->domain_attr->resource_mgmt == FI_RM_DISABLED;
+  bool awaits_answer = (request.flags & FI_DELIVERY_COMPLETE) ||
+                       (rm_disabled && request.op == Op::kMsg);
+  bool is_message = request.op == Op::kMsg || request.op == Op::kTagged;
+  if (is_message && !awaits_answer && !(request.flags & FI_FENCE)) {
+    bool write_entry =
+        !request.inject_call && WantsTxEntry(ep->util, request.flags);
+    ssize_t rc = SendNow(ep, dest, MessageHeader(request, total), buffer,
+                         SendCompletion(request), write_entry);
+    if (rc != kSendLater) return rc;
+  }
+  std::unique_ptr<TxEntry> entry = ep->spare_tx.Take();
+  entry->header = MessageHeader(request, total);
+  entry->completion = SendCompletion(request);
+  Header& header = entry->header;
+  fi_cq_tagged_entry& completion = entry->completion;
+  bool is_rma = request.op == Op::kWrite || request.op == Op::kReadRequest;
+  if (is_rma) {
+    if (request.rma_count == 0 || request.rma_count > kMaxRmaCount ||
+        request.rma_count > info.tx_attr->rma_iov_limit ||
+        request.rma == nullptr) {
+      return FailOp(*ep, FI_EINVAL, "rma_iov count outside 1..rma_iov_limit");
+    }
+    size_t remote_total = 0;
+    for (size_t i = 0; i < request.rma_count; ++i) {
+      entry->descriptors[i] = {request.rma[i].addr, request.rma[i].len,
+                               request.rma[i].key};
+      remote_total += request.rma[i].len;
+    }
+    if (remote_total != total) {
+      return FailOp(*ep, FI_EINVAL, "local and remote RMA lengths differ");
+    }
+    header.rma_count = static_cast<uint16_t>(request.rma_count);
+    entry->awaits_answer = true;  // the target's key check answers
+  }
+  if (request.op == Op::kReadRequest) {
+    entry->read_iov.assign(request.iov, request.iov + request.count);
+    if (!buffer.empty()) {
+      entry->read_iface = buffer.front().iface;
+      entry->read_device = buffer.front().device;
+    }
+    header.size = 0;
+    completion.flags = FI_RMA | FI_READ;
+    entry->cntr = kReadCntr;
+  } else {
+    if (ssize_t rc = TakePayload(ep, buffer, total, request.flags & FI_INJECT,
+                                 entry.get());
+        rc != 0) {
+      return rc;
+    }
+    if (is_rma) completion.flags = FI_RMA | FI_WRITE;
+    entry->cntr = is_rma ? kWriteCntr : kSendCntr;
+  }
+  if (awaits_answer) entry->awaits_answer = true;
+  if (entry->awaits_answer && !is_rma) header.flags |= kAckRequested;
+  return SendTx(ep, dest, std::move(entry), request.flags, request.inject_call);
+}
+
+uint64_t TxFlags(fid_ep* ep) { return ToStreamEp(ep)->util.tx_op_flags; }
 
 ssize_t FailOp(const StreamEp& ep, int fi_errno, const char* what) {
   FI_WARN(ep.log(), FI_LOG_EP_DATA, "%s\n", what);
@@ -676,19 +545,6 @@ fi_ops_tagged kStreamTaggedOps = {
     .inject = Tinject,
     .senddata = Tsenddata,
     .injectdata = Tinjectdata,
-};
-
-fi_ops_rma kStreamRmaOps = {
-    .size = sizeof(fi_ops_rma),
-    .read = Read,
-    .readv = Readv,
-    .readmsg = Readmsg,
-    .write = Write,
-    .writev = Writev,
-    .writemsg = Writemsg,
-    .inject = InjectWrite,
-    .writedata = Writedata,
-    .injectdata = InjectWritedata,
 };
 
 int BindStreamEp(fid* object, fid* bound, uint64_t flags) {

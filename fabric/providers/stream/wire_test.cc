@@ -28,7 +28,7 @@ int Check(const Header& header, const RmaDescriptor* descriptors) {
   return ToFiErrno(status);
 }
 
-TEST(TcpWireTest, AtomicCodesRoundTrip) {
+TEST(WireTest, AtomicCodesRoundTrip) {
   AtomicCode code =
       UnpackAtomic(PackAtomic({FI_LONG_DOUBLE_COMPLEX, FI_MSWAP,
                                AtomicKind::kCompare}));
@@ -37,7 +37,7 @@ TEST(TcpWireTest, AtomicCodesRoundTrip) {
   EXPECT_EQ(code.kind, AtomicKind::kCompare);
 }
 
-TEST(TcpWireTest, AtomicRequestsOfEveryKind) {
+TEST(WireTest, AtomicRequestsOfEveryKind) {
   RmaDescriptor two[2] = {{0x1000, 8, 1}, {0x2000, 16, 1}};  // 24 bytes
   EXPECT_EQ(Check(AtomicHeader(FI_UINT64, FI_SUM, AtomicKind::kWrite, 24),
                   two), 0);
@@ -51,7 +51,7 @@ TEST(TcpWireTest, AtomicRequestsOfEveryKind) {
   EXPECT_EQ(Check(AtomicHeader(40, FI_SUM, AtomicKind::kWrite, 24), two), 0);
 }
 
-TEST(TcpWireTest, MalformedAtomicRequestsAreProtocolErrors) {
+TEST(WireTest, MalformedAtomicRequestsAreProtocolErrors) {
   RmaDescriptor two[2] = {{0x1000, 8, 1}, {0x2000, 16, 1}};
   // Operand bytes that do not fit the kind and op.
   EXPECT_EQ(Check(AtomicHeader(FI_UINT64, FI_SUM, AtomicKind::kWrite, 16),
@@ -90,7 +90,7 @@ TEST(TcpWireTest, MalformedAtomicRequestsAreProtocolErrors) {
 }  // namespace
 // kPayloadInSender: only on messages, with an ack asked for, and with
 // descriptors that cover exactly the payload.
-TEST(TcpWireTest, PayloadsLeftInTheSender) {
+TEST(WireTest, PayloadsLeftInTheSender) {
   Header header = {};
   header.op = static_cast<uint8_t>(Op::kTagged);
   header.flags = kPayloadInSender | kAckRequested;
@@ -112,7 +112,7 @@ TEST(TcpWireTest, PayloadsLeftInTheSender) {
 }
 
 // kAssist: no payload, a job, and descriptors that hold the bytes to place.
-TEST(TcpWireTest, AssistRequests) {
+TEST(WireTest, AssistRequests) {
   Header header = {};
   header.op = static_cast<uint8_t>(Op::kAssist);
   header.rma_count = 2;

@@ -16,6 +16,7 @@
 #include <mutex>
 #include <string>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
 #include "fabric/api/core/info.h"
 #include "fabric/providers/util/av.h"
@@ -45,14 +46,15 @@ inline constexpr uint64_t kCntrBindFlag[kCntrKinds] = {
 // the threading models FI_THREAD_DOMAIN, FI_THREAD_COMPLETION and
 // FI_THREAD_ENDPOINT with manual progress (no thread of ours touches the
 // endpoint either).
-class OptionalMutex {
+// For the thread-safety analysis it is always taken (mutex.h).
+class ABSL_LOCKABLE OptionalMutex {
  public:
   void set_needed(bool needed) { needed_ = needed; }
   bool needed() const { return needed_; }
-  void lock() {
+  void lock() ABSL_EXCLUSIVE_LOCK_FUNCTION() ABSL_NO_THREAD_SAFETY_ANALYSIS {
     if (needed_) mutex_.lock();
   }
-  void unlock() {
+  void unlock() ABSL_UNLOCK_FUNCTION() ABSL_NO_THREAD_SAFETY_ANALYSIS {
     if (needed_) mutex_.unlock();
   }
 

@@ -9,7 +9,8 @@
 //
 // The classic three-state futex lock (0 free, 1 held, 2 held with
 // waiters). Meets the Lockable requirements (std::lock_guard,
-// std::unique_lock, std::try_to_lock). Not for condition variables.
+// std::unique_lock, std::try_to_lock), and clang's thread-safety analysis
+// follows it (mutex.h: MutexLock). Not for condition variables.
 #ifndef FABRIC_PROVIDERS_UTIL_FUTEX_MUTEX_H_
 #define FABRIC_PROVIDERS_UTIL_FUTEX_MUTEX_H_
 
@@ -17,27 +18,29 @@
 
 #include <atomic>
 
+#include "absl/base/thread_annotations.h"
+
 namespace fabric {
 
-class FutexMutex {
+class ABSL_LOCKABLE FutexMutex {
  public:
   FutexMutex() = default;
   FutexMutex(const FutexMutex&) = delete;
   FutexMutex& operator=(const FutexMutex&) = delete;
 
-  void lock() {
+  void lock() ABSL_EXCLUSIVE_LOCK_FUNCTION() {
     uint32_t free = 0;
     if (!state_.compare_exchange_strong(free, 1, std::memory_order_acquire,
                                         std::memory_order_relaxed)) {
       LockContended();
     }
   }
-  bool try_lock() {
+  bool try_lock() ABSL_EXCLUSIVE_TRYLOCK_FUNCTION(true) {
     uint32_t free = 0;
     return state_.compare_exchange_strong(free, 1, std::memory_order_acquire,
                                           std::memory_order_relaxed);
   }
-  void unlock() {
+  void unlock() ABSL_UNLOCK_FUNCTION() {
     if (state_.exchange(0, std::memory_order_release) == 2) WakeOne();
   }
 

@@ -20,13 +20,18 @@ namespace fabric {
 
 // Logs `status`'s message (prefixed with `call` and ": " when `call` is not
 // empty) as a warning of `subsystem` on `provider`'s log; returns its
-// negative fi_errno (status.h).
+// negative fi_errno (status.h). The log line names the caller's function
+// and line, as FI_WARN there would (`func` and `line` are filled in).
 int LogFailure(const fi_provider* provider, fi_log_subsys subsystem,
-               const absl::Status& status, absl::string_view call = {});
+               const absl::Status& status, absl::string_view call = {},
+               const char* func = __builtin_FUNCTION(),
+               int line = __builtin_LINE());
 
 // The same for fi_errno `fi_errno` (positive) and the message `what`.
 int LogFailure(const fi_provider* provider, fi_log_subsys subsystem,
-               int fi_errno, absl::string_view what);
+               int fi_errno, absl::string_view what,
+               const char* func = __builtin_FUNCTION(),
+               int line = __builtin_LINE());
 
 }  // namespace fabric
 

@@ -31,6 +31,9 @@ TEST(LogFailureTest, ReturnsTheNegativeFiErrnoAndWarns) {
   EXPECT_NE(log.find("fi_send: a NULL buffer"), std::string::npos) << log;
   EXPECT_NE(log.find("transmit before connect"), std::string::npos) << log;
   EXPECT_NE(log.find("log_failure_test"), std::string::npos) << log;
+  // The line names the caller, not LogFailure.
+  EXPECT_NE(log.find("TestBody"), std::string::npos) << log;
+  EXPECT_EQ(log.find("LogFailure"), std::string::npos) << log;
 }
 
 TEST(LogFailureTest, AStatusWithoutFiErrnoIsAnError) {

@@ -36,7 +36,7 @@ ProgressEngine::~ProgressEngine() {
   stopping_.store(true);
   std::thread auto_thread;
   {
-    std::lock_guard<std::mutex> lock(thread_mutex_);
+    MutexLock lock(thread_mutex_);
     auto_thread = std::move(auto_thread_);
   }
   if (auto_thread.joinable()) auto_thread.join();
@@ -46,7 +46,7 @@ ProgressEngine::~ProgressEngine() {
 
 void ProgressEngine::Add(ProgressSource* source) {
   {
-    std::lock_guard<std::mutex> lock(registry_mutex_);
+    MutexLock lock(registry_mutex_);
     epoll_events_[source] = EPOLLIN;
     if (main_armed_) {
       Control(epoll_fd_, EPOLL_CTL_ADD, source, EPOLLIN);
@@ -67,7 +67,7 @@ void ProgressEngine::Add(ProgressSource* source) {
   }
   source_count_.fetch_add(1);
   if (!source->auto_progress()) return;
-  std::lock_guard<std::mutex> lock(thread_mutex_);
+  MutexLock lock(thread_mutex_);
   if (!auto_thread_.joinable()) {
     auto_started_.store(true);
     auto_thread_ = std::thread([this] { AutoLoop(); });
@@ -75,9 +75,9 @@ void ProgressEngine::Add(ProgressSource* source) {
 }
 
 void ProgressEngine::Remove(ProgressSource* source) {
-  std::lock_guard<FutexMutex> lock(run_mutex_);
+  MutexLock lock(run_mutex_);
   {
-    std::lock_guard<std::mutex> registry_lock(registry_mutex_);
+    MutexLock registry_lock(registry_mutex_);
     if (epoll_events_.erase(source) > 0) {
       if (main_armed_) Control(epoll_fd_, EPOLL_CTL_DEL, source, 0);
       if (auto_armed_ && source->auto_progress()) {
@@ -101,7 +101,7 @@ void ProgressEngine::Remove(ProgressSource* source) {
 }
 
 void ProgressEngine::SetEpollEvents(ProgressSource* source, uint32_t events) {
-  std::lock_guard<std::mutex> lock(registry_mutex_);
+  MutexLock lock(registry_mutex_);
   auto it = epoll_events_.find(source);
   if (it == epoll_events_.end()) return;
   it->second = events;
@@ -128,7 +128,7 @@ void ProgressEngine::ArmLocked(bool auto_set, bool armed) {
 }
 
 void ProgressEngine::MaybeDisarmMain() {
-  std::lock_guard<std::mutex> lock(registry_mutex_);
+  MutexLock lock(registry_mutex_);
   busy_runs_.store(0, std::memory_order_relaxed);
   if (keep_armed_ || sleepers_ > 0 ||
       direct_.size() + polled_.size() > kPollLimit) {
@@ -138,14 +138,14 @@ void ProgressEngine::MaybeDisarmMain() {
 }
 
 void ProgressEngine::KeepArmed() {
-  std::lock_guard<std::mutex> lock(registry_mutex_);
+  MutexLock lock(registry_mutex_);
   keep_armed_ = true;
   ArmLocked(false, true);
 }
 
 void ProgressEngine::SetPollEvents(ProgressSource* source, int fd,
                                    short events) {
-  std::lock_guard<std::mutex> lock(registry_mutex_);
+  MutexLock lock(registry_mutex_);
   for (Entry& entry : polled_) {
     if (entry.source == source) entry.poll = {fd, events, 0};
   }
@@ -161,7 +161,7 @@ void ProgressEngine::WantWrite(ProgressSource* source, bool want) {
 
 void ProgressEngine::RunAgain(ProgressSource* source) {
   if (source->always_run()) return;
-  std::lock_guard<std::mutex> lock(registry_mutex_);
+  MutexLock lock(registry_mutex_);
   if (std::find(again_.begin(), again_.end(), source) == again_.end()) {
     again_.push_back(source);
   }
@@ -175,7 +175,7 @@ void ProgressEngine::Disarm(ProgressSource* source) {
 
 void ProgressEngine::Refresh() {
   if (registry_version_.load() == snapshot_version_) return;
-  std::lock_guard<std::mutex> lock(registry_mutex_);
+  MutexLock lock(registry_mutex_);
   direct_snapshot_ = direct_;
   always_snapshot_ = always_;
   poll_snapshot_.clear();
@@ -206,7 +206,7 @@ void ProgressEngine::RunPolled() {
 
 void ProgressEngine::RunAgainRequested(bool auto_only) {
   {
-    std::lock_guard<std::mutex> lock(registry_mutex_);
+    MutexLock lock(registry_mutex_);
     // The ones this pass takes move to the back, then out.
     auto taken = auto_only ? std::stable_partition(
                                  again_.begin(), again_.end(),
@@ -230,16 +230,16 @@ void ProgressEngine::Run() {
     app_runs_.store(app_runs_.load(std::memory_order_relaxed) + 1,
                     std::memory_order_relaxed);
   }
-  std::unique_lock<FutexMutex> lock(run_mutex_, std::try_to_lock);
-  if (!lock.owns_lock()) {
+  if (!run_mutex_.try_lock()) {
     // Another application thread is advancing the sources: nothing to add.
     // The auto thread's turn is short, unless it lost its CPU holding the
     // lock (two CPUs, two polling processes): then waiting gives it the CPU
     // back, where failing at once would spin for the rest of a time slice
     // (measured: 4.6 ms without progress).
     if (!auto_holds_run_.load(std::memory_order_relaxed)) return;
-    lock.lock();
+    run_mutex_.lock();
   }
+  MutexLock lock(run_mutex_, std::adopt_lock);
   Refresh();
   if (arm_pending_.load(std::memory_order_relaxed) &&
       arm_pending_.exchange(false)) {
@@ -256,7 +256,7 @@ void ProgressEngine::Run() {
   }
   for (ProgressSource* source : direct_snapshot_) source->Progress();
   if (!poll_snapshot_.empty()) RunPolled();
-  lock.unlock();
+  lock.Unlock();
   if (main_armed_hint_.load(std::memory_order_relaxed) &&
       busy_runs_.fetch_add(1, std::memory_order_relaxed) + 1 >= kBusyRuns) {
     MaybeDisarmMain();
@@ -266,14 +266,14 @@ void ProgressEngine::Run() {
 void ProgressEngine::WaitAndRun(int timeout_ms) {
   if (timeout_ms != 0) {
     {
-      std::lock_guard<std::mutex> lock(registry_mutex_);
+      MutexLock lock(registry_mutex_);
       ++sleepers_;
     }
     if (PrepareToSleep()) {
       pollfd ready = {epoll_fd_, POLLIN, 0};
       poll(&ready, 1, timeout_ms);
     }
-    std::lock_guard<std::mutex> lock(registry_mutex_);
+    MutexLock lock(registry_mutex_);
     --sleepers_;
   }
   Run();
@@ -283,11 +283,11 @@ bool ProgressEngine::PrepareToSleep(bool auto_only) {
   if (!auto_only) {
     // Something may block on the main set: it holds the fds until passes
     // without waits show it does not.
-    std::lock_guard<std::mutex> lock(registry_mutex_);
+    MutexLock lock(registry_mutex_);
     ArmLocked(false, true);
     busy_runs_.store(0, std::memory_order_relaxed);
   }
-  std::lock_guard<FutexMutex> lock(run_mutex_);
+  MutexLock lock(run_mutex_);
   AutoHoldsRun holding(this);
   Refresh();
   bool sleep = true;
@@ -332,14 +332,14 @@ void ProgressEngine::AutoLoop() {
     if (runs != runs_seen) {
       runs_seen = runs;
       {
-        std::lock_guard<std::mutex> lock(registry_mutex_);
+        MutexLock lock(registry_mutex_);
         ArmLocked(true, false);
       }
       std::this_thread::sleep_for(std::chrono::microseconds(kAutoIdleMicros));
       continue;
     }
     {
-      std::lock_guard<std::mutex> lock(registry_mutex_);
+      MutexLock lock(registry_mutex_);
       ArmLocked(true, true);
     }
     // Wait without taking the events, so that a source removed meanwhile
@@ -348,13 +348,13 @@ void ProgressEngine::AutoLoop() {
     bool input_waiting = !PrepareToSleep(/*auto_only=*/true);
     if (!input_waiting && poll(&ready, 1, kAutoWaitMillis) <= 0) {
       if (again_requested_.load(std::memory_order_acquire)) {
-        std::lock_guard<FutexMutex> lock(run_mutex_);
+        MutexLock lock(run_mutex_);
         AutoHoldsRun holding(this);
         RunAgainRequested(/*auto_only=*/true);
       }
       continue;
     }
-    std::lock_guard<FutexMutex> lock(run_mutex_);
+    MutexLock lock(run_mutex_);
     AutoHoldsRun holding(this);
     RunReady(auto_epoll_fd_);
     if (!input_waiting) continue;

@@ -55,7 +55,9 @@
 #include <unordered_map>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
 #include "fabric/providers/util/futex_mutex.h"
+#include "fabric/providers/util/mutex.h"
 
 namespace fabric {
 
@@ -153,26 +155,26 @@ class ProgressEngine {
     pollfd poll;
   };
 
-  // Copies the registry into the pass's snapshot if it changed; run_mutex_
-  // is held.
-  void Refresh();
+  // Copies the registry into the pass's snapshot if it changed.
+  void Refresh() ABSL_EXCLUSIVE_LOCKS_REQUIRED(run_mutex_);
   // What poll(2) is asked about `source` from the next pass on.
   void SetPollEvents(ProgressSource* source, int fd, short events);
   // What the epoll sets wait for on `source`'s fd, now and when armed.
   void SetEpollEvents(ProgressSource* source, uint32_t events);
   // Puts every source's fd into the main epoll set (`auto_set`: the auto
-  // ones into the auto set) or takes them out; registry_mutex_ is held.
-  void ArmLocked(bool auto_set, bool armed);
+  // ones into the auto set) or takes them out.
+  void ArmLocked(bool auto_set, bool armed)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(registry_mutex_);
   // Empties the main set unless something may block on it.
   void MaybeDisarmMain();
-  // Advances the sources `epoll_fd` reports ready; run_mutex_ is held.
-  void RunReady(int epoll_fd);
-  // Advances the sources poll(2) reports ready; run_mutex_ is held.
-  void RunPolled();
+  // Advances the sources `epoll_fd` reports ready.
+  void RunReady(int epoll_fd) ABSL_EXCLUSIVE_LOCKS_REQUIRED(run_mutex_);
+  // Advances the sources poll(2) reports ready.
+  void RunPolled() ABSL_EXCLUSIVE_LOCKS_REQUIRED(run_mutex_);
   // Advances the sources that asked RunAgain (only the auto-progress ones
-  // when `auto_only`: the others wait for the application's passes);
-  // run_mutex_ is held.
-  void RunAgainRequested(bool auto_only);
+  // when `auto_only`: the others wait for the application's passes).
+  void RunAgainRequested(bool auto_only)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(run_mutex_);
   void AutoLoop();
 
   // Marks, for its scope, that the auto thread holds run_mutex_ (taken
@@ -190,39 +192,44 @@ class ProgressEngine {
   int auto_epoll_fd_;  // auto-progress sources, edge-triggered
   FutexMutex run_mutex_;  // held while sources are advanced, and by Remove
   std::atomic<int> source_count_{0};
-  std::mutex registry_mutex_;  // guards direct_ and polled_; a leaf lock
-  std::vector<ProgressSource*> direct_;
-  std::vector<ProgressSource*> always_;  // also in direct_ or polled_
-  std::vector<Entry> polled_;
-  std::vector<ProgressSource*> again_;  // RunAgain, for the next pass
+  Mutex registry_mutex_;  // a leaf lock
+  std::vector<ProgressSource*> direct_ ABSL_GUARDED_BY(registry_mutex_);
+  // Also in direct_ or polled_.
+  std::vector<ProgressSource*> always_ ABSL_GUARDED_BY(registry_mutex_);
+  std::vector<Entry> polled_ ABSL_GUARDED_BY(registry_mutex_);
+  // RunAgain, for the next pass.
+  std::vector<ProgressSource*> again_ ABSL_GUARDED_BY(registry_mutex_);
   std::atomic<bool> again_requested_{false};  // again_ is not empty
   std::atomic<uint64_t> registry_version_{0};  // bumped when they change
-  // Under registry_mutex_ too: each source's epoll events (EPOLLIN, and
-  // EPOLLOUT while WantWrite; 0 once disarmed), whether the sets hold the
-  // fds, and the threads blocked on the main set.
-  std::unordered_map<ProgressSource*, uint32_t> epoll_events_;
-  bool main_armed_ = false;
-  bool auto_armed_ = false;
-  bool keep_armed_ = false;
-  int sleepers_ = 0;
+  // Each source's epoll events (EPOLLIN, and EPOLLOUT while WantWrite; 0
+  // once disarmed), whether the sets hold the fds, and the threads blocked
+  // on the main set.
+  std::unordered_map<ProgressSource*, uint32_t> epoll_events_
+      ABSL_GUARDED_BY(registry_mutex_);
+  bool main_armed_ ABSL_GUARDED_BY(registry_mutex_) = false;
+  bool auto_armed_ ABSL_GUARDED_BY(registry_mutex_) = false;
+  bool keep_armed_ ABSL_GUARDED_BY(registry_mutex_) = false;
+  int sleepers_ ABSL_GUARDED_BY(registry_mutex_) = 0;
   std::atomic<bool> main_armed_hint_{false};  // main_armed_, read unlocked
   std::atomic<int> busy_runs_{0};             // passes since the last wait
   // The main set was filled (or a source added to it) since the last pass:
   // the next pass has the direct sources arm their fds (ArmFds).
   std::atomic<bool> arm_pending_{false};
-  // The pass's copies; run_mutex_ guards them.
-  uint64_t snapshot_version_ = 0;
-  std::vector<ProgressSource*> direct_snapshot_;
-  std::vector<ProgressSource*> always_snapshot_;
-  std::vector<pollfd> poll_snapshot_;
-  std::vector<ProgressSource*> polled_snapshot_;  // parallel to poll_snapshot_
-  std::vector<ProgressSource*> again_snapshot_;
+  // The pass's copies.
+  uint64_t snapshot_version_ ABSL_GUARDED_BY(run_mutex_) = 0;
+  std::vector<ProgressSource*> direct_snapshot_ ABSL_GUARDED_BY(run_mutex_);
+  std::vector<ProgressSource*> always_snapshot_ ABSL_GUARDED_BY(run_mutex_);
+  std::vector<pollfd> poll_snapshot_ ABSL_GUARDED_BY(run_mutex_);
+  // Parallel to poll_snapshot_.
+  std::vector<ProgressSource*> polled_snapshot_ ABSL_GUARDED_BY(run_mutex_);
+  std::vector<ProgressSource*> again_snapshot_ ABSL_GUARDED_BY(run_mutex_);
   std::atomic<bool> auto_started_{false};  // only then are passes counted
   std::atomic<bool> auto_holds_run_{false};  // the auto thread has run_mutex_
   std::atomic<uint64_t> app_runs_{0};  // passes the application ran
   std::atomic<bool> stopping_{false};
-  std::mutex thread_mutex_;  // guards auto_thread_
-  std::thread auto_thread_;  // started by the first auto-progress source
+  Mutex thread_mutex_;
+  // Started by the first auto-progress source.
+  std::thread auto_thread_ ABSL_GUARDED_BY(thread_mutex_);
 };
 
 }  // namespace fabric

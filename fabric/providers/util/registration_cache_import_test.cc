@@ -117,7 +117,7 @@ TEST(RegistrationCacheImportTest, AnImportedMonitorSubscribesAndInvalidates) {
   // thread's lookup) before the registration is in the cache: never
   // cached, the next lookup registers again.
   static char other[4096];
-  while_registering = [&app] {
+  while_registering = [] {  // app and other are static: no capture
     app.monitor.import_ops->notify(&app.monitor, other, sizeof(other));
     MonitorHub::Get().Sync();
   };
