@@ -7,39 +7,16 @@
 #include <rdma/fi_errno.h>
 
 #include <mutex>
-#include <optional>
 
 #include "fabric/api/core/status.h"
 #include "fabric/providers/stream/atomic_ops.h"
-#include "fabric/providers/stream/divert.h"
+#include "fabric/providers/stream/stream_calls.h"
 #include "fabric/providers/stream/stream_ep.h"
 #include "fabric/providers/util/app_buffer.h"
 
 namespace fabric {
 namespace stream {
 namespace {
-
-// One of the buffer lists of a request (operands, compare values, results).
-struct IocList {
-  const fi_ioc* ioc = nullptr;
-  void** desc = nullptr;
-  size_t count = 0;
-};
-
-struct AtomicRequest {
-  AtomicKind kind;
-  IocList operands;
-  IocList compare;  // kCompare
-  IocList result;   // kFetch, kCompare
-  const fi_rma_ioc* rma = nullptr;
-  size_t rma_count = 0;
-  int datatype = 0;
-  int op = 0;
-  uint64_t data = 0;
-  void* context = nullptr;
-  uint64_t flags = 0;
-  bool inject_call = false;
-};
 
 // `list` as bytes of `element`-sized elements; FI_EINVAL status for more
 // than `limit` entries, a null list, or an element count other than
@@ -90,7 +67,7 @@ absl::Status TakeOperands(const UtilDomain& domain, const IocList& list,
 // The request's entry without its id and link: fi_errno status for bad
 // arguments.
 absl::StatusOr<std::unique_ptr<TxEntry>> BuildAtomic(
-    StreamEp* ep, const AtomicRequest& request) {
+    StreamEp* ep, const AtomicCall& request) {
   const UtilDomain& domain = *ep->util.domain;
   const fi_tx_attr& tx = *ep->util.info->tx_attr;
   size_t element = AtomicDatatypeSize(request.datatype);
@@ -155,8 +132,9 @@ absl::StatusOr<std::unique_ptr<TxEntry>> BuildAtomic(
   return entry;
 }
 
-ssize_t PostAtomic(fid_ep* ep_fid, fi_addr_t dest,
-                   const AtomicRequest& request) {
+}  // namespace
+
+ssize_t StreamCalls::Atomic(fid_ep* ep_fid, const AtomicCall& request) {
   StreamEp* ep = ToStreamEp(ep_fid);
   std::lock_guard<OptionalMutex> lock(ep->util.mutex);
   if (ssize_t rc = CheckTransmit(*ep, request.flags); rc != 0) return rc;
@@ -165,222 +143,20 @@ ssize_t PostAtomic(fid_ep* ep_fid, fi_addr_t dest,
     return FailOp(*ep, -ToFiErrno(entry.status()),
                   std::string(entry.status().message()).c_str());
   }
-  return SendTx(ep, dest, *std::move(entry), request.flags,
+  return SendTx(ep, request.dest, *std::move(entry), request.flags,
                 request.inject_call);
 }
 
-uint64_t TxFlags(fid_ep* ep) { return ToStreamEp(ep)->util.tx_op_flags; }
-
-// fi_atomic, fi_fetch_atomic and fi_compare_atomic on one buffer each.
-ssize_t One(fid_ep* ep, AtomicKind kind, const void* buf, size_t count,
-            void* desc, const void* compare, void* compare_desc, void* result,
-            void* result_desc, fi_addr_t dest, uint64_t addr, uint64_t key,
-            fi_datatype datatype, fi_op op, void* context, uint64_t flags,
-            bool inject_call) {
-  fi_ioc operand = {const_cast<void*>(buf), count};
-  fi_ioc compare_ioc = {const_cast<void*>(compare), count};
-  fi_ioc result_ioc = {result, count};
-  fi_rma_ioc rma = {addr, count, key};
-  return PostAtomic(
-      ep, dest,
-      {kind, {&operand, &desc, 1}, {&compare_ioc, &compare_desc, 1},
-       {&result_ioc, &result_desc, 1}, &rma, 1, datatype, op, 0, context,
-       flags, inject_call});
-}
-
-size_t Elements(const fi_ioc* ioc, size_t count) {
-  size_t total = 0;
-  for (size_t i = 0; ioc != nullptr && i < count; ++i) total += ioc[i].count;
-  return total;
-}
-
-// --- fi_atomic ---------------------------------------------------------------
-
-ssize_t Write(fid_ep* ep, const void* buf, size_t count, void* desc,
-              fi_addr_t dest, uint64_t addr, uint64_t key,
-              fi_datatype datatype, fi_op op, void* context) {
-  if (std::optional<ssize_t> rc =
-          Diverted(ep, dest, &fid_ep::atomic, &fi_ops_atomic::write, buf, count,
-                   desc, dest, addr, key, datatype, op, context)) {
-    return *rc;
-  }
-  return One(ep, AtomicKind::kWrite, buf, count, desc, nullptr, nullptr,
-             nullptr, nullptr, dest, addr, key, datatype, op, context,
-             TxFlags(ep), false);
-}
-ssize_t Writev(fid_ep* ep, const fi_ioc* iov, void** desc, size_t count,
-               fi_addr_t dest, uint64_t addr, uint64_t key,
-               fi_datatype datatype, fi_op op, void* context) {
-  if (std::optional<ssize_t> rc =
-          Diverted(ep, dest, &fid_ep::atomic, &fi_ops_atomic::writev, iov, desc,
-                   count, dest, addr, key, datatype, op, context)) {
-    return *rc;
-  }
-  fi_rma_ioc rma = {addr, Elements(iov, count), key};
-  return PostAtomic(ep, dest,
-                    {AtomicKind::kWrite, {iov, desc, count}, {}, {}, &rma, 1,
-                     datatype, op, 0, context, TxFlags(ep)});
-}
-ssize_t Writemsg(fid_ep* ep, const fi_msg_atomic* msg, uint64_t flags) {
-  if (std::optional<ssize_t> rc =
-          Diverted(ep, DestOf(msg), &fid_ep::atomic, &fi_ops_atomic::writemsg,
-                   msg, flags)) {
-    return *rc;
-  }
-  if (msg == nullptr) return -FI_EINVAL;
-  return PostAtomic(ep, msg->addr,
-                    {AtomicKind::kWrite, {msg->msg_iov, msg->desc,
-                     msg->iov_count}, {}, {}, msg->rma_iov,
-                     msg->rma_iov_count, msg->datatype, msg->op, msg->data,
-                     msg->context, flags});
-}
-ssize_t Inject(fid_ep* ep, const void* buf, size_t count, fi_addr_t dest,
-               uint64_t addr, uint64_t key, fi_datatype datatype, fi_op op) {
-  if (std::optional<ssize_t> rc =
-          Diverted(ep, dest, &fid_ep::atomic, &fi_ops_atomic::inject, buf,
-                   count, dest, addr, key, datatype, op)) {
-    return *rc;
-  }
-  return One(ep, AtomicKind::kWrite, buf, count, nullptr, nullptr, nullptr,
-             nullptr, nullptr, dest, addr, key, datatype, op, nullptr,
-             FI_INJECT, true);
-}
-
-// --- fi_fetch_atomic ---------------------------------------------------------
-
-ssize_t Fetch(fid_ep* ep, const void* buf, size_t count, void* desc,
-              void* result, void* result_desc, fi_addr_t dest, uint64_t addr,
-              uint64_t key, fi_datatype datatype, fi_op op, void* context) {
-  if (std::optional<ssize_t> rc = Diverted(
-          ep, dest, &fid_ep::atomic, &fi_ops_atomic::readwrite, buf, count,
-          desc, result, result_desc, dest, addr, key, datatype, op, context)) {
-    return *rc;
-  }
-  return One(ep, AtomicKind::kFetch, buf, count, desc, nullptr, nullptr,
-             result, result_desc, dest, addr, key, datatype, op, context,
-             TxFlags(ep), false);
-}
-ssize_t Fetchv(fid_ep* ep, const fi_ioc* iov, void** desc, size_t count,
-               fi_ioc* resultv, void** result_desc, size_t result_count,
-               fi_addr_t dest, uint64_t addr, uint64_t key,
-               fi_datatype datatype, fi_op op, void* context) {
-  if (std::optional<ssize_t> rc =
-          Diverted(ep, dest, &fid_ep::atomic, &fi_ops_atomic::readwritev, iov,
-                   desc, count, resultv, result_desc, result_count, dest, addr,
-                   key, datatype, op, context)) {
-    return *rc;
-  }
-  fi_rma_ioc rma = {addr, Elements(resultv, result_count), key};
-  return PostAtomic(ep, dest,
-                    {AtomicKind::kFetch, {iov, desc, count}, {},
-                     {resultv, result_desc, result_count}, &rma, 1, datatype,
-                     op, 0, context, TxFlags(ep)});
-}
-ssize_t Fetchmsg(fid_ep* ep, const fi_msg_atomic* msg, fi_ioc* resultv,
-                 void** result_desc, size_t result_count, uint64_t flags) {
-  if (std::optional<ssize_t> rc = Diverted(
-          ep, DestOf(msg), &fid_ep::atomic, &fi_ops_atomic::readwritemsg, msg,
-          resultv, result_desc, result_count, flags)) {
-    return *rc;
-  }
-  if (msg == nullptr) return -FI_EINVAL;
-  return PostAtomic(ep, msg->addr,
-                    {AtomicKind::kFetch, {msg->msg_iov, msg->desc,
-                     msg->iov_count}, {}, {resultv, result_desc, result_count},
-                     msg->rma_iov, msg->rma_iov_count, msg->datatype, msg->op,
-                     msg->data, msg->context, flags});
-}
-
-// --- fi_compare_atomic -------------------------------------------------------
-
-ssize_t Compare(fid_ep* ep, const void* buf, size_t count, void* desc,
-                const void* compare, void* compare_desc, void* result,
-                void* result_desc, fi_addr_t dest, uint64_t addr, uint64_t key,
-                fi_datatype datatype, fi_op op, void* context) {
-  if (std::optional<ssize_t> rc =
-          Diverted(ep, dest, &fid_ep::atomic, &fi_ops_atomic::compwrite, buf,
-                   count, desc, compare, compare_desc, result, result_desc,
-                   dest, addr, key, datatype, op, context)) {
-    return *rc;
-  }
-  return One(ep, AtomicKind::kCompare, buf, count, desc, compare, compare_desc,
-             result, result_desc, dest, addr, key, datatype, op, context,
-             TxFlags(ep), false);
-}
-ssize_t Comparev(fid_ep* ep, const fi_ioc* iov, void** desc, size_t count,
-                 const fi_ioc* comparev, void** compare_desc,
-                 size_t compare_count, fi_ioc* resultv, void** result_desc,
-                 size_t result_count, fi_addr_t dest, uint64_t addr,
-                 uint64_t key, fi_datatype datatype, fi_op op, void* context) {
-  if (std::optional<ssize_t> rc = Diverted(
-          ep, dest, &fid_ep::atomic, &fi_ops_atomic::compwritev, iov, desc,
-          count, comparev, compare_desc, compare_count, resultv, result_desc,
-          result_count, dest, addr, key, datatype, op, context)) {
-    return *rc;
-  }
-  fi_rma_ioc rma = {addr, Elements(iov, count), key};
-  return PostAtomic(ep, dest,
-                    {AtomicKind::kCompare, {iov, desc, count},
-                     {comparev, compare_desc, compare_count},
-                     {resultv, result_desc, result_count}, &rma, 1, datatype,
-                     op, 0, context, TxFlags(ep)});
-}
-ssize_t Comparemsg(fid_ep* ep, const fi_msg_atomic* msg,
-                   const fi_ioc* comparev, void** compare_desc,
-                   size_t compare_count, fi_ioc* resultv, void** result_desc,
-                   size_t result_count, uint64_t flags) {
-  if (std::optional<ssize_t> rc =
-          Diverted(ep, DestOf(msg), &fid_ep::atomic,
-                   &fi_ops_atomic::compwritemsg, msg, comparev, compare_desc,
-                   compare_count, resultv, result_desc, result_count, flags)) {
-    return *rc;
-  }
-  if (msg == nullptr) return -FI_EINVAL;
-  return PostAtomic(ep, msg->addr,
-                    {AtomicKind::kCompare, {msg->msg_iov, msg->desc,
-                     msg->iov_count}, {comparev, compare_desc, compare_count},
-                     {resultv, result_desc, result_count}, msg->rma_iov,
-                     msg->rma_iov_count, msg->datatype, msg->op, msg->data,
-                     msg->context, flags});
-}
-
-// --- fi_atomicvalid & co. ----------------------------------------------------
-
-int Valid(AtomicKind kind, fi_datatype datatype, fi_op op, size_t* count) {
+int StreamCalls::AtomicValid(fid_ep*, AtomicKind kind, fi_datatype datatype,
+                             fi_op op, size_t* count) {
   if (count == nullptr) return -FI_EINVAL;
   fi_atomic_attr attr = {};
   int rc = QueryAtomicKind(datatype, op, kind, &attr);
   if (rc == 0) *count = attr.count;
   return rc;
 }
-int WriteValid(fid_ep*, fi_datatype datatype, fi_op op, size_t* count) {
-  return Valid(AtomicKind::kWrite, datatype, op, count);
-}
-int FetchValid(fid_ep*, fi_datatype datatype, fi_op op, size_t* count) {
-  return Valid(AtomicKind::kFetch, datatype, op, count);
-}
-int CompareValid(fid_ep*, fi_datatype datatype, fi_op op, size_t* count) {
-  return Valid(AtomicKind::kCompare, datatype, op, count);
-}
 
-}  // namespace
-
-fi_ops_atomic kStreamAtomicOps = {
-    .size = sizeof(fi_ops_atomic),
-    .write = Write,
-    .writev = Writev,
-    .writemsg = Writemsg,
-    .inject = Inject,
-    .readwrite = Fetch,
-    .readwritev = Fetchv,
-    .readwritemsg = Fetchmsg,
-    .compwrite = Compare,
-    .compwritev = Comparev,
-    .compwritemsg = Comparemsg,
-    .writevalid = WriteValid,
-    .readwritevalid = FetchValid,
-    .compwritevalid = CompareValid,
-};
+fi_ops_atomic kStreamAtomicOps = AtomicOps<StreamCalls>();
 
 }  // namespace stream
 }  // namespace fabric

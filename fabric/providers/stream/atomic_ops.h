@@ -21,15 +21,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "fabric/providers/util/atomic_path_ops.h"
+
 namespace fabric {
 namespace stream {
 
-// The three families of atomic calls; each takes its own operations.
-enum class AtomicKind : uint8_t {
-  kWrite = 0,    // fi_atomic: FI_MIN..FI_BXOR, FI_ATOMIC_WRITE
-  kFetch = 1,    // fi_fetch_atomic: those and FI_ATOMIC_READ
-  kCompare = 2,  // fi_compare_atomic: FI_CSWAP..FI_MSWAP
-};
+// AtomicKind (util/atomic_path_ops.h): kWrite takes FI_MIN..FI_BXOR and
+// FI_ATOMIC_WRITE, kFetch those and FI_ATOMIC_READ, kCompare
+// FI_CSWAP..FI_MSWAP.
 
 // The most bytes of target memory one atomic request covers; the valid
 // queries report it as a count of elements.

@@ -8,6 +8,7 @@
 
 #include "fabric/api/core/status.h"
 #include "fabric/providers/stream/srx.h"
+#include "fabric/providers/stream/stream_calls.h"
 #include "fabric/providers/util/fid_ops.h"
 #include "fabric/providers/util/log_failure.h"
 #include "fabric/providers/util/no_ops.h"
@@ -53,29 +54,15 @@ int CloseSharedTx(fid* object) {
 fi_ops kSharedRxFidOps = MakeFidOps({.close = CloseSharedRx});
 fi_ops kSharedTxFidOps = MakeFidOps({.close = CloseSharedTx});
 
-// The receive calls of the data path; transmit calls are not the
-// context's (-FI_ENOSYS).
-fi_ops_msg SharedRxMsgOps() {
-  fi_ops_msg ops = kNoMsgOps;
-  ops.recv = kStreamMsgOps.recv;
-  ops.recvv = kStreamMsgOps.recvv;
-  ops.recvmsg = kStreamMsgOps.recvmsg;
-  return ops;
-}
-fi_ops_tagged SharedRxTaggedOps() {
-  fi_ops_tagged ops = kNoTaggedOps;
-  ops.recv = kStreamTaggedOps.recv;
-  ops.recvv = kStreamTaggedOps.recvv;
-  ops.recvmsg = kStreamTaggedOps.recvmsg;
-  return ops;
-}
 // A context has no address of its own.
 constexpr auto NoSetName = FABRIC_NO_OP(fi_ops_cm, setname);
 constexpr auto NoGetName = FABRIC_NO_OP(fi_ops_cm, getname);
 fi_ops_cm kSharedRxCmOps = ConnectionlessCmOps(NoSetName, NoGetName);
 
-fi_ops_msg kSharedRxMsgOps = SharedRxMsgOps();
-fi_ops_tagged kSharedRxTaggedOps = SharedRxTaggedOps();
+// The receive calls of the data path; transmit calls are not the
+// context's (-FI_ENOSYS).
+fi_ops_msg kSharedRxMsgOps = ReceiveOnlyMsgOps<StreamCalls>();
+fi_ops_tagged kSharedRxTaggedOps = ReceiveOnlyTaggedOps<StreamCalls>();
 
 // The context's attributes: the domain's, with the receive side of `attr`.
 InfoPtr SharedRxInfo(const UtilDomain& domain, const fi_rx_attr& attr) {

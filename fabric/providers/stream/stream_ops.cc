@@ -1,7 +1,7 @@
 // The calls of stream endpoints (fi_msg, fi_tagged, fi_rma, and fi_cancel,
-// fi_getopt, fi_setopt; fi_rma is in rma.cc, fi_atomic in atomic.cc): each one
-// checks its arguments, then builds a TxEntry or PostedRecv; the endpoint's
-// owner picks the link.
+// fi_getopt, fi_setopt; fi_atomic is in atomic.cc): each transmit or receive
+// (util/data_path_ops.h makes one of every C entry point) is checked, then
+// becomes a TxEntry or PostedRecv; the endpoint's owner picks the link.
 #include <rdma/fi_errno.h>
 #include <rdma/fi_rma.h>
 #include <rdma/fi_tagged.h>
@@ -12,9 +12,9 @@
 
 #include "fabric/api/core/status.h"
 #include "fabric/providers/stream/divert.h"
-#include "fabric/providers/stream/post.h"
 #include "fabric/providers/stream/shared_context.h"
 #include "fabric/providers/stream/srx.h"
+#include "fabric/providers/stream/stream_calls.h"
 #include "fabric/providers/stream/stream_ep.h"
 #include "fabric/providers/util/app_buffer.h"
 #include "fabric/providers/util/no_ops.h"
@@ -25,17 +25,6 @@ namespace {
 
 constexpr uint64_t kRxFlags = FI_COMPLETION | FI_MULTI_RECV | FI_MORE;
 constexpr uint64_t kPeekFlags = FI_PEEK | FI_CLAIM | FI_DISCARD;
-
-struct RxRequest {
-  const iovec* iov;
-  void** desc;
-  size_t count;
-  uint64_t tag = 0;
-  uint64_t ignore = 0;
-  void* context = nullptr;
-  uint64_t flags = 0;
-  bool tagged = false;
-};
 
 // Describes and checks a local buffer list (at most `limit` pieces) into
 // *buffer and its length into *length (any size_t: a receive buffer may
@@ -83,9 +72,9 @@ ssize_t TakePayload(StreamEp* ep, const AppBuffer& buffer, size_t length,
 
 // The header of a transmit of `total` payload bytes (RMA descriptors and
 // the id come later).
-Header MessageHeader(const TxRequest& request, size_t total) {
+Header MessageHeader(Op op, const TransmitCall& request, size_t total) {
   Header header = {};
-  header.op = static_cast<uint8_t>(request.op);
+  header.op = static_cast<uint8_t>(op);
   header.tag = request.tag;
   header.size = total;
   if (request.flags & FI_REMOTE_CQ_DATA) {
@@ -96,15 +85,30 @@ Header MessageHeader(const TxRequest& request, size_t total) {
 }
 
 // A message or tagged send's completion entry.
-fi_cq_tagged_entry SendCompletion(const TxRequest& request) {
+fi_cq_tagged_entry SendCompletion(Op op, const TransmitCall& request) {
   fi_cq_tagged_entry completion = {};
   completion.op_context = request.context;
-  completion.flags =
-      FI_SEND | (request.op == Op::kTagged ? FI_TAGGED : FI_MSG);
+  completion.flags = FI_SEND | (op == Op::kTagged ? FI_TAGGED : FI_MSG);
   return completion;
 }
 
-ssize_t Receive(fid_ep* ep_fid, fi_addr_t source, const RxRequest& request) {
+Op OpOf(TransmitCall::Kind kind) {
+  switch (kind) {
+    case TransmitCall::Kind::kMsg:
+      return Op::kMsg;
+    case TransmitCall::Kind::kTagged:
+      return Op::kTagged;
+    case TransmitCall::Kind::kRead:
+      return Op::kReadRequest;
+    case TransmitCall::Kind::kWrite:
+      return Op::kWrite;
+  }
+  return Op::kMsg;
+}
+
+}  // namespace
+
+ssize_t StreamCalls::Receive(fid_ep* ep_fid, const ReceiveCall& request) {
   StreamEp* ep = ToStreamEp(ep_fid);
   // A peek answers from what has arrived: first pull in the headers
   // waiting in every link's socket or ring (progress takes the endpoint's
@@ -165,7 +169,7 @@ ssize_t Receive(fid_ep* ep_fid, fi_addr_t source, const RxRequest& request) {
   recv->tagged = request.tagged;
   recv->tag = request.tag;
   recv->ignore = request.ignore;
-  recv->source = source;
+  recv->source = request.source;
   recv->write_entry = WantsRxEntry(ep->util, request.flags);
   if (recv->write_entry && !multi) {
     if (CqReserve(ep->util.rx_cq) != 0) return -FI_EAGAIN;
@@ -180,6 +184,8 @@ ssize_t Receive(fid_ep* ep_fid, fi_addr_t source, const RxRequest& request) {
   if (ep->stalled_links > 0) ep->owner->ReceivePosted();
   return 0;
 }
+
+namespace {
 
 // --- fi_cancel, fi_getopt, fi_setopt ----------------------------------------
 
@@ -220,187 +226,12 @@ int SetOpt(fid* object, int level, int name, const void* value, size_t len) {
   return SetOptUtilEndpoint(&ep->util, level, name, value, len);
 }
 
-uint64_t RxFlags(fid_ep* ep) { return ToStreamEp(ep)->util.rx_op_flags; }
-
-// --- fi_msg ------------------------------------------------------------------
-
-ssize_t Recv(fid_ep* ep, void* buf, size_t len, void* desc, fi_addr_t peer,
-             void* context) {
-  iovec iov = {buf, len};
-  return Receive(ep, peer, {&iov, &desc, 1, 0, 0, context, RxFlags(ep)});
-}
-ssize_t Recvv(fid_ep* ep, const iovec* iov, void** desc, size_t count,
-              fi_addr_t peer, void* context) {
-  return Receive(ep, peer, {iov, desc, count, 0, 0, context, RxFlags(ep)});
-}
-ssize_t Recvmsg(fid_ep* ep, const fi_msg* msg, uint64_t flags) {
-  if (msg == nullptr) return -FI_EINVAL;
-  return Receive(
-      ep, msg->addr,
-      {msg->msg_iov, msg->desc, msg->iov_count, 0, 0, msg->context, flags});
-}
-ssize_t Send(fid_ep* ep, const void* buf, size_t len, void* desc,
-             fi_addr_t peer, void* context) {
-  if (std::optional<ssize_t> rc =
-          Diverted(ep, peer, &fid_ep::msg, &fi_ops_msg::send, buf, len, desc,
-                   peer, context)) {
-    return *rc;
-  }
-  iovec iov = {const_cast<void*>(buf), len};
-  return Transmit(
-      ep, peer,
-      {Op::kMsg, &iov, &desc, 1, nullptr, 0, 0, 0, context, TxFlags(ep)});
-}
-ssize_t Sendv(fid_ep* ep, const iovec* iov, void** desc, size_t count,
-              fi_addr_t peer, void* context) {
-  if (std::optional<ssize_t> rc =
-          Diverted(ep, peer, &fid_ep::msg, &fi_ops_msg::sendv, iov, desc, count,
-                   peer, context)) {
-    return *rc;
-  }
-  return Transmit(
-      ep, peer,
-      {Op::kMsg, iov, desc, count, nullptr, 0, 0, 0, context, TxFlags(ep)});
-}
-ssize_t Sendmsg(fid_ep* ep, const fi_msg* msg, uint64_t flags) {
-  if (std::optional<ssize_t> rc = Diverted(ep, DestOf(msg), &fid_ep::msg,
-                                           &fi_ops_msg::sendmsg, msg, flags)) {
-    return *rc;
-  }
-  if (msg == nullptr) return -FI_EINVAL;
-  return Transmit(ep, msg->addr,
-                  {Op::kMsg, msg->msg_iov, msg->desc, msg->iov_count, nullptr,
-                   0, msg->data, 0, msg->context, flags});
-}
-ssize_t Inject(fid_ep* ep, const void* buf, size_t len, fi_addr_t peer) {
-  if (std::optional<ssize_t> rc = Diverted(
-          ep, peer, &fid_ep::msg, &fi_ops_msg::inject, buf, len, peer)) {
-    return *rc;
-  }
-  iovec iov = {const_cast<void*>(buf), len};
-  return Transmit(
-      ep, peer,
-      {Op::kMsg, &iov, nullptr, 1, nullptr, 0, 0, 0, nullptr, FI_INJECT, true});
-}
-ssize_t Senddata(fid_ep* ep, const void* buf, size_t len, void* desc,
-                 uint64_t data, fi_addr_t peer, void* context) {
-  if (std::optional<ssize_t> rc =
-          Diverted(ep, peer, &fid_ep::msg, &fi_ops_msg::senddata, buf, len,
-                   desc, data, peer, context)) {
-    return *rc;
-  }
-  iovec iov = {const_cast<void*>(buf), len};
-  return Transmit(ep, peer,
-                  {Op::kMsg, &iov, &desc, 1, nullptr, 0, data, 0, context,
-                   TxFlags(ep) | FI_REMOTE_CQ_DATA});
-}
-ssize_t Injectdata(fid_ep* ep, const void* buf, size_t len, uint64_t data,
-                   fi_addr_t peer) {
-  if (std::optional<ssize_t> rc =
-          Diverted(ep, peer, &fid_ep::msg, &fi_ops_msg::injectdata, buf, len,
-                   data, peer)) {
-    return *rc;
-  }
-  iovec iov = {const_cast<void*>(buf), len};
-  return Transmit(ep, peer,
-                  {Op::kMsg, &iov, nullptr, 1, nullptr, 0, data, 0, nullptr,
-                   FI_INJECT | FI_REMOTE_CQ_DATA, true});
-}
-
-// --- fi_tagged ---------------------------------------------------------------
-
-ssize_t Trecv(fid_ep* ep, void* buf, size_t len, void* desc, fi_addr_t peer,
-              uint64_t tag, uint64_t ignore, void* context) {
-  iovec iov = {buf, len};
-  return Receive(ep, peer,
-                 {&iov, &desc, 1, tag, ignore, context, RxFlags(ep), true});
-}
-ssize_t Trecvv(fid_ep* ep, const iovec* iov, void** desc, size_t count,
-               fi_addr_t peer, uint64_t tag, uint64_t ignore, void* context) {
-  return Receive(ep, peer,
-                 {iov, desc, count, tag, ignore, context, RxFlags(ep), true});
-}
-ssize_t Trecvmsg(fid_ep* ep, const fi_msg_tagged* msg, uint64_t flags) {
-  if (msg == nullptr) return -FI_EINVAL;
-  return Receive(ep, msg->addr,
-                 {msg->msg_iov, msg->desc, msg->iov_count, msg->tag,
-                  msg->ignore, msg->context, flags, true});
-}
-ssize_t Tsend(fid_ep* ep, const void* buf, size_t len, void* desc,
-              fi_addr_t peer, uint64_t tag, void* context) {
-  if (std::optional<ssize_t> rc =
-          Diverted(ep, peer, &fid_ep::tagged, &fi_ops_tagged::send, buf, len,
-                   desc, peer, tag, context)) {
-    return *rc;
-  }
-  iovec iov = {const_cast<void*>(buf), len};
-  return Transmit(
-      ep, peer,
-      {Op::kTagged, &iov, &desc, 1, nullptr, 0, 0, tag, context, TxFlags(ep)});
-}
-ssize_t Tsendv(fid_ep* ep, const iovec* iov, void** desc, size_t count,
-               fi_addr_t peer, uint64_t tag, void* context) {
-  if (std::optional<ssize_t> rc =
-          Diverted(ep, peer, &fid_ep::tagged, &fi_ops_tagged::sendv, iov, desc,
-                   count, peer, tag, context)) {
-    return *rc;
-  }
-  return Transmit(ep, peer,
-                  {Op::kTagged, iov, desc, count, nullptr, 0, 0, tag, context,
-                   TxFlags(ep)});
-}
-ssize_t Tsendmsg(fid_ep* ep, const fi_msg_tagged* msg, uint64_t flags) {
-  if (std::optional<ssize_t> rc =
-          Diverted(ep, DestOf(msg), &fid_ep::tagged, &fi_ops_tagged::sendmsg,
-                   msg, flags)) {
-    return *rc;
-  }
-  if (msg == nullptr) return -FI_EINVAL;
-  return Transmit(ep, msg->addr,
-                  {Op::kTagged, msg->msg_iov, msg->desc, msg->iov_count,
-                   nullptr, 0, msg->data, msg->tag, msg->context, flags});
-}
-ssize_t Tinject(fid_ep* ep, const void* buf, size_t len, fi_addr_t peer,
-                uint64_t tag) {
-  if (std::optional<ssize_t> rc =
-          Diverted(ep, peer, &fid_ep::tagged, &fi_ops_tagged::inject, buf, len,
-                   peer, tag)) {
-    return *rc;
-  }
-  iovec iov = {const_cast<void*>(buf), len};
-  return Transmit(ep, peer,
-                  {Op::kTagged, &iov, nullptr, 1, nullptr, 0, 0, tag, nullptr,
-                   FI_INJECT, true});
-}
-ssize_t Tsenddata(fid_ep* ep, const void* buf, size_t len, void* desc,
-                  uint64_t data, fi_addr_t peer, uint64_t tag, void* context) {
-  if (std::optional<ssize_t> rc =
-          Diverted(ep, peer, &fid_ep::tagged, &fi_ops_tagged::senddata, buf,
-                   len, desc, data, peer, tag, context)) {
-    return *rc;
-  }
-  iovec iov = {const_cast<void*>(buf), len};
-  return Transmit(ep, peer,
-                  {Op::kTagged, &iov, &desc, 1, nullptr, 0, data, tag, context,
-                   TxFlags(ep) | FI_REMOTE_CQ_DATA});
-}
-ssize_t Tinjectdata(fid_ep* ep, const void* buf, size_t len, uint64_t data,
-                    fi_addr_t peer, uint64_t tag) {
-  if (std::optional<ssize_t> rc =
-          Diverted(ep, peer, &fid_ep::tagged, &fi_ops_tagged::injectdata, buf,
-                   len, data, peer, tag)) {
-    return *rc;
-  }
-  iovec iov = {const_cast<void*>(buf), len};
-  return Transmit(ep, peer,
-                  {Op::kTagged, &iov, nullptr, 1, nullptr, 0, data, tag,
-                   nullptr, FI_INJECT | FI_REMOTE_CQ_DATA, true});
-}
-
 }  // namespace
 
-ssize_t Transmit(fid_ep* ep_fid, fi_addr_t dest, const TxRequest& request) {
+ssize_t StreamCalls::Transmit(fid_ep* ep_fid, const TransmitCall& request) {
   StreamEp* ep = ToStreamEp(ep_fid);
+  const Op op = OpOf(request.kind);
+  const fi_addr_t dest = request.dest;
   std::lock_guard<OptionalMutex> lock(ep->util.mutex);
   const fi_info& info = *ep->util.info;
   if (ssize_t rc = CheckTransmit(*ep, request.flags); rc != 0) return rc;
@@ -423,22 +254,22 @@ ssize_t Transmit(fid_ep* ep_fid, fi_addr_t dest, const TxRequest& request) {
   // taken it, so that a missing receive can fail it with FI_ENORX.
   bool rm_disabled =
       ep->util.domain->info->domain_attr->resource_mgmt == FI_RM_DISABLED;
-  bool awaits_answer = (request.flags & FI_DELIVERY_COMPLETE) ||
-                       (rm_disabled && request.op == Op::kMsg);
-  bool is_message = request.op == Op::kMsg || request.op == Op::kTagged;
+  bool awaits_answer =
+      (request.flags & FI_DELIVERY_COMPLETE) || (rm_disabled && op == Op::kMsg);
+  bool is_message = op == Op::kMsg || op == Op::kTagged;
   if (is_message && !awaits_answer && !(request.flags & FI_FENCE)) {
     bool write_entry =
         !request.inject_call && WantsTxEntry(ep->util, request.flags);
-    ssize_t rc = SendNow(ep, dest, MessageHeader(request, total), buffer,
-                         SendCompletion(request), write_entry);
+    ssize_t rc = SendNow(ep, dest, MessageHeader(op, request, total), buffer,
+                         SendCompletion(op, request), write_entry);
     if (rc != kSendLater) return rc;
   }
   std::unique_ptr<TxEntry> entry = ep->spare_tx.Take();
-  entry->header = MessageHeader(request, total);
-  entry->completion = SendCompletion(request);
+  entry->header = MessageHeader(op, request, total);
+  entry->completion = SendCompletion(op, request);
   Header& header = entry->header;
   fi_cq_tagged_entry& completion = entry->completion;
-  bool is_rma = request.op == Op::kWrite || request.op == Op::kReadRequest;
+  bool is_rma = op == Op::kWrite || op == Op::kReadRequest;
   if (is_rma) {
     if (request.rma_count == 0 || request.rma_count > kMaxRmaCount ||
         request.rma_count > info.tx_attr->rma_iov_limit ||
@@ -457,7 +288,7 @@ ssize_t Transmit(fid_ep* ep_fid, fi_addr_t dest, const TxRequest& request) {
     header.rma_count = static_cast<uint16_t>(request.rma_count);
     entry->awaits_answer = true;  // the target's key check answers
   }
-  if (request.op == Op::kReadRequest) {
+  if (op == Op::kReadRequest) {
     entry->read_iov.assign(request.iov, request.iov + request.count);
     if (!buffer.empty()) {
       entry->read_iface = buffer.front().iface;
@@ -479,8 +310,6 @@ ssize_t Transmit(fid_ep* ep_fid, fi_addr_t dest, const TxRequest& request) {
   if (entry->awaits_answer && !is_rma) header.flags |= kAckRequested;
   return SendTx(ep, dest, std::move(entry), request.flags, request.inject_call);
 }
-
-uint64_t TxFlags(fid_ep* ep) { return ToStreamEp(ep)->util.tx_op_flags; }
 
 ssize_t FailOp(const StreamEp& ep, int fi_errno, const char* what) {
   FI_WARN(ep.log(), FI_LOG_EP_DATA, "%s\n", what);
@@ -521,31 +350,9 @@ fi_ops_ep kStreamEpOps = {
     .tx_size_left = NoSizeLeft,
 };
 
-fi_ops_msg kStreamMsgOps = {
-    .size = sizeof(fi_ops_msg),
-    .recv = Recv,
-    .recvv = Recvv,
-    .recvmsg = Recvmsg,
-    .send = Send,
-    .sendv = Sendv,
-    .sendmsg = Sendmsg,
-    .inject = Inject,
-    .senddata = Senddata,
-    .injectdata = Injectdata,
-};
-
-fi_ops_tagged kStreamTaggedOps = {
-    .size = sizeof(fi_ops_tagged),
-    .recv = Trecv,
-    .recvv = Trecvv,
-    .recvmsg = Trecvmsg,
-    .send = Tsend,
-    .sendv = Tsendv,
-    .sendmsg = Tsendmsg,
-    .inject = Tinject,
-    .senddata = Tsenddata,
-    .injectdata = Tinjectdata,
-};
+fi_ops_msg kStreamMsgOps = MsgOps<StreamCalls>();
+fi_ops_tagged kStreamTaggedOps = TaggedOps<StreamCalls>();
+fi_ops_rma kStreamRmaOps = RmaOps<StreamCalls>();
 
 int BindStreamEp(fid* object, fid* bound, uint64_t flags) {
   StreamEp* ep = FidCast<StreamEp>(object);

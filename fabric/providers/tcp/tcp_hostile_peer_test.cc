@@ -122,7 +122,7 @@ class TcpHostilePeerTest : public ::testing::Test {
     header.rma_count = 1;
     header.size = 4;
     header.tag = stream::PackAtomic(
-        stream::AtomicCode{datatype, op, stream::AtomicKind::kWrite});
+        stream::AtomicCode{datatype, op, AtomicKind::kWrite});
     header.id = id;
     stream::RmaDescriptor descriptor = {
         reinterpret_cast<uint64_t>(&target_) + offset, 4, fi_mr_key(mr_)};

@@ -13,6 +13,7 @@
 #include "fabric/providers/util/app_buffer.h"
 #include "fabric/providers/util/av.h"
 #include "fabric/providers/util/cq.h"
+#include "fabric/providers/util/data_path_ops.h"
 #include "fabric/providers/util/syscalls.h"
 
 namespace fabric {
@@ -23,28 +24,18 @@ constexpr uint64_t kSendMsgFlags = FI_COMPLETION | FI_INJECT |
                                    FI_MORE;
 constexpr uint64_t kRecvMsgFlags = FI_COMPLETION | FI_MORE;
 
-struct SendRequest {
-  const char* call;  // for the log
-  const iovec* iov;
-  void** desc;
-  size_t count;
-  fi_addr_t dest;
-  void* context;
-  uint64_t flags;
-  bool inject;  // fi_inject: no completion entry
-};
-
-struct RecvRequest {
-  const char* call;
-  const iovec* iov;
-  void** desc;
-  size_t count;
-  void* context;
-  uint64_t flags;
-};
-
 absl::Status CallError(const char* call, int fi_errno, absl::string_view what) {
   return FiError(fi_errno, absl::StrCat(call, ": ", what));
+}
+
+// The flags of fi_sendmsg / fi_recvmsg: the caller's, checked (the other
+// calls carry the endpoint's op_flags, checked when they were set).
+absl::Status CheckCall(const char* call, bool msg_call, uint64_t flags,
+                       uint64_t known_flags) {
+  if (!msg_call || (flags & ~known_flags) == 0) return absl::OkStatus();
+  return CallError(
+      call, FI_EBADFLAGS,
+      absl::StrCat("unsupported flags 0x", absl::Hex(flags & ~known_flags)));
 }
 
 // Describes the request's buffer into *buffer: its length.
@@ -101,24 +92,24 @@ absl::Status Transmit(UdpEndpoint& ep, const char* call,
       absl::StrCat("sending to ", FormatAddrStr(dest), ": ", strerror(err)));
 }
 
-absl::Status PostSend(UdpEndpoint& ep, const SendRequest& request) {
+absl::Status PostSend(UdpEndpoint& ep, const TransmitCall& request) {
   const fi_info& info = *ep.util.info;
   AppBuffer buffer;
   absl::StatusOr<size_t> described =
-      Describe(ep, request.call, request.iov, request.desc, request.count,
+      Describe(ep, request.name, request.iov, request.desc, request.count,
                info.tx_attr->iov_limit, &buffer);
   if (!described.ok()) return described.status();
   size_t length = *described;
   if (length > info.ep_attr->max_msg_size) {
     return CallError(
-        request.call, FI_EMSGSIZE,
+        request.name, FI_EMSGSIZE,
         absl::StrCat("a ", length, "-byte message exceeds max_msg_size ",
                      info.ep_attr->max_msg_size));
   }
-  if ((request.inject || (request.flags & FI_INJECT)) &&
+  if ((request.inject_call || (request.flags & FI_INJECT)) &&
       length > info.tx_attr->inject_size) {
     return CallError(
-        request.call, FI_EINVAL,
+        request.name, FI_EINVAL,
         absl::StrCat("a ", length, "-byte message exceeds inject_size ",
                      info.tx_attr->inject_size));
   }
@@ -126,14 +117,14 @@ absl::Status PostSend(UdpEndpoint& ep, const SendRequest& request) {
   absl::StatusOr<const IpAddress*> dest =
       ep.destination.Lookup(ep.util.av, request.dest);
   if (!dest.ok()) {
-    return CallError(request.call, FI_EINVAL, dest.status().message());
+    return CallError(request.name, FI_EINVAL, dest.status().message());
   }
   UtilCq* cq = ep.util.tx_cq;
-  bool reserved = !request.inject && cq != nullptr;
+  bool reserved = !request.inject_call && cq != nullptr;
   if (reserved && CqReserve(cq) != 0) {
-    return CallError(request.call, FI_EAGAIN, "the transmit CQ is full");
+    return CallError(request.name, FI_EAGAIN, "the transmit CQ is full");
   }
-  absl::Status sent = Transmit(ep, request.call, buffer, length, **dest);
+  absl::Status sent = Transmit(ep, request.name, buffer, length, **dest);
   if (!sent.ok()) {
     if (reserved) CqUnreserve(cq);
     return sent;
@@ -141,144 +132,71 @@ absl::Status PostSend(UdpEndpoint& ep, const SendRequest& request) {
   fi_cq_tagged_entry entry = {};
   entry.op_context = request.context;
   entry.flags = FI_SEND | FI_MSG;
-  bool write_entry = !request.inject && WantsTxEntry(ep.util, request.flags);
+  bool write_entry =
+      !request.inject_call && WantsTxEntry(ep.util, request.flags);
   ReportSuccess(&ep.util, cq, write_entry, reserved, entry, FI_ADDR_NOTAVAIL,
                 kSendCntr);
   return absl::OkStatus();
 }
 
-absl::Status PostRecv(UdpEndpoint& ep, const RecvRequest& request) {
+absl::Status PostRecv(UdpEndpoint& ep, const ReceiveCall& request) {
   const fi_info& info = *ep.util.info;
   AppBuffer buffer;
   absl::StatusOr<size_t> capacity =
-      Describe(ep, request.call, request.iov, request.desc, request.count,
+      Describe(ep, request.name, request.iov, request.desc, request.count,
                info.rx_attr->iov_limit, &buffer);
   if (!capacity.ok()) return capacity.status();
 
   std::lock_guard<OptionalMutex> lock(ep.util.mutex);
   if (ep.receives.size() >= info.rx_attr->size) {
-    return CallError(request.call, FI_EAGAIN,
+    return CallError(request.name, FI_EAGAIN,
                      absl::StrCat("rx_attr->size (", info.rx_attr->size,
                                   ") receives are already posted"));
   }
   UtilCq* cq = ep.util.rx_cq;
   bool reserved = cq != nullptr;
   if (reserved && CqReserve(cq) != 0) {
-    return CallError(request.call, FI_EAGAIN, "the receive CQ is full");
+    return CallError(request.name, FI_EAGAIN, "the receive CQ is full");
   }
   ep.receives.push_back(UdpReceive{std::move(buffer), *capacity,
                                    request.context, request.flags, reserved});
   return absl::OkStatus();
 }
 
-ssize_t Send(fid_ep* ep_fid, const SendRequest& request) {
-  UdpEndpoint& ep = *ToUdpEndpoint(ep_fid);
-  absl::Status status = PostSend(ep, request);
-  return status.ok() ? 0 : UdpFail(ep, FI_LOG_EP_DATA, status);
-}
-
-ssize_t Recv(fid_ep* ep_fid, const RecvRequest& request) {
-  UdpEndpoint& ep = *ToUdpEndpoint(ep_fid);
-  absl::Status status = PostRecv(ep, request);
-  return status.ok() ? 0 : UdpFail(ep, FI_LOG_EP_DATA, status);
-}
-
-// The checks of fi_sendmsg / fi_recvmsg before their message is read.
-ssize_t BadMsg(fid_ep* ep_fid, const char* call, const fi_msg* msg,
-               uint64_t flags, uint64_t known_flags) {
-  UdpEndpoint& ep = *ToUdpEndpoint(ep_fid);
-  if (msg == nullptr) {
-    return UdpFail(ep, FI_LOG_EP_DATA,
-                   CallError(call, FI_EINVAL, "msg is NULL"));
+// The C entry points of fi_msg (util/data_path_ops.h) end here.
+struct UdpCalls {
+  static ssize_t Transmit(fid_ep* ep_fid, const TransmitCall& call) {
+    UdpEndpoint& ep = *ToUdpEndpoint(ep_fid);
+    absl::Status status =
+        CheckCall(call.name, call.msg_call, call.flags, kSendMsgFlags);
+    if (status.ok() && !call.msg_call && (call.flags & FI_REMOTE_CQ_DATA)) {
+      status = CallError(call.name, FI_ENOSYS,
+                         "udp carries no remote CQ data (cq_data_size 0)");
+    }
+    if (status.ok()) status = PostSend(ep, call);
+    return status.ok() ? 0 : UdpFail(ep, FI_LOG_EP_DATA, status);
   }
-  if ((flags & ~known_flags) != 0) {
-    return UdpFail(ep, FI_LOG_EP_DATA,
-                   CallError(call, FI_EBADFLAGS,
-                             absl::StrCat("unsupported flags 0x",
-                                          absl::Hex(flags & ~known_flags))));
+  // Without FI_DIRECTED_RECV the source address of a receive is ignored.
+  static ssize_t Receive(fid_ep* ep_fid, const ReceiveCall& call) {
+    UdpEndpoint& ep = *ToUdpEndpoint(ep_fid);
+    absl::Status status =
+        CheckCall(call.name, call.msg_call, call.flags, kRecvMsgFlags);
+    if (status.ok()) status = PostRecv(ep, call);
+    return status.ok() ? 0 : UdpFail(ep, FI_LOG_EP_DATA, status);
   }
-  return 0;
-}
-
-ssize_t UdpSend(fid_ep* ep, const void* buf, size_t len, void* desc,
-                fi_addr_t dest_addr, void* context) {
-  iovec iov = {const_cast<void*>(buf), len};
-  return Send(ep, {"fi_send", &iov, &desc, 1, dest_addr, context,
-                   ToUdpEndpoint(ep)->util.tx_op_flags, false});
-}
-
-ssize_t UdpSendv(fid_ep* ep, const iovec* iov, void** desc, size_t count,
-                 fi_addr_t dest_addr, void* context) {
-  return Send(ep, {"fi_sendv", iov, desc, count, dest_addr, context,
-                   ToUdpEndpoint(ep)->util.tx_op_flags, false});
-}
-
-ssize_t UdpSendmsg(fid_ep* ep, const fi_msg* msg, uint64_t flags) {
-  if (ssize_t rc = BadMsg(ep, "fi_sendmsg", msg, flags, kSendMsgFlags);
-      rc != 0) {
-    return rc;
+  static uint64_t TxFlags(fid_ep* ep) {
+    return ToUdpEndpoint(ep)->util.tx_op_flags;
   }
-  return Send(ep, {"fi_sendmsg", msg->msg_iov, msg->desc, msg->iov_count,
-                   msg->addr, msg->context, flags, false});
-}
-
-ssize_t UdpInject(fid_ep* ep, const void* buf, size_t len,
-                  fi_addr_t dest_addr) {
-  iovec iov = {const_cast<void*>(buf), len};
-  return Send(ep, {"fi_inject", &iov, nullptr, 1, dest_addr, nullptr, 0, true});
-}
-
-ssize_t NoRemoteData(fid_ep* ep, const char* call) {
-  return UdpFail(*ToUdpEndpoint(ep), FI_LOG_EP_DATA,
-                 CallError(call, FI_ENOSYS,
-                           "udp carries no remote CQ data (cq_data_size 0)"));
-}
-
-ssize_t UdpSenddata(fid_ep* ep, const void*, size_t, void*, uint64_t, fi_addr_t,
-                    void*) {
-  return NoRemoteData(ep, "fi_senddata");
-}
-
-ssize_t UdpInjectdata(fid_ep* ep, const void*, size_t, uint64_t, fi_addr_t) {
-  return NoRemoteData(ep, "fi_injectdata");
-}
-
-// Without FI_DIRECTED_RECV the source address of a receive is ignored.
-ssize_t UdpRecv(fid_ep* ep, void* buf, size_t len, void* desc, fi_addr_t,
-                void* context) {
-  iovec iov = {buf, len};
-  return Recv(ep, {"fi_recv", &iov, &desc, 1, context,
-                   ToUdpEndpoint(ep)->util.rx_op_flags});
-}
-
-ssize_t UdpRecvv(fid_ep* ep, const iovec* iov, void** desc, size_t count,
-                 fi_addr_t, void* context) {
-  return Recv(ep, {"fi_recvv", iov, desc, count, context,
-                   ToUdpEndpoint(ep)->util.rx_op_flags});
-}
-
-ssize_t UdpRecvmsg(fid_ep* ep, const fi_msg* msg, uint64_t flags) {
-  if (ssize_t rc = BadMsg(ep, "fi_recvmsg", msg, flags, kRecvMsgFlags);
-      rc != 0) {
-    return rc;
+  static uint64_t RxFlags(fid_ep* ep) {
+    return ToUdpEndpoint(ep)->util.rx_op_flags;
   }
-  return Recv(ep, {"fi_recvmsg", msg->msg_iov, msg->desc, msg->iov_count,
-                   msg->context, flags});
-}
+  static const fi_provider* Log(fid_ep* ep) {
+    return UdpLog(*ToUdpEndpoint(ep));
+  }
+};
 
 }  // namespace
 
-fi_ops_msg kUdpMsgOps = {
-    .size = sizeof(fi_ops_msg),
-    .recv = UdpRecv,
-    .recvv = UdpRecvv,
-    .recvmsg = UdpRecvmsg,
-    .send = UdpSend,
-    .sendv = UdpSendv,
-    .sendmsg = UdpSendmsg,
-    .inject = UdpInject,
-    .senddata = UdpSenddata,
-    .injectdata = UdpInjectdata,
-};
+fi_ops_msg kUdpMsgOps = MsgOps<UdpCalls>();
 
 }  // namespace fabric

@@ -10,6 +10,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "fabric/api/core/status.h"
+#include "fabric/providers/util/data_path_ops.h"
 #include "fabric/providers/util/log_failure.h"
 #include "fabric/providers/util/no_ops.h"
 #include "fabric/providers/verbs/verbs_dgram_ep.h"
@@ -36,21 +37,6 @@ ssize_t Fail(const VerbsDgramEp& ep, int fi_errno, const std::string& what) {
   return Fail(ep, FiError(fi_errno, what));
 }
 
-VerbsDgramEp* Ep(fid_ep* ep) { return ToVerbsDgramEp(ep); }
-
-// A send as the application's call describes it.
-struct Datagram {
-  const iovec* iov = nullptr;
-  void* const* desc = nullptr;
-  size_t count = 0;
-  fi_addr_t dest = FI_ADDR_NOTAVAIL;
-  void* context = nullptr;
-  uint64_t flags = 0;  // the call's, or the endpoint's op_flags
-  uint64_t data = 0;   // with FI_REMOTE_CQ_DATA
-  // fi_inject and fi_injectdata: no completion entry at all.
-  bool inject_call = false;
-};
-
 // Where a send to `fi_addr` goes: the last one looked up while no entry
 // has left the AV, else the AV's.
 absl::StatusOr<UdDestination> DestinationOf(VerbsDgramEp* ep,
@@ -76,7 +62,7 @@ size_t TotalLength(const iovec* iov, size_t count) {
 }
 
 // Checks the send and fills its work request's opcode, peer and pieces.
-absl::Status Prepare(VerbsDgramEp* ep, const Datagram& tx, Sges* sges,
+absl::Status Prepare(VerbsDgramEp* ep, const TransmitCall& tx, Sges* sges,
                      LocalRegistrations* held, ibv_send_wr* wr) {
   const fi_info& info = *ep->util.info;
   if ((tx.flags & ~kTxFlags) != 0) {
@@ -118,7 +104,7 @@ absl::Status Prepare(VerbsDgramEp* ep, const Datagram& tx, Sges* sges,
                         op.inject, false, held, sges->data());
 }
 
-ssize_t PostSend(VerbsDgramEp* ep, const Datagram& tx) {
+ssize_t PostSend(VerbsDgramEp* ep, const TransmitCall& tx) {
   std::lock_guard<OptionalMutex> lock(ep->util.mutex);
   if (!ep->util.enabled.load()) {
     return Fail(*ep, FI_EOPBADSTATE, "send before fi_enable");
@@ -190,85 +176,25 @@ ssize_t PostReceive(VerbsDgramEp* ep, const iovec* iov, void* const* desc,
                          &ep->slots, ep->util.rx_cq, ep->log());
 }
 
-// --- fi_msg -------------------------------------------------------------
-
-ssize_t Recv(fid_ep* ep, void* buf, size_t len, void* desc, fi_addr_t,
-             void* context) {
-  iovec iov = {buf, len};
-  return PostReceive(Ep(ep), &iov, &desc, 1, context,
-                     Ep(ep)->util.rx_op_flags);
-}
-
-ssize_t Recvv(fid_ep* ep, const iovec* iov, void** desc, size_t count,
-              fi_addr_t, void* context) {
-  return PostReceive(Ep(ep), iov, desc, count, context,
-                     Ep(ep)->util.rx_op_flags);
-}
-
-ssize_t Recvmsg(fid_ep* ep, const fi_msg* msg, uint64_t flags) {
-  if (msg == nullptr) return Fail(*Ep(ep), FI_EINVAL, "fi_recvmsg: msg");
-  return PostReceive(Ep(ep), msg->msg_iov, msg->desc, msg->iov_count,
-                     msg->context, flags);
-}
-
-Datagram Message(const iovec* iov, void* const* desc, size_t count,
-                 fi_addr_t dest, void* context, uint64_t flags) {
-  Datagram tx;
-  tx.iov = iov;
-  tx.desc = desc;
-  tx.count = count;
-  tx.dest = dest;
-  tx.context = context;
-  tx.flags = flags;
-  return tx;
-}
-
-ssize_t Send(fid_ep* ep, const void* buf, size_t len, void* desc,
-             fi_addr_t dest, void* context) {
-  iovec iov = {const_cast<void*>(buf), len};
-  return PostSend(Ep(ep), Message(&iov, &desc, 1, dest, context,
-                                  Ep(ep)->util.tx_op_flags));
-}
-
-ssize_t Sendv(fid_ep* ep, const iovec* iov, void** desc, size_t count,
-              fi_addr_t dest, void* context) {
-  return PostSend(Ep(ep), Message(iov, desc, count, dest, context,
-                                  Ep(ep)->util.tx_op_flags));
-}
-
-ssize_t Sendmsg(fid_ep* ep, const fi_msg* msg, uint64_t flags) {
-  if (msg == nullptr) return Fail(*Ep(ep), FI_EINVAL, "fi_sendmsg: msg");
-  Datagram tx = Message(msg->msg_iov, msg->desc, msg->iov_count, msg->addr,
-                        msg->context, flags);
-  tx.data = msg->data;
-  return PostSend(Ep(ep), tx);
-}
-
-ssize_t Inject(fid_ep* ep, const void* buf, size_t len, fi_addr_t dest) {
-  iovec iov = {const_cast<void*>(buf), len};
-  Datagram tx = Message(&iov, nullptr, 1, dest, nullptr, FI_INJECT);
-  tx.inject_call = true;
-  return PostSend(Ep(ep), tx);
-}
-
-ssize_t Senddata(fid_ep* ep, const void* buf, size_t len, void* desc,
-                 uint64_t data, fi_addr_t dest, void* context) {
-  iovec iov = {const_cast<void*>(buf), len};
-  Datagram tx = Message(&iov, &desc, 1, dest, context,
-                        Ep(ep)->util.tx_op_flags | FI_REMOTE_CQ_DATA);
-  tx.data = data;
-  return PostSend(Ep(ep), tx);
-}
-
-ssize_t Injectdata(fid_ep* ep, const void* buf, size_t len, uint64_t data,
-                   fi_addr_t dest) {
-  iovec iov = {const_cast<void*>(buf), len};
-  Datagram tx =
-      Message(&iov, nullptr, 1, dest, nullptr, FI_INJECT | FI_REMOTE_CQ_DATA);
-  tx.data = data;
-  tx.inject_call = true;
-  return PostSend(Ep(ep), tx);
-}
+// The C entry points of fi_msg (util/data_path_ops.h) end here.
+struct DgramCalls {
+  static ssize_t Receive(fid_ep* ep, const ReceiveCall& call) {
+    return PostReceive(ToVerbsDgramEp(ep), call.iov, call.desc, call.count,
+                       call.context, call.flags);
+  }
+  static ssize_t Transmit(fid_ep* ep, const TransmitCall& call) {
+    return PostSend(ToVerbsDgramEp(ep), call);
+  }
+  static uint64_t TxFlags(fid_ep* ep) {
+    return ToVerbsDgramEp(ep)->util.tx_op_flags;
+  }
+  static uint64_t RxFlags(fid_ep* ep) {
+    return ToVerbsDgramEp(ep)->util.rx_op_flags;
+  }
+  static const fi_provider* Log(fid_ep* ep) {
+    return ToVerbsDgramEp(ep)->log();
+  }
+};
 
 // --- fi_ops_ep ----------------------------------------------------------
 
@@ -293,18 +219,7 @@ fi_ops_ep kDgramEpOps = {
     .tx_size_left = NoSizeLeft,
 };
 
-fi_ops_msg kDgramMsgOps = {
-    .size = sizeof(fi_ops_msg),
-    .recv = Recv,
-    .recvv = Recvv,
-    .recvmsg = Recvmsg,
-    .send = Send,
-    .sendv = Sendv,
-    .sendmsg = Sendmsg,
-    .inject = Inject,
-    .senddata = Senddata,
-    .injectdata = Injectdata,
-};
+fi_ops_msg kDgramMsgOps = MsgOps<DgramCalls>();
 
 }  // namespace
 

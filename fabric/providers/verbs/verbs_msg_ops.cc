@@ -12,6 +12,7 @@
 #include "absl/container/inlined_vector.h"
 #include "absl/strings/str_cat.h"
 #include "fabric/api/core/status.h"
+#include "fabric/providers/util/data_path_ops.h"
 #include "fabric/providers/util/log_failure.h"
 #include "fabric/providers/util/mr.h"
 #include "fabric/providers/util/no_ops.h"
@@ -167,202 +168,76 @@ ssize_t PostReceive(VerbsMsgEp* ep, const iovec* iov, void* const* desc,
                          &ep->slots, ep->util.rx_cq, ep->log());
 }
 
-VerbsMsgEp* Ep(fid_ep* ep) { return ToVerbsMsgEp(ep); }
-
-// --- fi_msg -------------------------------------------------------------
-
-ssize_t Recv(fid_ep* ep, void* buf, size_t len, void* desc, fi_addr_t,
-             void* context) {
-  ssize_t rc;
-  if (TryReceiveOneBuffer(Ep(ep), buf, len, desc, context, &rc)) return rc;
-  iovec iov = {buf, len};
-  return PostReceive(Ep(ep), &iov, &desc, 1, context, Ep(ep)->util.rx_op_flags);
-}
-
-ssize_t Recvv(fid_ep* ep, const iovec* iov, void** desc, size_t count,
-              fi_addr_t, void* context) {
-  return PostReceive(Ep(ep), iov, desc, count, context,
-                     Ep(ep)->util.rx_op_flags);
-}
-
-ssize_t Recvmsg(fid_ep* ep, const fi_msg* msg, uint64_t flags) {
-  if (msg == nullptr) {
-    return FailDataCall(*Ep(ep), FI_EINVAL, "fi_recvmsg: msg");
+// The C entry points of fi_msg and fi_rma (util/data_path_ops.h) end here:
+// the calls of one buffer try the common case first.
+struct VerbsMsgCalls {
+  static ssize_t Receive(fid_ep* ep_fid, const ReceiveCall& call) {
+    VerbsMsgEp* ep = ToVerbsMsgEp(ep_fid);
+    ssize_t rc;
+    if (call.count == 1 && !call.msg_call && call.iov != nullptr &&
+        TryReceiveOneBuffer(ep, call.iov[0].iov_base, call.iov[0].iov_len,
+                            call.desc != nullptr ? call.desc[0] : nullptr,
+                            call.context, &rc)) {
+      return rc;
+    }
+    return PostReceive(ep, call.iov, call.desc, call.count, call.context,
+                       call.flags);
   }
-  return PostReceive(Ep(ep), msg->msg_iov, msg->desc, msg->iov_count,
-                     msg->context, flags);
-}
 
-Transmit Message(const iovec* iov, void* const* desc, size_t count,
-                 void* context, uint64_t flags) {
-  Transmit tx;
-  tx.op.kind = SendOp::kSend;
-  tx.iov = iov;
-  tx.desc = desc;
-  tx.count = count;
-  tx.context = context;
-  tx.flags = flags;
-  return tx;
-}
-
-ssize_t Send(fid_ep* ep, const void* buf, size_t len, void* desc, fi_addr_t,
-             void* context) {
-  ssize_t rc;
-  const uint64_t flags = Ep(ep)->util.tx_op_flags;
-  if (TrySendOneBuffer(Ep(ep), {buf, len, desc, context, flags}, &rc)) {
-    return rc;
+  static ssize_t Transmit(fid_ep* ep_fid, const TransmitCall& call) {
+    VerbsMsgEp* ep = ToVerbsMsgEp(ep_fid);
+    ssize_t rc;
+    if (call.kind == TransmitCall::Kind::kMsg && call.count == 1 &&
+        !call.msg_call && call.iov != nullptr &&
+        TrySendOneBuffer(
+            ep,
+            {call.iov[0].iov_base, call.iov[0].iov_len,
+             call.desc != nullptr ? call.desc[0] : nullptr, call.context,
+             call.flags, call.data, call.inject_call},
+            &rc)) {
+      return rc;
+    }
+    verbs::Transmit tx;
+    tx.iov = call.iov;
+    tx.desc = call.desc;
+    tx.count = call.count;
+    tx.context = call.context;
+    tx.flags = call.flags;
+    tx.inject_call = call.inject_call;
+    tx.op.data = call.data;
+    switch (call.kind) {
+      case TransmitCall::Kind::kMsg:
+      case TransmitCall::Kind::kTagged:  // not offered: kNoTaggedOps
+        tx.op.kind = SendOp::kSend;
+        break;
+      case TransmitCall::Kind::kRead:
+      case TransmitCall::Kind::kWrite: {
+        // Verbs takes one remote piece; Prepare refuses other counts.
+        if (call.rma == nullptr && call.rma_count > 0) {
+          return FailDataCall(*ep, FI_EINVAL,
+                              absl::StrCat(call.name, ": rma_iov is NULL"));
+        }
+        const fi_rma_iov remote =
+            call.rma_count > 0 ? call.rma[0] : fi_rma_iov{};
+        tx.op.kind = call.kind == TransmitCall::Kind::kRead ? SendOp::kRead
+                                                            : SendOp::kWrite;
+        tx.op.remote_addr = remote.addr;
+        tx.op.rkey = remote.key;
+        tx.rma_count = call.rma_count;
+        break;
+      }
+    }
+    return PostTransmit(ep, tx);
   }
-  iovec iov = {const_cast<void*>(buf), len};
-  return PostTransmit(Ep(ep), Message(&iov, &desc, 1, context, flags));
-}
 
-ssize_t Sendv(fid_ep* ep, const iovec* iov, void** desc, size_t count,
-              fi_addr_t, void* context) {
-  return PostTransmit(Ep(ep), Message(iov, desc, count, context,
-                                      Ep(ep)->util.tx_op_flags));
-}
-
-ssize_t Sendmsg(fid_ep* ep, const fi_msg* msg, uint64_t flags) {
-  if (msg == nullptr) {
-    return FailDataCall(*Ep(ep), FI_EINVAL, "fi_sendmsg: msg");
+  static uint64_t TxFlags(fid_ep* ep) {
+    return ToVerbsMsgEp(ep)->util.tx_op_flags;
   }
-  Transmit tx =
-      Message(msg->msg_iov, msg->desc, msg->iov_count, msg->context, flags);
-  tx.op.data = msg->data;
-  return PostTransmit(Ep(ep), tx);
-}
-
-ssize_t Inject(fid_ep* ep, const void* buf, size_t len, fi_addr_t) {
-  ssize_t rc;
-  if (TrySendOneBuffer(Ep(ep), {buf, len, nullptr, nullptr, FI_INJECT, 0, true},
-                       &rc)) {
-    return rc;
+  static uint64_t RxFlags(fid_ep* ep) {
+    return ToVerbsMsgEp(ep)->util.rx_op_flags;
   }
-  iovec iov = {const_cast<void*>(buf), len};
-  Transmit tx = Message(&iov, nullptr, 1, nullptr, FI_INJECT);
-  tx.inject_call = true;
-  return PostTransmit(Ep(ep), tx);
-}
-
-ssize_t Senddata(fid_ep* ep, const void* buf, size_t len, void* desc,
-                 uint64_t data, fi_addr_t, void* context) {
-  ssize_t rc;
-  const uint64_t flags = Ep(ep)->util.tx_op_flags | FI_REMOTE_CQ_DATA;
-  if (TrySendOneBuffer(Ep(ep), {buf, len, desc, context, flags, data}, &rc)) {
-    return rc;
-  }
-  iovec iov = {const_cast<void*>(buf), len};
-  Transmit tx = Message(&iov, &desc, 1, context, flags);
-  tx.op.data = data;
-  return PostTransmit(Ep(ep), tx);
-}
-
-ssize_t Injectdata(fid_ep* ep, const void* buf, size_t len, uint64_t data,
-                   fi_addr_t) {
-  ssize_t rc;
-  const uint64_t flags = FI_INJECT | FI_REMOTE_CQ_DATA;
-  if (TrySendOneBuffer(Ep(ep), {buf, len, nullptr, nullptr, flags, data, true},
-                       &rc)) {
-    return rc;
-  }
-  iovec iov = {const_cast<void*>(buf), len};
-  Transmit tx = Message(&iov, nullptr, 1, nullptr, flags);
-  tx.op.data = data;
-  tx.inject_call = true;
-  return PostTransmit(Ep(ep), tx);
-}
-
-// --- fi_rma -------------------------------------------------------------
-
-Transmit Rma(SendOp::Kind kind, const iovec* iov, void* const* desc,
-             size_t count, uint64_t addr, uint64_t key, void* context,
-             uint64_t flags) {
-  Transmit tx = Message(iov, desc, count, context, flags);
-  tx.op.kind = kind;
-  tx.op.remote_addr = addr;
-  tx.op.rkey = key;
-  return tx;
-}
-
-// fi_readmsg and fi_writemsg: the one remote piece verbs takes.
-ssize_t RmaMsg(fid_ep* ep, SendOp::Kind kind, const fi_msg_rma* msg,
-               uint64_t flags) {
-  if (msg == nullptr || (msg->rma_iov == nullptr && msg->rma_iov_count > 0)) {
-    return FailDataCall(*Ep(ep), FI_EINVAL,
-                        "fi_readmsg/fi_writemsg: msg or rma_iov");
-  }
-  const fi_rma_iov remote =
-      msg->rma_iov_count > 0 ? msg->rma_iov[0] : fi_rma_iov{};
-  Transmit tx = Rma(kind, msg->msg_iov, msg->desc, msg->iov_count,
-                    remote.addr, remote.key, msg->context, flags);
-  tx.rma_count = msg->rma_iov_count;
-  tx.op.data = msg->data;
-  return PostTransmit(Ep(ep), tx);
-}
-
-ssize_t Read(fid_ep* ep, void* buf, size_t len, void* desc, fi_addr_t,
-             uint64_t addr, uint64_t key, void* context) {
-  iovec iov = {buf, len};
-  return PostTransmit(Ep(ep), Rma(SendOp::kRead, &iov, &desc, 1, addr, key,
-                                  context, Ep(ep)->util.tx_op_flags));
-}
-
-ssize_t Readv(fid_ep* ep, const iovec* iov, void** desc, size_t count,
-              fi_addr_t, uint64_t addr, uint64_t key, void* context) {
-  return PostTransmit(Ep(ep), Rma(SendOp::kRead, iov, desc, count, addr, key,
-                                  context, Ep(ep)->util.tx_op_flags));
-}
-
-ssize_t Readmsg(fid_ep* ep, const fi_msg_rma* msg, uint64_t flags) {
-  return RmaMsg(ep, SendOp::kRead, msg, flags);
-}
-
-ssize_t Write(fid_ep* ep, const void* buf, size_t len, void* desc, fi_addr_t,
-              uint64_t addr, uint64_t key, void* context) {
-  iovec iov = {const_cast<void*>(buf), len};
-  return PostTransmit(Ep(ep), Rma(SendOp::kWrite, &iov, &desc, 1, addr, key,
-                                  context, Ep(ep)->util.tx_op_flags));
-}
-
-ssize_t Writev(fid_ep* ep, const iovec* iov, void** desc, size_t count,
-               fi_addr_t, uint64_t addr, uint64_t key, void* context) {
-  return PostTransmit(Ep(ep), Rma(SendOp::kWrite, iov, desc, count, addr, key,
-                                  context, Ep(ep)->util.tx_op_flags));
-}
-
-ssize_t Writemsg(fid_ep* ep, const fi_msg_rma* msg, uint64_t flags) {
-  return RmaMsg(ep, SendOp::kWrite, msg, flags);
-}
-
-ssize_t InjectWrite(fid_ep* ep, const void* buf, size_t len, fi_addr_t,
-                    uint64_t addr, uint64_t key) {
-  iovec iov = {const_cast<void*>(buf), len};
-  Transmit tx =
-      Rma(SendOp::kWrite, &iov, nullptr, 1, addr, key, nullptr, FI_INJECT);
-  tx.inject_call = true;
-  return PostTransmit(Ep(ep), tx);
-}
-
-ssize_t Writedata(fid_ep* ep, const void* buf, size_t len, void* desc,
-                  uint64_t data, fi_addr_t, uint64_t addr, uint64_t key,
-                  void* context) {
-  iovec iov = {const_cast<void*>(buf), len};
-  Transmit tx = Rma(SendOp::kWrite, &iov, &desc, 1, addr, key, context,
-                    Ep(ep)->util.tx_op_flags | FI_REMOTE_CQ_DATA);
-  tx.op.data = data;
-  return PostTransmit(Ep(ep), tx);
-}
-
-ssize_t InjectWritedata(fid_ep* ep, const void* buf, size_t len,
-                        uint64_t data, fi_addr_t, uint64_t addr,
-                        uint64_t key) {
-  iovec iov = {const_cast<void*>(buf), len};
-  Transmit tx = Rma(SendOp::kWrite, &iov, nullptr, 1, addr, key, nullptr,
-                    FI_INJECT | FI_REMOTE_CQ_DATA);
-  tx.op.data = data;
-  tx.inject_call = true;
-  return PostTransmit(Ep(ep), tx);
-}
+  static const fi_provider* Log(fid_ep* ep) { return ToVerbsMsgEp(ep)->log(); }
+};
 
 // --- fi_ops_ep ----------------------------------------------------------
 
@@ -387,31 +262,8 @@ fi_ops_ep kVerbsEpOps = {
     .tx_size_left = NoSizeLeft,
 };
 
-fi_ops_msg kVerbsMsgOps = {
-    .size = sizeof(fi_ops_msg),
-    .recv = Recv,
-    .recvv = Recvv,
-    .recvmsg = Recvmsg,
-    .send = Send,
-    .sendv = Sendv,
-    .sendmsg = Sendmsg,
-    .inject = Inject,
-    .senddata = Senddata,
-    .injectdata = Injectdata,
-};
-
-fi_ops_rma kVerbsRmaOps = {
-    .size = sizeof(fi_ops_rma),
-    .read = Read,
-    .readv = Readv,
-    .readmsg = Readmsg,
-    .write = Write,
-    .writev = Writev,
-    .writemsg = Writemsg,
-    .inject = InjectWrite,
-    .writedata = Writedata,
-    .injectdata = InjectWritedata,
-};
+fi_ops_msg kVerbsMsgOps = MsgOps<VerbsMsgCalls>();
+fi_ops_rma kVerbsRmaOps = RmaOps<VerbsMsgCalls>();
 
 }  // namespace
 

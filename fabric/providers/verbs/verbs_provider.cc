@@ -212,16 +212,16 @@ class VerbsProvider : public Provider {
 
   int QueryAtomic(fid_domain* domain, fi_datatype datatype, fi_op op,
                   fi_atomic_attr* attr, uint64_t flags) const override {
-    verbs::AtomicKind kind;
+    AtomicKind kind;
     switch (flags) {
       case 0:
-        kind = verbs::AtomicKind::kWrite;
+        kind = AtomicKind::kWrite;
         break;
       case FI_FETCH_ATOMIC:
-        kind = verbs::AtomicKind::kFetch;
+        kind = AtomicKind::kFetch;
         break;
       case FI_COMPARE_ATOMIC:
-        kind = verbs::AtomicKind::kCompare;
+        kind = AtomicKind::kCompare;
         break;
       default:
         return -FI_EBADFLAGS;

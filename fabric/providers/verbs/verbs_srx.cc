@@ -11,6 +11,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "fabric/api/core/status.h"
+#include "fabric/providers/util/data_path_ops.h"
 #include "fabric/providers/util/fid_ops.h"
 #include "fabric/providers/util/log_failure.h"
 #include "fabric/providers/util/no_ops.h"
@@ -67,26 +68,15 @@ ssize_t PostSharedReceive(VerbsSrx* srx, const iovec* iov, void* const* desc,
   return 0;
 }
 
-ssize_t Recv(fid_ep* ep, void* buf, size_t len, void* desc, fi_addr_t,
-             void* context) {
-  iovec iov = {buf, len};
-  return PostSharedReceive(Srx(ep), &iov, &desc, 1, context,
-                           Srx(ep)->op_flags);
-}
-
-ssize_t Recvv(fid_ep* ep, const iovec* iov, void** desc, size_t count,
-              fi_addr_t, void* context) {
-  return PostSharedReceive(Srx(ep), iov, desc, count, context,
-                           Srx(ep)->op_flags);
-}
-
-ssize_t Recvmsg(fid_ep* ep, const fi_msg* msg, uint64_t flags) {
-  if (msg == nullptr) {
-    return Fail(Srx(ep)->log(), FI_EINVAL, "fi_recvmsg: msg is NULL");
+// The receive calls of util/data_path_ops.h end here.
+struct SrxCalls {
+  static ssize_t Receive(fid_ep* ep, const ReceiveCall& call) {
+    return PostSharedReceive(Srx(ep), call.iov, call.desc, call.count,
+                             call.context, call.flags);
   }
-  return PostSharedReceive(Srx(ep), msg->msg_iov, msg->desc, msg->iov_count,
-                           msg->context, flags);
-}
+  static uint64_t RxFlags(fid_ep* ep) { return Srx(ep)->op_flags; }
+  static const fi_provider* Log(fid_ep* ep) { return Srx(ep)->log(); }
+};
 
 int Close(fid* object) {
   VerbsSrx* srx = FidCast<VerbsSrx>(object);
@@ -110,14 +100,7 @@ int Close(fid* object) {
 fi_ops kSrxFidOps = MakeFidOps({.close = Close});
 
 // The receive calls; transmits are not the context's (-FI_ENOSYS).
-fi_ops_msg SrxMsgOps() {
-  fi_ops_msg ops = kNoMsgOps;
-  ops.recv = Recv;
-  ops.recvv = Recvv;
-  ops.recvmsg = Recvmsg;
-  return ops;
-}
-fi_ops_msg kSrxMsgOps = SrxMsgOps();
+fi_ops_msg kSrxMsgOps = ReceiveOnlyMsgOps<SrxCalls>();
 
 // A context has no address of its own.
 fi_ops_cm kSrxCmOps =

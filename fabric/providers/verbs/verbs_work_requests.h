@@ -22,6 +22,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "fabric/providers/util/atomic_path_ops.h"
 
 namespace fabric {
 namespace verbs {
@@ -64,11 +65,6 @@ absl::Status BuildSendWr(const SendOp& op, ibv_send_wr* wr);
 // FI_RMA | FI_WRITE, FI_RMA | FI_READ, and FI_ATOMIC with FI_READ for a
 // fetching atomic, FI_WRITE for another.
 uint64_t CompletionFlagsOf(const SendOp& op);
-
-// The three kinds of atomic calls: fi_atomic (no result), fi_fetch_atomic
-// and fi_compare_atomic (fi_query_atomic's flags 0, FI_FETCH_ATOMIC and
-// FI_COMPARE_ATOMIC).
-enum class AtomicKind { kWrite, kFetch, kCompare };
 
 // fi_atomicvalid (and the fetch and compare variants) for an RC queue pair
 // whose device does atomics (`device_atomics`: ibv_device_attr.atomic_cap
