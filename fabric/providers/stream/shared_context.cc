@@ -9,6 +9,7 @@
 #include "fabric/api/core/status.h"
 #include "fabric/providers/stream/srx.h"
 #include "fabric/providers/stream/stream_calls.h"
+#include "fabric/providers/util/endpoint_tables.h"
 #include "fabric/providers/util/fid_ops.h"
 #include "fabric/providers/util/log_failure.h"
 #include "fabric/providers/util/no_ops.h"
@@ -106,15 +107,11 @@ int OpenSharedRx(fid_domain* domain_fid, fi_rx_attr* attr, fid_ep** srx_out,
   if (!status.ok()) {
     return LogFailure(Log(*domain), FI_LOG_EP_CTRL, status, "fi_srx_context");
   }
-  fid_ep& ep_fid = queues.util.ep_fid;
-  ep_fid.fid.fclass = FI_CLASS_SRX_CTX;
-  ep_fid.ops = &kStreamEpOps;
-  ep_fid.cm = &kSharedRxCmOps;
-  ep_fid.msg = &kSharedRxMsgOps;
-  ep_fid.tagged = &kSharedRxTaggedOps;
-  ep_fid.rma = &kNoRmaOps;
-  ep_fid.atomic = &kNoAtomicOps;
-  ep_fid.collective = &kNoCollectiveOps;
+  queues.util.ep_fid.fid.fclass = FI_CLASS_SRX_CTX;
+  InstallEndpointTables(&queues.util.ep_fid, {.ops = &kStreamEpOps,
+                                              .cm = &kSharedRxCmOps,
+                                              .msg = &kSharedRxMsgOps,
+                                              .tagged = &kSharedRxTaggedOps});
   queues.owner = &srx->events;
   queues.directed_recv = (info->caps & FI_DIRECTED_RECV) != 0;
   queues.util.enabled.store(true);

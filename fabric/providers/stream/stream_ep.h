@@ -175,7 +175,6 @@ struct StreamEp {
   TransmitDivert* divert = nullptr;
   bool directed_recv = false;  // FI_DIRECTED_RECV in the endpoint's caps
   bool source_err = false;     // FI_SOURCE_ERR in the endpoint's caps
-  size_t cm_data_size = 0;     // FI_OPT_CM_DATA_SIZE
 
   // Receives, in posting order. Untagged ones are taken from the front
   // almost always: a RingQueue makes that O(1) without a deque's block

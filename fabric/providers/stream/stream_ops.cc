@@ -17,6 +17,7 @@
 #include "fabric/providers/stream/stream_calls.h"
 #include "fabric/providers/stream/stream_ep.h"
 #include "fabric/providers/util/app_buffer.h"
+#include "fabric/providers/util/endpoint_tables.h"
 #include "fabric/providers/util/no_ops.h"
 
 namespace fabric {
@@ -214,18 +215,6 @@ ssize_t Cancel(fid* object, void* context) {
   return take(ep->recvs) || take(ep->tagged_recvs) ? 0 : -FI_ENOENT;
 }
 
-int GetOpt(fid* object, int level, int name, void* value, size_t* len) {
-  StreamEp* ep = ToStreamEp(reinterpret_cast<fid_ep*>(object));
-  return GetOptUtilEndpoint(&ep->util, level, name, value, len,
-                            ep->cm_data_size);
-}
-
-int SetOpt(fid* object, int level, int name, const void* value, size_t len) {
-  StreamEp* ep = ToStreamEp(reinterpret_cast<fid_ep*>(object));
-  std::lock_guard<OptionalMutex> lock(ep->util.mutex);
-  return SetOptUtilEndpoint(&ep->util, level, name, value, len);
-}
-
 }  // namespace
 
 ssize_t StreamCalls::Transmit(fid_ep* ep_fid, const TransmitCall& request) {
@@ -339,16 +328,7 @@ ssize_t SendTx(StreamEp* ep, fi_addr_t dest, std::unique_ptr<TxEntry> entry,
   return PostTx(link, std::move(entry));
 }
 
-fi_ops_ep kStreamEpOps = {
-    .size = sizeof(fi_ops_ep),
-    .cancel = Cancel,
-    .getopt = GetOpt,
-    .setopt = SetOpt,
-    .tx_ctx = NoTxCtx,
-    .rx_ctx = NoRxCtx,
-    .rx_size_left = NoSizeLeft,
-    .tx_size_left = NoSizeLeft,
-};
+fi_ops_ep kStreamEpOps = UtilEndpointOps(Cancel);
 
 fi_ops_msg kStreamMsgOps = MsgOps<StreamCalls>();
 fi_ops_tagged kStreamTaggedOps = TaggedOps<StreamCalls>();
@@ -370,14 +350,12 @@ int BindStreamEp(fid* object, fid* bound, uint64_t flags) {
 }
 
 void InstallDataPathOps(StreamEp* ep, const fi_info& info, fi_ops_cm* cm) {
-  fid_ep& ep_fid = ep->util.ep_fid;
-  ep_fid.ops = &kStreamEpOps;
-  ep_fid.cm = cm;
-  ep_fid.msg = &kStreamMsgOps;
-  ep_fid.tagged = &kStreamTaggedOps;
-  ep_fid.rma = &kStreamRmaOps;
-  ep_fid.atomic = &kStreamAtomicOps;
-  ep_fid.collective = &kNoCollectiveOps;
+  InstallEndpointTables(&ep->util.ep_fid, {.ops = &kStreamEpOps,
+                                           .cm = cm,
+                                           .msg = &kStreamMsgOps,
+                                           .tagged = &kStreamTaggedOps,
+                                           .rma = &kStreamRmaOps,
+                                           .atomic = &kStreamAtomicOps});
   ep->directed_recv = (info.caps & FI_DIRECTED_RECV) != 0;
   ep->source_err = (info.caps & FI_SOURCE_ERR) != 0;
 }

@@ -380,7 +380,7 @@ int OpenTcpMsgEp(fid_domain* domain_fid, fi_info* info, fid_ep** ep_out,
     return LogFailure(log, FI_LOG_EP_CTRL, status);
   }
   stream::InstallDataPathOps(&ep->base, *info, &kMsgEpCmOps);
-  ep->base.cm_data_size = kMaxCmData;
+  ep->base.util.cm_data_size = kMaxCmData;
   if (from_request) {
     ep->fd = TakeTcpConnReq(info->handle);
     if (ep->fd < 0) {

@@ -15,6 +15,7 @@
 #include "fabric/providers/udp/udp_limits.h"
 #include "fabric/providers/udp/udp_msg.h"
 #include "fabric/providers/udp/udp_socket.h"
+#include "fabric/providers/util/endpoint_tables.h"
 #include "fabric/providers/util/fid_ops.h"
 #include "fabric/providers/util/no_ops.h"
 
@@ -166,19 +167,6 @@ ssize_t CancelEp(fid* object, void* context) {
   return 0;
 }
 
-int GetOptEp(fid* object, int level, int name, void* value, size_t* len) {
-  UdpEndpoint* ep = ToUdpEndpoint(object);
-  std::lock_guard<OptionalMutex> lock(ep->util.mutex);
-  return GetOptUtilEndpoint(&ep->util, level, name, value, len,
-                            /*cm_data_size=*/0);
-}
-
-int SetOptEp(fid* object, int level, int name, const void* value, size_t len) {
-  UdpEndpoint* ep = ToUdpEndpoint(object);
-  std::lock_guard<OptionalMutex> lock(ep->util.mutex);
-  return SetOptUtilEndpoint(&ep->util, level, name, value, len);
-}
-
 absl::Status NotEnabled(const char* call) {
   return FiError(FI_EOPBADSTATE,
                  absl::StrCat(call, ": the endpoint is not enabled"));
@@ -206,16 +194,13 @@ ssize_t TxSizeLeft(fid_ep* ep_fid) {
 fi_ops kUdpFidOps =
     MakeFidOps({.close = CloseEp, .bind = BindEp, .control = ControlEp});
 
-fi_ops_ep kUdpEpOps = {
-    .size = sizeof(fi_ops_ep),
-    .cancel = CancelEp,
-    .getopt = GetOptEp,
-    .setopt = SetOptEp,
-    .tx_ctx = NoTxCtx,
-    .rx_ctx = NoRxCtx,
-    .rx_size_left = RxSizeLeft,
-    .tx_size_left = TxSizeLeft,
-};
+fi_ops_ep UdpEpOps() {
+  fi_ops_ep ops = UtilEndpointOps(CancelEp);
+  ops.rx_size_left = RxSizeLeft;
+  ops.tx_size_left = TxSizeLeft;
+  return ops;
+}
+fi_ops_ep kUdpEpOps = UdpEpOps();
 
 absl::StatusOr<std::unique_ptr<UdpEndpoint>> CreateEndpoint(UtilDomain* domain,
                                                             const fi_info& info,
@@ -233,15 +218,10 @@ absl::StatusOr<std::unique_ptr<UdpEndpoint>> CreateEndpoint(UtilDomain* domain,
   auto ep = std::make_unique<UdpEndpoint>();
   ep->fd = *fd;
   ep->tclass = tclass;
-  fid_ep& ep_fid = ep->util.ep_fid;
-  ep_fid = {};
-  ep_fid.ops = &kUdpEpOps;
-  ep_fid.cm = &kUdpCmOps;
-  ep_fid.msg = &kUdpMsgOps;
-  ep_fid.rma = &kNoRmaOps;
-  ep_fid.tagged = &kNoTaggedOps;
-  ep_fid.atomic = &kNoAtomicOps;
-  ep_fid.collective = &kNoCollectiveOps;
+  ep->util.ep_fid = {};
+  InstallEndpointTables(
+      &ep->util.ep_fid,
+      {.ops = &kUdpEpOps, .cm = &kUdpCmOps, .msg = &kUdpMsgOps});
   absl::Status status =
       InitUtilEndpoint(&ep->util, domain, &info, context, &kUdpFidOps);
   if (!status.ok()) {

@@ -243,7 +243,7 @@ int ControlUtilEndpoint(UtilEndpoint* ep, int command, void* arg) {
 }
 
 int GetOptUtilEndpoint(UtilEndpoint* ep, int level, int name, void* value,
-                       size_t* len, size_t cm_data_size) {
+                       size_t* len) {
   if (value == nullptr || len == nullptr) {
     return Fail(*ep, FI_EINVAL, "fi_getopt: optval and optlen needed");
   }
@@ -254,7 +254,7 @@ int GetOptUtilEndpoint(UtilEndpoint* ep, int level, int name, void* value,
       answer = ep->min_multi_recv;
       break;
     case FI_OPT_CM_DATA_SIZE:
-      answer = cm_data_size;
+      answer = ep->cm_data_size;
       break;
     default:
       return -FI_ENOPROTOOPT;

@@ -77,6 +77,7 @@ struct UtilEndpoint {
   uint64_t tx_op_flags = 0;  // FI_GETOPSFLAG/FI_SETOPSFLAG
   uint64_t rx_op_flags = 0;
   size_t min_multi_recv = 64;  // FI_OPT_MIN_MULTI_RECV
+  size_t cm_data_size = 0;     // FI_OPT_CM_DATA_SIZE (connected endpoints)
   std::atomic<bool> enabled{false};
   std::string auth_key;  // AuthKeyOf(*info): what its peers must prove
   // Taken by the provider around the endpoint's state.
@@ -109,9 +110,9 @@ int CheckEnable(const UtilEndpoint& ep);
 int ControlUtilEndpoint(UtilEndpoint* ep, int command, void* arg);
 
 // fi_getopt / fi_setopt at FI_OPT_ENDPOINT: FI_OPT_MIN_MULTI_RECV, and
-// FI_OPT_CM_DATA_SIZE (read-only, `cm_data_size`).
+// FI_OPT_CM_DATA_SIZE (read-only).
 int GetOptUtilEndpoint(UtilEndpoint* ep, int level, int name, void* value,
-                       size_t* len, size_t cm_data_size);
+                       size_t* len);
 int SetOptUtilEndpoint(UtilEndpoint* ep, int level, int name,
                        const void* value, size_t len);
 // Copies a size_t option's `answer` out as fi_getopt does: -FI_ETOOSMALL

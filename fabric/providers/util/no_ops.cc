@@ -86,6 +86,19 @@ fi_ops_collective kNoCollectiveOps = {
     .barrier2 = NO(fi_ops_collective, barrier2),
 };
 
+fi_ops_cm kNoCmOps = {
+    .size = sizeof(fi_ops_cm),
+    .setname = NO(fi_ops_cm, setname),
+    .getname = NO(fi_ops_cm, getname),
+    .getpeer = NoGetPeer,
+    .connect = NoConnect,
+    .listen = NoListen,
+    .accept = NoAccept,
+    .reject = NoReject,
+    .shutdown = NoShutdown,
+    .join = NoJoin,
+};
+
 fi_ops_cm ConnectionlessCmOps(int (*setname)(fid*, void*, size_t),
                               int (*getname)(fid*, void*, size_t*)) {
   return {

@@ -29,6 +29,7 @@ struct NoSys<Result (*)(Args...)> {
   ::fabric::NoSys<decltype(table::member)>::Call
 
 extern fi_ops_ep kNoEpOps;
+extern fi_ops_cm kNoCmOps;
 extern fi_ops_msg kNoMsgOps;
 extern fi_ops_tagged kNoTaggedOps;
 extern fi_ops_rma kNoRmaOps;

@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "fabric/api/core/status.h"
 #include "fabric/providers/util/domain.h"
+#include "fabric/providers/util/endpoint_tables.h"
 #include "fabric/providers/util/fid_ops.h"
 #include "fabric/providers/util/no_ops.h"
 
@@ -66,12 +67,7 @@ absl::StatusOr<fid_ep*> Open(UtilDomain* domain, const fi_rx_attr* attr,
   auto* srx = new PeerSrx;
   srx->ep_fid = {};
   InitFid(&srx->ep_fid.fid, FI_CLASS_SRX_CTX, context, &kPeerSrxFidOps);
-  srx->ep_fid.ops = &kNoEpOps;
-  srx->ep_fid.msg = &kNoMsgOps;
-  srx->ep_fid.tagged = &kNoTaggedOps;
-  srx->ep_fid.rma = &kNoRmaOps;
-  srx->ep_fid.atomic = &kNoAtomicOps;
-  srx->ep_fid.collective = &kNoCollectiveOps;
+  InstallEndpointTables(&srx->ep_fid, {});
   srx->domain = domain;
   srx->owner = *owner;
   domain->open_children.fetch_add(1);

@@ -306,8 +306,7 @@ int OpenVerbsDgramEp(fid_domain* domain_fid, fi_info* info, fid_ep** ep_out,
   ep->port = *port;
   ep->registers_buffers =
       (domain->info->domain_attr->mr_mode & FI_MR_LOCAL) == 0;
-  ep->util.ep_fid.cm = &kDgramCmOps;
-  InstallDgramDataOps(ep);
+  InstallDgramDataOps(ep, &kDgramCmOps);
   *ep_out = &ep->util.ep_fid;
   return 0;
 }

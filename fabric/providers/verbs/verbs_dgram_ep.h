@@ -109,7 +109,7 @@ int OpenVerbsDgramEp(fid_domain* domain, fi_info* info, fid_ep** ep,
 
 // The data path (verbs_dgram_ops.cc): installs the endpoint's msg table
 // (and the tables it lacks).
-void InstallDgramDataOps(VerbsDgramEp* ep);
+void InstallDgramDataOps(VerbsDgramEp* ep, fi_ops_cm* cm);
 
 }  // namespace verbs
 }  // namespace fabric

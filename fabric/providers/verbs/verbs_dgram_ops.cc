@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "fabric/api/core/status.h"
 #include "fabric/providers/util/data_path_ops.h"
+#include "fabric/providers/util/endpoint_tables.h"
 #include "fabric/providers/util/log_failure.h"
 #include "fabric/providers/util/no_ops.h"
 #include "fabric/providers/verbs/verbs_dgram_ep.h"
@@ -196,41 +197,14 @@ struct DgramCalls {
   }
 };
 
-// --- fi_ops_ep ----------------------------------------------------------
-
-int GetOpt(fid* object, int level, int name, void* value, size_t* len) {
-  auto* ep = FidCast<VerbsDgramEp>(object);
-  return GetOptUtilEndpoint(&ep->util, level, name, value, len, 0);
-}
-
-int SetOpt(fid* object, int level, int name, const void* value, size_t len) {
-  auto* ep = FidCast<VerbsDgramEp>(object);
-  return SetOptUtilEndpoint(&ep->util, level, name, value, len);
-}
-
-fi_ops_ep kDgramEpOps = {
-    .size = sizeof(fi_ops_ep),
-    .cancel = FABRIC_NO_OP(fi_ops_ep, cancel),
-    .getopt = GetOpt,
-    .setopt = SetOpt,
-    .tx_ctx = NoTxCtx,
-    .rx_ctx = NoRxCtx,
-    .rx_size_left = NoSizeLeft,
-    .tx_size_left = NoSizeLeft,
-};
-
+fi_ops_ep kDgramEpOps = UtilEndpointOps(FABRIC_NO_OP(fi_ops_ep, cancel));
 fi_ops_msg kDgramMsgOps = MsgOps<DgramCalls>();
 
 }  // namespace
 
-void InstallDgramDataOps(VerbsDgramEp* ep) {
-  fid_ep& ep_fid = ep->util.ep_fid;
-  ep_fid.ops = &kDgramEpOps;
-  ep_fid.msg = &kDgramMsgOps;
-  ep_fid.tagged = &kNoTaggedOps;
-  ep_fid.rma = &kNoRmaOps;
-  ep_fid.atomic = &kNoAtomicOps;
-  ep_fid.collective = &kNoCollectiveOps;
+void InstallDgramDataOps(VerbsDgramEp* ep, fi_ops_cm* cm) {
+  InstallEndpointTables(&ep->util.ep_fid,
+                        {.ops = &kDgramEpOps, .cm = cm, .msg = &kDgramMsgOps});
 }
 
 }  // namespace verbs

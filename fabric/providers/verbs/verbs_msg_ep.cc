@@ -243,8 +243,8 @@ int OpenVerbsMsgEp(fid_domain* domain_fid, fi_info* info, fid_ep** ep_out,
   // run on another thread than the endpoint's calls whatever the threading
   // model: the endpoint's state is always guarded.
   ep->util.mutex.set_needed(true);
-  ep->util.ep_fid.cm = &kMsgEpCmOps;
-  InstallVerbsDataOps(ep);
+  ep->util.cm_data_size = kCmDataSize;
+  InstallVerbsDataOps(ep, &kMsgEpCmOps);
   status = OpenConnectionId(ep, *info);
   if (!status.ok()) {
     int rc = FailEp(*ep, status);

@@ -169,7 +169,7 @@ bool TakeVerbsConnReq(fid* handle, VerbsConnReq* taken);
 
 // The data path (verbs_msg_ops.cc): installs the endpoint's msg, rma and
 // atomic tables.
-void InstallVerbsDataOps(VerbsMsgEp* ep);
+void InstallVerbsDataOps(VerbsMsgEp* ep, fi_ops_cm* cm);
 // Posts receives kept while the queue pair did not exist.
 int PostEarlyReceives(VerbsMsgEp* ep);
 // Acts on the connection's pending rdma_cm events; util.mutex is held.

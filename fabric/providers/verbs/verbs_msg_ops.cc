@@ -13,6 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "fabric/api/core/status.h"
 #include "fabric/providers/util/data_path_ops.h"
+#include "fabric/providers/util/endpoint_tables.h"
 #include "fabric/providers/util/log_failure.h"
 #include "fabric/providers/util/mr.h"
 #include "fabric/providers/util/no_ops.h"
@@ -239,29 +240,7 @@ struct VerbsMsgCalls {
   static const fi_provider* Log(fid_ep* ep) { return ToVerbsMsgEp(ep)->log(); }
 };
 
-// --- fi_ops_ep ----------------------------------------------------------
-
-int GetOpt(fid* object, int level, int name, void* value, size_t* len) {
-  auto* ep = FidCast<VerbsMsgEp>(object);
-  return GetOptUtilEndpoint(&ep->util, level, name, value, len, kCmDataSize);
-}
-
-int SetOpt(fid* object, int level, int name, const void* value, size_t len) {
-  auto* ep = FidCast<VerbsMsgEp>(object);
-  return SetOptUtilEndpoint(&ep->util, level, name, value, len);
-}
-
-fi_ops_ep kVerbsEpOps = {
-    .size = sizeof(fi_ops_ep),
-    .cancel = FABRIC_NO_OP(fi_ops_ep, cancel),
-    .getopt = GetOpt,
-    .setopt = SetOpt,
-    .tx_ctx = NoTxCtx,
-    .rx_ctx = NoRxCtx,
-    .rx_size_left = NoSizeLeft,
-    .tx_size_left = NoSizeLeft,
-};
-
+fi_ops_ep kVerbsEpOps = UtilEndpointOps(FABRIC_NO_OP(fi_ops_ep, cancel));
 fi_ops_msg kVerbsMsgOps = MsgOps<VerbsMsgCalls>();
 fi_ops_rma kVerbsRmaOps = RmaOps<VerbsMsgCalls>();
 
@@ -309,14 +288,12 @@ ssize_t PostTransmit(VerbsMsgEp* ep, Transmit tx) {
                          &ep->slots, ep->util.tx_cq, ep->log());
 }
 
-void InstallVerbsDataOps(VerbsMsgEp* ep) {
-  fid_ep& ep_fid = ep->util.ep_fid;
-  ep_fid.ops = &kVerbsEpOps;
-  ep_fid.msg = &kVerbsMsgOps;
-  ep_fid.tagged = &kNoTaggedOps;
-  ep_fid.rma = &kVerbsRmaOps;
-  ep_fid.atomic = &kVerbsAtomicOps;
-  ep_fid.collective = &kNoCollectiveOps;
+void InstallVerbsDataOps(VerbsMsgEp* ep, fi_ops_cm* cm) {
+  InstallEndpointTables(&ep->util.ep_fid, {.ops = &kVerbsEpOps,
+                                           .cm = cm,
+                                           .msg = &kVerbsMsgOps,
+                                           .rma = &kVerbsRmaOps,
+                                           .atomic = &kVerbsAtomicOps});
 }
 
 int PostEarlyReceives(VerbsMsgEp* ep) {

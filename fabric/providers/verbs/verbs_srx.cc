@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "fabric/api/core/status.h"
 #include "fabric/providers/util/data_path_ops.h"
+#include "fabric/providers/util/endpoint_tables.h"
 #include "fabric/providers/util/fid_ops.h"
 #include "fabric/providers/util/log_failure.h"
 #include "fabric/providers/util/no_ops.h"
@@ -142,13 +143,7 @@ int OpenVerbsSrx(fid_domain* domain_fid, fi_rx_attr* attr, fid_ep** srx_out,
   auto srx = std::make_unique<VerbsSrx>();
   srx->ep_fid = {};
   InitFid(&srx->ep_fid.fid, FI_CLASS_SRX_CTX, context, &kSrxFidOps);
-  srx->ep_fid.ops = &kNoEpOps;
-  srx->ep_fid.cm = &kSrxCmOps;
-  srx->ep_fid.msg = &kSrxMsgOps;
-  srx->ep_fid.tagged = &kNoTaggedOps;
-  srx->ep_fid.rma = &kNoRmaOps;
-  srx->ep_fid.atomic = &kNoAtomicOps;
-  srx->ep_fid.collective = &kNoCollectiveOps;
+  InstallEndpointTables(&srx->ep_fid, {.cm = &kSrxCmOps, .msg = &kSrxMsgOps});
   srx->util_domain = util_domain;
   srx->domain = domain;
   srx->iov_limit = iov_limit;
