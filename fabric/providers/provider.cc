@@ -10,6 +10,15 @@ Provider::Provider(const char* name, uint32_t version) : c_provider_{} {
   c_provider_.name = name;
 }
 
+InfoPtr Provider::NamedCopy(const fi_info& info) const {
+  InfoPtr copy = DupInfo(info);
+  if (copy == nullptr || !SetString(&copy->fabric_attr->prov_name, name())) {
+    return nullptr;
+  }
+  copy->fabric_attr->prov_version = version();
+  return copy;
+}
+
 absl::StatusOr<std::unique_ptr<DomainResources>>
 Provider::OpenDomainResources(const UtilDomain&) const {
   return nullptr;

@@ -119,6 +119,11 @@ class Provider {
   virtual int OpenSharedTxContext(fid_domain* domain, fi_tx_attr* attr,
                                   fid_stx** stx, void* context) const;
 
+ protected:
+  // A copy of `info` naming this provider (prov_name, prov_version), for
+  // DefaultInfo; nullptr when out of memory.
+  InfoPtr NamedCopy(const fi_info& info) const;
+
  private:
   fi_provider c_provider_;
 };

@@ -16,10 +16,8 @@
 #include "fabric/providers/shm/shm_reclaim.h"
 #include "fabric/providers/shm/shm_requests.h"
 #include "fabric/providers/shm/shm_segment.h"
-#include "fabric/providers/stream/atomic_ops.h"
-#include "fabric/providers/stream/shared_context.h"
-#include "fabric/providers/stream/srx.h"
 #include "fabric/providers/stream/stream_attr.h"
+#include "fabric/providers/stream/stream_provider.h"
 #include "fabric/providers/util/fabric.h"
 #include "fabric/providers/util/info_template.h"
 #include "fabric/providers/util/ip_discovery.h"
@@ -50,9 +48,9 @@ std::vector<IpInterface> ShmInterfaces() {
   return interfaces;
 }
 
-class ShmProvider : public Provider {
+class ShmProvider : public stream::OnStreamEngine<Provider> {
  public:
-  ShmProvider() : Provider(kShmName, kShmVersion) {
+  ShmProvider() : OnStreamEngine(kShmName, kShmVersion) {
     stream::DescribeStreamEndpoint(FI_EP_RDM, &rdm_);
     rdm_.ep.protocol = FI_PROTO_SHM;
     rdm_.domain.caps = (rdm_.domain.caps & ~FI_REMOTE_COMM) | FI_LOCAL_COMM;
@@ -69,14 +67,7 @@ class ShmProvider : public Provider {
 
   int default_priority() const override { return 90; }
 
-  InfoPtr DefaultInfo() const override {
-    InfoPtr info = DupInfo(rdm_.info);
-    if (info == nullptr || !SetString(&info->fabric_attr->prov_name, name())) {
-      return nullptr;
-    }
-    info->fabric_attr->prov_version = version();
-    return info;
-  }
+  InfoPtr DefaultInfo() const override { return NamedCopy(rdm_.info); }
 
   absl::StatusOr<InfoList> Discover(
       const GetInfoRequest& request) const override {
@@ -91,10 +82,6 @@ class ShmProvider : public Provider {
                                   space.message()));
     }
     return DiscoverIp(*this, request, ShmInterfaces(), {&rdm_.info});
-  }
-
-  AttrSupport SupportFor(const fi_info&) const override {
-    return stream::StreamAttrSupport();
   }
 
   int OpenFabric(const fi_fabric_attr& attr, fid_fabric** fabric,
@@ -116,25 +103,6 @@ class ShmProvider : public Provider {
     }
     return shm::OpenShmRdmEp(domain, info, ep, context,
                              {RingSize(), CrossMemory()});
-  }
-
-  int QueryAtomic(fid_domain*, fi_datatype datatype, fi_op op,
-                  fi_atomic_attr* attr, uint64_t flags) const override {
-    return stream::QueryAtomic(datatype, op, attr, flags);
-  }
-
-  fi_ops_srx_peer* peer_srx_ops() const override {
-    return &stream::kPeerSrxOps;
-  }
-
-  int OpenSharedRxContext(fid_domain* domain, fi_rx_attr* attr, fid_ep** srx,
-                          void* context) const override {
-    return stream::OpenSharedRx(domain, attr, srx, context);
-  }
-
-  int OpenSharedTxContext(fid_domain* domain, fi_tx_attr* attr, fid_stx** stx,
-                          void* context) const override {
-    return stream::OpenSharedTx(domain, attr, stx, context);
   }
 
  private:

@@ -55,11 +55,6 @@ int CloseSharedTx(fid* object) {
 fi_ops kSharedRxFidOps = MakeFidOps({.close = CloseSharedRx});
 fi_ops kSharedTxFidOps = MakeFidOps({.close = CloseSharedTx});
 
-// A context has no address of its own.
-constexpr auto NoSetName = FABRIC_NO_OP(fi_ops_cm, setname);
-constexpr auto NoGetName = FABRIC_NO_OP(fi_ops_cm, getname);
-fi_ops_cm kSharedRxCmOps = ConnectionlessCmOps(NoSetName, NoGetName);
-
 // The receive calls of the data path; transmit calls are not the
 // context's (-FI_ENOSYS).
 fi_ops_msg kSharedRxMsgOps = ReceiveOnlyMsgOps<StreamCalls>();
@@ -108,8 +103,8 @@ int OpenSharedRx(fid_domain* domain_fid, fi_rx_attr* attr, fid_ep** srx_out,
     return LogFailure(Log(*domain), FI_LOG_EP_CTRL, status, "fi_srx_context");
   }
   queues.util.ep_fid.fid.fclass = FI_CLASS_SRX_CTX;
+  // A context has no address of its own: no cm calls.
   InstallEndpointTables(&queues.util.ep_fid, {.ops = &kStreamEpOps,
-                                              .cm = &kSharedRxCmOps,
                                               .msg = &kSharedRxMsgOps,
                                               .tagged = &kSharedRxTaggedOps});
   queues.owner = &srx->events;

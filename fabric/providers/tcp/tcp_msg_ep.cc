@@ -274,18 +274,12 @@ fi_ops kMsgEpFidOps = MakeFidOps({.close = CloseMsgEp,
                                   .bind = stream::BindStreamEp,
                                   .control = ControlMsgEp});
 
-fi_ops_cm kMsgEpCmOps = {
-    .size = sizeof(fi_ops_cm),
-    .setname = SetName,
-    .getname = GetName,
-    .getpeer = GetPeer,
-    .connect = Connect,
-    .listen = NoListen,
-    .accept = Accept,
-    .reject = NoReject,
-    .shutdown = Shutdown,
-    .join = NoJoin,
-};
+fi_ops_cm kMsgEpCmOps = ConnectedCmOps({.setname = SetName,
+                                        .getname = GetName,
+                                        .getpeer = GetPeer,
+                                        .connect = Connect,
+                                        .accept = Accept,
+                                        .shutdown = Shutdown});
 
 }  // namespace
 

@@ -187,18 +187,7 @@ fi_ops kPepFidOps =
                 .bind = BindUtilPep,
                 .control = ControlUtilPep});
 
-fi_ops_cm kPepCmOps = {
-    .size = sizeof(fi_ops_cm),
-    .setname = SetPepName,
-    .getname = GetPepName,
-    .getpeer = NoGetPeer,
-    .connect = NoConnect,
-    .listen = Listen,
-    .accept = NoAccept,
-    .reject = Reject,
-    .shutdown = NoShutdown,
-    .join = NoJoin,
-};
+fi_ops_cm kPepCmOps = PassiveCmOps(SetPepName, GetPepName, Listen, Reject);
 
 }  // namespace
 

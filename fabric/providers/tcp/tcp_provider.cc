@@ -3,10 +3,8 @@
 #include <rdma/fi_errno.h>
 #include <rdma/providers/fi_log.h>
 
-#include "fabric/providers/stream/atomic_ops.h"
-#include "fabric/providers/stream/shared_context.h"
-#include "fabric/providers/stream/srx.h"
 #include "fabric/providers/stream/stream_attr.h"
+#include "fabric/providers/stream/stream_provider.h"
 #include "fabric/providers/tcp/tcp_fd_limit.h"
 #include "fabric/providers/tcp/tcp_msg_ep.h"
 #include "fabric/providers/tcp/tcp_rdm_ep.h"
@@ -19,10 +17,10 @@ namespace {
 // Version of the tcp provider: 1.18 with our own minor.
 constexpr uint32_t kTcpVersion = FI_VERSION(118, 0);
 
-class TcpProvider : public IpProvider {
+class TcpProvider : public stream::OnStreamEngine<IpProvider> {
  public:
   explicit TcpProvider(const Provider* shm)
-      : IpProvider("tcp", kTcpVersion), shm_(shm) {
+      : OnStreamEngine("tcp", kTcpVersion), shm_(shm) {
     stream::DescribeStreamEndpoint(FI_EP_RDM, &rdm_);
     stream::DescribeStreamEndpoint(FI_EP_MSG, &msg_);
     fi_param_define(c_provider(), "shm", FI_PARAM_BOOL,
@@ -38,10 +36,6 @@ class TcpProvider : public IpProvider {
     return {&rdm_.info, &msg_.info};
   }
 
-  AttrSupport SupportFor(const fi_info&) const override {
-    return stream::StreamAttrSupport();
-  }
-
   int OpenEndpoint(fid_domain* domain, fi_info* info, fid_ep** ep,
                    uint64_t flags, void* context) const override {
     tcp::PrepareFdBudget(c_provider());
@@ -55,25 +49,6 @@ class TcpProvider : public IpProvider {
                 "fi_endpoint: tcp opens FI_EP_MSG and FI_EP_RDM endpoints\n");
         return -FI_EINVAL;
     }
-  }
-
-  int QueryAtomic(fid_domain*, fi_datatype datatype, fi_op op,
-                  fi_atomic_attr* attr, uint64_t flags) const override {
-    return stream::QueryAtomic(datatype, op, attr, flags);
-  }
-
-  fi_ops_srx_peer* peer_srx_ops() const override {
-    return &stream::kPeerSrxOps;
-  }
-
-  int OpenSharedRxContext(fid_domain* domain, fi_rx_attr* attr, fid_ep** srx,
-                          void* context) const override {
-    return stream::OpenSharedRx(domain, attr, srx, context);
-  }
-
-  int OpenSharedTxContext(fid_domain* domain, fi_tx_attr* attr, fid_stx** stx,
-                          void* context) const override {
-    return stream::OpenSharedTx(domain, attr, stx, context);
   }
 
   int OpenPassiveEndpoint(fid_fabric* fabric, fi_info* info, fid_pep** pep,

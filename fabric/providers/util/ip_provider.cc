@@ -35,12 +35,7 @@ IpProvider::IpProvider(const char* name, uint32_t version)
 }
 
 InfoPtr IpProvider::DefaultInfo() const {
-  InfoPtr info = DupInfo(*Templates().front());
-  if (info == nullptr || !SetString(&info->fabric_attr->prov_name, name())) {
-    return nullptr;
-  }
-  info->fabric_attr->prov_version = version();
-  return info;
+  return NamedCopy(*Templates().front());
 }
 
 absl::StatusOr<InfoList> IpProvider::Discover(

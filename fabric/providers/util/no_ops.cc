@@ -115,6 +115,25 @@ fi_ops_cm ConnectionlessCmOps(int (*setname)(fid*, void*, size_t),
   };
 }
 
+fi_ops_cm PassiveCmOps(int (*setname)(fid*, void*, size_t),
+                       int (*getname)(fid*, void*, size_t*),
+                       int (*listen)(fid_pep*),
+                       int (*reject)(fid_pep*, fid_t, const void*, size_t)) {
+  fi_ops_cm ops = ConnectionlessCmOps(setname, getname);
+  ops.listen = listen;
+  ops.reject = reject;
+  return ops;
+}
+
+fi_ops_cm ConnectedCmOps(const ConnectedCm& calls) {
+  fi_ops_cm ops = ConnectionlessCmOps(calls.setname, calls.getname);
+  ops.getpeer = calls.getpeer;
+  ops.connect = calls.connect;
+  ops.accept = calls.accept;
+  ops.shutdown = calls.shutdown;
+  return ops;
+}
+
 #undef NO
 
 }  // namespace fabric

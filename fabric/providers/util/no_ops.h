@@ -48,10 +48,26 @@ inline constexpr auto NoAccept = FABRIC_NO_OP(fi_ops_cm, accept);
 inline constexpr auto NoShutdown = FABRIC_NO_OP(fi_ops_cm, shutdown);
 inline constexpr auto NoGetPeer = FABRIC_NO_OP(fi_ops_cm, getpeer);
 
-// Connection management of a connectionless endpoint: getname and setname
-// are the caller's; the rest return -FI_ENOSYS.
+// Connection management tables by kind of endpoint: the entries that kind
+// has are the caller's; the rest return -FI_ENOSYS.
+// A connectionless endpoint: getname and setname.
 fi_ops_cm ConnectionlessCmOps(int (*setname)(fid*, void*, size_t),
                               int (*getname)(fid*, void*, size_t*));
+// A passive endpoint: those, listen and reject.
+fi_ops_cm PassiveCmOps(int (*setname)(fid*, void*, size_t),
+                       int (*getname)(fid*, void*, size_t*),
+                       int (*listen)(fid_pep*),
+                       int (*reject)(fid_pep*, fid_t, const void*, size_t));
+// A connected endpoint (FI_EP_MSG): everything but listen, reject and join.
+struct ConnectedCm {
+  int (*setname)(fid*, void*, size_t);
+  int (*getname)(fid*, void*, size_t*);
+  int (*getpeer)(fid_ep*, void*, size_t*);
+  int (*connect)(fid_ep*, const void*, const void*, size_t);
+  int (*accept)(fid_ep*, const void*, size_t);
+  int (*shutdown)(fid_ep*, uint64_t);
+};
+fi_ops_cm ConnectedCmOps(const ConnectedCm& calls);
 
 }  // namespace fabric
 

@@ -312,18 +312,12 @@ int Shutdown(fid_ep* ep_fid, uint64_t flags) {
 
 }  // namespace
 
-fi_ops_cm kMsgEpCmOps = {
-    .size = sizeof(fi_ops_cm),
-    .setname = SetName,
-    .getname = GetName,
-    .getpeer = GetPeer,
-    .connect = Connect,
-    .listen = NoListen,
-    .accept = Accept,
-    .reject = NoReject,
-    .shutdown = Shutdown,
-    .join = NoJoin,
-};
+fi_ops_cm kMsgEpCmOps = ConnectedCmOps({.setname = SetName,
+                                        .getname = GetName,
+                                        .getpeer = GetPeer,
+                                        .connect = Connect,
+                                        .accept = Accept,
+                                        .shutdown = Shutdown});
 
 // The endpoint's rdma_cm channel and connection id: a fresh id, or the
 // connection request's moved onto the channel.

@@ -46,14 +46,7 @@ class VerbsProvider : public Provider {
 
   int default_priority() const override { return 200; }
 
-  InfoPtr DefaultInfo() const override {
-    InfoPtr info = DupInfo(rc_.info);
-    if (info == nullptr || !SetString(&info->fabric_attr->prov_name, name())) {
-      return nullptr;
-    }
-    info->fabric_attr->prov_version = version();
-    return info;
-  }
+  InfoPtr DefaultInfo() const override { return NamedCopy(rc_.info); }
 
   // Per active port: its GID as an AF_IB address (InfiniBand, when the
   // request names no IP address), the IP addresses of its interface

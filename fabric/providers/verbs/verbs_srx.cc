@@ -103,11 +103,6 @@ fi_ops kSrxFidOps = MakeFidOps({.close = Close});
 // The receive calls; transmits are not the context's (-FI_ENOSYS).
 fi_ops_msg kSrxMsgOps = ReceiveOnlyMsgOps<SrxCalls>();
 
-// A context has no address of its own.
-fi_ops_cm kSrxCmOps =
-    ConnectionlessCmOps(FABRIC_NO_OP(fi_ops_cm, setname),
-                        FABRIC_NO_OP(fi_ops_cm, getname));
-
 }  // namespace
 
 int OpenVerbsSrx(fid_domain* domain_fid, fi_rx_attr* attr, fid_ep** srx_out,
@@ -143,7 +138,8 @@ int OpenVerbsSrx(fid_domain* domain_fid, fi_rx_attr* attr, fid_ep** srx_out,
   auto srx = std::make_unique<VerbsSrx>();
   srx->ep_fid = {};
   InitFid(&srx->ep_fid.fid, FI_CLASS_SRX_CTX, context, &kSrxFidOps);
-  InstallEndpointTables(&srx->ep_fid, {.cm = &kSrxCmOps, .msg = &kSrxMsgOps});
+  // A context has no address of its own: no cm calls.
+  InstallEndpointTables(&srx->ep_fid, {.msg = &kSrxMsgOps});
   srx->util_domain = util_domain;
   srx->domain = domain;
   srx->iov_limit = iov_limit;
