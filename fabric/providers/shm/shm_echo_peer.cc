@@ -7,13 +7,13 @@
 // with --own-netns it first moves to a network namespace of its own.
 //
 // Usage: shm_echo_peer PARENT_HEX [--no-ptrace | --own-netns]
+#include <linux/capability.h>
 #include <netinet/in.h>
 #include <rdma/fabric.h>
 #include <rdma/fi_cm.h>
 #include <rdma/fi_domain.h>
 #include <rdma/fi_endpoint.h>
 #include <rdma/fi_errno.h>
-#include <linux/capability.h>
 #include <sched.h>
 #include <stdio.h>
 #include <string.h>
@@ -23,7 +23,7 @@
 #include <string>
 #include <vector>
 
-#include "fabric/providers/tcp/loopback_testing.h"
+#include "fabric/fixtures/loopback.h"
 
 namespace {
 
@@ -66,7 +66,7 @@ int main(int argc, char** argv) {
   bool no_ptrace = argc == 3 && strcmp(argv[2], "--no-ptrace") == 0;
   bool own_netns = argc == 3 && strcmp(argv[2], "--own-netns") == 0;
   if ((argc != 2 && !no_ptrace && !own_netns) ||
-      !fabric::tcp::FromHex(argv[1], &parent, sizeof(parent))) {
+      !fabric::fixtures::FromHex(argv[1], &parent, sizeof(parent))) {
     fprintf(stderr,
             "usage: shm_echo_peer PARENT_HEX [--no-ptrace | --own-netns]\n");
     return 2;
@@ -85,8 +85,9 @@ int main(int argc, char** argv) {
   int rc = fi_getinfo(FI_VERSION(1, 18), nullptr, nullptr, 0, hints, &info);
   fi_freeinfo(hints);
   if (rc != 0) return Fail("fi_getinfo", rc);
-  fabric::tcp::RdmEndpoint rdm;
-  if ((rc = fabric::tcp::OpenRdmEndpoint(info, FI_CQ_FORMAT_MSG, &rdm)) != 0) {
+  fabric::fixtures::RdmEndpoint rdm;
+  if ((rc = fabric::fixtures::OpenRdmEndpoint(info, FI_CQ_FORMAT_MSG, &rdm)) !=
+      0) {
     return Fail("setup", rc);
   }
   fid_av* av = rdm.av;
@@ -121,7 +122,7 @@ int main(int argc, char** argv) {
     if (rc != 0) return Fail("fi_send", rc);
     if ((got = WaitOne(cq)) != 1) return Fail("send", static_cast<int>(got));
   }
-  fabric::tcp::CloseRdmEndpoint(&rdm);
+  fabric::fixtures::CloseRdmEndpoint(&rdm);
   fi_freeinfo(info);
   return 0;
 }

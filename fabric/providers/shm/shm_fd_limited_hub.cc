@@ -20,7 +20,7 @@
 
 #include <vector>
 
-#include "fabric/providers/tcp/loopback_testing.h"
+#include "fabric/fixtures/loopback.h"
 
 namespace {
 
@@ -64,7 +64,7 @@ int main(int argc, char** argv) {
   char line[128];
   while (fgets(line, sizeof(line), stdin) != nullptr) {
     sockaddr_in peer = {};
-    if (!fabric::tcp::FromHex(line, &peer, sizeof(peer))) {
+    if (!fabric::fixtures::FromHex(line, &peer, sizeof(peer))) {
       return Fail("address", 0, 0);
     }
     peers.push_back(peer);
@@ -78,8 +78,9 @@ int main(int argc, char** argv) {
   int rc = fi_getinfo(FI_VERSION(1, 18), nullptr, nullptr, 0, hints, &info);
   fi_freeinfo(hints);
   if (rc != 0) return Fail("fi_getinfo", 0, rc);
-  fabric::tcp::RdmEndpoint rdm;
-  if ((rc = fabric::tcp::OpenRdmEndpoint(info, FI_CQ_FORMAT_MSG, &rdm)) != 0) {
+  fabric::fixtures::RdmEndpoint rdm;
+  if ((rc = fabric::fixtures::OpenRdmEndpoint(info, FI_CQ_FORMAT_MSG, &rdm)) !=
+      0) {
     return Fail("setup", 0, rc);
   }
   while (exhaust) {
@@ -109,7 +110,7 @@ int main(int argc, char** argv) {
     done += static_cast<size_t>(got);
   }
   printf("sent %zu\n", done);
-  fabric::tcp::CloseRdmEndpoint(&rdm);
+  fabric::fixtures::CloseRdmEndpoint(&rdm);
   fi_freeinfo(info);
   return 0;
 }

@@ -18,6 +18,7 @@
 
 #include "absl/status/statusor.h"
 #include "fabric/api/core/address.h"
+#include "fabric/fixtures/loopback.h"
 #include "fabric/providers/shm/shm_connection.h"
 #include "fabric/providers/shm/shm_doorbell.h"
 #include "fabric/providers/shm/shm_names.h"
@@ -26,7 +27,6 @@
 #include "fabric/providers/shm/shm_segment.h"
 #include "fabric/providers/shm/shm_testing.h"
 #include "fabric/providers/stream/wire.h"
-#include "fabric/providers/tcp/loopback_testing.h"
 #include "gtest/gtest.h"
 
 namespace fabric {
@@ -36,10 +36,10 @@ namespace {
 class ShmHostilePeerTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    ASSERT_EQ(tcp::OpenShmLoopback(0, &loopback_, &av_, &cq_), 0);
+    ASSERT_EQ(fixtures::OpenShmLoopback(0, &loopback_, &av_, &cq_), 0);
     for (fid_ep** ep : {&target_, &good_}) {
-      ASSERT_EQ(tcp::OpenBoundEndpoint(loopback_.domain, loopback_.info, av_,
-                                       cq_, ep),
+      ASSERT_EQ(fixtures::OpenBoundEndpoint(loopback_.domain, loopback_.info,
+                                            av_, cq_, ep),
                 0);
     }
     sockaddr_in name = {};
@@ -59,7 +59,7 @@ class ShmHostilePeerTest : public ::testing::Test {
     for (fid* object : {&good_->fid, &target_->fid, &cq_->fid, &av_->fid}) {
       EXPECT_EQ(fi_close(object), 0);
     }
-    EXPECT_EQ(tcp::CloseLoopbackDomain(&loopback_), 0);
+    EXPECT_EQ(fixtures::CloseLoopbackDomain(&loopback_), 0);
   }
 
   // Posts `name` to the target's request slots as a connecting peer would.
@@ -111,7 +111,7 @@ class ShmHostilePeerTest : public ::testing::Test {
     ASSERT_TRUE(Progress([&in] { return strcmp(in, "fine") == 0; }));
   }
 
-  tcp::LoopbackDomain loopback_;
+  fixtures::LoopbackDomain loopback_;
   fid_av* av_ = nullptr;
   fid_cq* cq_ = nullptr;
   fid_ep* target_ = nullptr;

@@ -19,7 +19,7 @@
 #include <string>
 #include <vector>
 
-#include "fabric/providers/tcp/loopback_testing.h"
+#include "fabric/fixtures/loopback.h"
 #include "gtest/gtest.h"
 
 extern char** environ;
@@ -35,12 +35,12 @@ constexpr int kHubFdLimit = 64;
 class ShmManyPeersTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    ASSERT_EQ(tcp::OpenShmLoopback(2 * kPeers, &loopback_, &av_, &cq_), 0);
+    ASSERT_EQ(fixtures::OpenShmLoopback(2 * kPeers, &loopback_, &av_, &cq_), 0);
     eps_.assign(kPeers, nullptr);
     inbox_.assign(kPeers, 0);
     for (int i = 0; i < kPeers; ++i) {
-      ASSERT_EQ(tcp::OpenBoundEndpoint(loopback_.domain, loopback_.info, av_,
-                                       cq_, &eps_[i]),
+      ASSERT_EQ(fixtures::OpenBoundEndpoint(loopback_.domain, loopback_.info,
+                                            av_, cq_, &eps_[i]),
                 0)
           << i;
       ASSERT_EQ(fi_recv(eps_[i], &inbox_[i], sizeof(uint64_t), nullptr,
@@ -49,7 +49,7 @@ class ShmManyPeersTest : public ::testing::Test {
       sockaddr_in name = {};
       size_t len = sizeof(name);
       ASSERT_EQ(fi_getname(&eps_[i]->fid, &name, &len), 0);
-      addresses_ += tcp::ToHex(&name, sizeof(name)) + "\n";
+      addresses_ += fixtures::ToHex(&name, sizeof(name)) + "\n";
     }
   }
 
@@ -59,7 +59,7 @@ class ShmManyPeersTest : public ::testing::Test {
     }
     if (cq_ != nullptr) EXPECT_EQ(fi_close(&cq_->fid), 0);
     if (av_ != nullptr) EXPECT_EQ(fi_close(&av_->fid), 0);
-    EXPECT_EQ(tcp::CloseLoopbackDomain(&loopback_), 0);
+    EXPECT_EQ(fixtures::CloseLoopbackDomain(&loopback_), 0);
   }
 
   // Runs the hub with `extra` (or none), progressing our endpoints (its
@@ -67,7 +67,7 @@ class ShmManyPeersTest : public ::testing::Test {
   // message came; what it printed, and its exit status in *status.
   std::string RunHub(const char* extra, int* status);
 
-  tcp::LoopbackDomain loopback_;
+  fixtures::LoopbackDomain loopback_;
   fid_av* av_ = nullptr;
   fid_cq* cq_ = nullptr;
   std::vector<fid_ep*> eps_;

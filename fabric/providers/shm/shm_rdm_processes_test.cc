@@ -1,18 +1,18 @@
 // shm FI_EP_RDM endpoints in two processes (shm_echo_peer): messages of
 // every size echoed back intact, a peer killed mid-transfer failing the
 // transfer with FI_ECONNRESET, and the segment it left behind taken back.
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <rdma/fabric.h>
 #include <rdma/fi_cm.h>
 #include <rdma/fi_domain.h>
 #include <rdma/fi_endpoint.h>
 #include <rdma/fi_errno.h>
-#include <fcntl.h>
 #include <signal.h>
-#include <sys/prctl.h>
 #include <spawn.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -26,8 +26,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "fabric/api/core/address.h"
+#include "fabric/fixtures/loopback.h"
 #include "fabric/providers/shm/shm_names.h"
-#include "fabric/providers/tcp/loopback_testing.h"
 #include "gtest/gtest.h"
 
 extern char** environ;
@@ -38,9 +38,9 @@ namespace {
 class ShmProcessesTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    ASSERT_EQ(tcp::OpenShmLoopback(0, &loopback_, &av_, &cq_), 0);
-    ASSERT_EQ(tcp::OpenBoundEndpoint(loopback_.domain, loopback_.info, av_,
-                                     cq_, &ep_),
+    ASSERT_EQ(fixtures::OpenShmLoopback(0, &loopback_, &av_, &cq_), 0);
+    ASSERT_EQ(fixtures::OpenBoundEndpoint(loopback_.domain, loopback_.info, av_,
+                                          cq_, &ep_),
               0);
   }
 
@@ -52,7 +52,7 @@ class ShmProcessesTest : public ::testing::Test {
     for (fid* object : {&ep_->fid, &cq_->fid, &av_->fid}) {
       EXPECT_EQ(fi_close(object), 0);
     }
-    EXPECT_EQ(tcp::CloseLoopbackDomain(&loopback_), 0);
+    EXPECT_EQ(fixtures::CloseLoopbackDomain(&loopback_), 0);
   }
 
   // Starts shm_echo_peer (with `extra` arguments; its stderr, at
@@ -61,7 +61,7 @@ class ShmProcessesTest : public ::testing::Test {
     sockaddr_in own = {};
     size_t len = sizeof(own);
     ASSERT_EQ(fi_getname(&ep_->fid, &own, &len), 0);
-    std::string hex = tcp::ToHex(&own, sizeof(own));
+    std::string hex = fixtures::ToHex(&own, sizeof(own));
     int out[2];
     ASSERT_EQ(pipe(out), 0);
     posix_spawn_file_actions_t actions;
@@ -135,7 +135,7 @@ class ShmProcessesTest : public ::testing::Test {
     ASSERT_TRUE(in == out) << out.size() << " bytes came back changed";
   }
 
-  tcp::LoopbackDomain loopback_;
+  fixtures::LoopbackDomain loopback_;
   fid_av* av_ = nullptr;
   fid_cq* cq_ = nullptr;
   fid_ep* ep_ = nullptr;

@@ -2,6 +2,8 @@
 // with FI_SOURCE, large messages through small rings, tagged messages, RMA
 // and atomics, blocking reads woken by the peer's doorbell, and the
 // segments: private to the user and gone after close.
+#include <netinet/in.h>
+#include <poll.h>
 #include <rdma/fabric.h>
 #include <rdma/fi_atomic.h>
 #include <rdma/fi_cm.h>
@@ -11,8 +13,6 @@
 #include <rdma/fi_ext.h>
 #include <rdma/fi_rma.h>
 #include <rdma/fi_tagged.h>
-#include <netinet/in.h>
-#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -29,20 +29,17 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "fabric/api/core/address.h"
-#include "fabric/providers/shm/shm_names.h"
-#include "fabric/providers/tcp/loopback_testing.h"
 #include "fabric/api/config/log_capture.h"
+#include "fabric/api/core/address.h"
+#include "fabric/fixtures/loopback.h"
+#include "fabric/providers/shm/shm_names.h"
 #include "gtest/gtest.h"
 
 namespace fabric {
 namespace {
 
-struct End {
-  fid_cq* cq = nullptr;  // transmit and receive
-  fid_ep* ep = nullptr;
-  fi_addr_t addr = FI_ADDR_NOTAVAIL;
-};
+// One CQ each, for both directions (cq).
+using End = fixtures::AvEndpoint;
 
 // The /dev/shm entries of this user whose names start with `prefix`.
 std::vector<std::string> ShmFiles(const std::string& prefix) {
@@ -58,12 +55,12 @@ std::vector<std::string> ShmFiles(const std::string& prefix) {
 class ShmRdmTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    ASSERT_EQ(tcp::OpenLoopbackDomain(
+    ASSERT_EQ(fixtures::OpenLoopbackDomain(
                   FI_EP_RDM,
                   FI_MSG | FI_TAGGED | FI_RMA | FI_ATOMIC | FI_SOURCE |
                       FI_DIRECTED_RECV,
                   [this](fi_info* hints) {
-                    tcp::UseShm(hints, data_progress_);
+                    fixtures::UseShm(hints, data_progress_);
                     hints->domain_attr->mr_mode =
                         FI_MR_VIRT_ADDR | FI_MR_PROV_KEY;
                     hints->domain_attr->av_type = FI_AV_TABLE;
@@ -77,48 +74,28 @@ class ShmRdmTest : public ::testing::Test {
   }
 
   void Open(End* end) {
-    fi_cq_attr cq_attr = {};
-    cq_attr.format = FI_CQ_FORMAT_TAGGED;
-    cq_attr.wait_obj = FI_WAIT_UNSPEC;
-    ASSERT_EQ(fi_cq_open(loopback_.domain, &cq_attr, &end->cq, nullptr), 0);
-    ASSERT_EQ(fi_endpoint(loopback_.domain, loopback_.info, &end->ep, nullptr),
+    fixtures::AvEndpointOptions options;
+    options.cq_wait = FI_WAIT_UNSPEC;
+    ASSERT_EQ(fixtures::OpenAvEndpoint(loopback_.domain, loopback_.info, av_,
+                                       options, end),
               0);
-    ASSERT_EQ(fi_ep_bind(end->ep, &av_->fid, 0), 0);
-    ASSERT_EQ(fi_ep_bind(end->ep, &end->cq->fid, FI_TRANSMIT | FI_RECV), 0);
-    ASSERT_EQ(fi_enable(end->ep), 0);
-    sockaddr_in name = {};
-    size_t len = sizeof(name);
-    ASSERT_EQ(fi_getname(&end->ep->fid, &name, &len), 0);
-    ASSERT_EQ(fi_av_insert(av_, &name, 1, &end->addr, 0, nullptr), 1);
   }
 
-  void CloseEnd(End* end) {
-    if (end->ep != nullptr) EXPECT_EQ(fi_close(&end->ep->fid), 0);
-    if (end->cq != nullptr) EXPECT_EQ(fi_close(&end->cq->fid), 0);
-    *end = End();
-  }
+  void CloseEnd(End* end) { EXPECT_EQ(fixtures::CloseAvEndpoint(end), 0); }
 
   void TearDown() override {
     CloseEnd(&a_);
     CloseEnd(&b_);
     if (av_ != nullptr) EXPECT_EQ(fi_close(&av_->fid), 0);
-    EXPECT_EQ(tcp::CloseLoopbackDomain(&loopback_), 0);
+    EXPECT_EQ(fixtures::CloseLoopbackDomain(&loopback_), 0);
   }
 
   // Reads `cq`, advancing the other endpoint's CQ too, until it has an
   // entry or an error; 1, -FI_EAVAIL, or -FI_EAGAIN after 10 s.
   ssize_t Wait(fid_cq* cq, fi_cq_tagged_entry* entry,
                fi_addr_t* source = nullptr) {
-    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-    fi_addr_t from;
-    while (std::chrono::steady_clock::now() < deadline) {
-      for (End* end : {&a_, &b_}) {
-        if (end->cq != nullptr && end->cq != cq) fi_cq_read(end->cq, nullptr, 0);
-      }
-      ssize_t rc = fi_cq_readfrom(cq, entry, 1, source ? source : &from);
-      if (rc != -FI_EAGAIN) return rc;
-    }
-    return -FI_EAGAIN;
+    return fixtures::WaitForCompletion(
+        cq, entry, source, std::chrono::seconds(10), {a_.cq, b_.cq});
   }
 
   // An endpoint in a domain of its own, whose AV holds b_: its calls
@@ -159,7 +136,7 @@ class ShmRdmTest : public ::testing::Test {
   }
 
   fi_progress data_progress_ = FI_PROGRESS_UNSPEC;  // the provider's default
-  tcp::LoopbackDomain loopback_;
+  fixtures::LoopbackDomain loopback_;
   fid_av* av_ = nullptr;
   End a_, b_;
 };

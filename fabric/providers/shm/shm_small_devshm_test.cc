@@ -27,7 +27,7 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
-#include "fabric/providers/tcp/loopback_testing.h"
+#include "fabric/fixtures/loopback.h"
 #include "gtest/gtest.h"
 
 namespace {
@@ -45,7 +45,7 @@ bool MountSmallDevShm(int kib) {
 // Two tcp RDM endpoints on 127.0.0.1 (local paths through shm, the
 // default) and b's address in their AV.
 struct TcpPair {
-  fabric::tcp::LoopbackDomain loopback;
+  fabric::fixtures::LoopbackDomain loopback;
   fid_av* av = nullptr;
   fid_cq* cq = nullptr;
   fid_ep* a = nullptr;
@@ -56,16 +56,16 @@ struct TcpPair {
 // Opens `pair`; 0 or the failing step.
 int OpenTcpPair(TcpPair* pair) {
   fi_cq_attr cq_attr = {};
-  if (fabric::tcp::OpenLoopbackDomain(
+  if (fabric::fixtures::OpenLoopbackDomain(
           FI_EP_RDM, FI_MSG, [](fi_info*) {}, &pair->loopback) != 0 ||
-      fabric::tcp::OpenTableAv(pair->loopback.domain, &pair->av) != 0 ||
+      fabric::fixtures::OpenTableAv(pair->loopback.domain, &pair->av) != 0 ||
       fi_cq_open(pair->loopback.domain, &cq_attr, &pair->cq, nullptr) != 0) {
     return 1;
   }
   for (fid_ep** ep : {&pair->a, &pair->b}) {
-    if (fabric::tcp::OpenBoundEndpoint(pair->loopback.domain,
-                                       pair->loopback.info, pair->av, pair->cq,
-                                       ep) != 0) {
+    if (fabric::fixtures::OpenBoundEndpoint(pair->loopback.domain,
+                                            pair->loopback.info, pair->av,
+                                            pair->cq, ep) != 0) {
       return 2;
     }
   }
@@ -99,7 +99,7 @@ int CloseTcpPair(TcpPair* pair) {
        {&pair->a->fid, &pair->b->fid, &pair->cq->fid, &pair->av->fid}) {
     if (fi_close(object) != 0) return 1;
   }
-  return fabric::tcp::CloseLoopbackDomain(&pair->loopback);
+  return fabric::fixtures::CloseLoopbackDomain(&pair->loopback);
 }
 
 fi_info* ShmHints() {

@@ -25,7 +25,7 @@
 #include <string>
 #include <vector>
 
-#include "fabric/providers/tcp/loopback_testing.h"
+#include "fabric/fixtures/loopback.h"
 
 namespace {
 
@@ -89,8 +89,9 @@ int main(int argc, char** argv) {
       fi_getinfo(FI_VERSION(1, 18), argv[3], nullptr, FI_SOURCE, hints, &info);
   fi_freeinfo(hints);
   if (rc != 0) return Fail("fi_getinfo", rc);
-  fabric::tcp::RdmEndpoint rdm;
-  if ((rc = fabric::tcp::OpenRdmEndpoint(info, FI_CQ_FORMAT_TAGGED, &rdm)) != 0) {
+  fabric::fixtures::RdmEndpoint rdm;
+  if ((rc = fabric::fixtures::OpenRdmEndpoint(info, FI_CQ_FORMAT_TAGGED,
+                                              &rdm)) != 0) {
     return Fail("opening the endpoint", rc);
   }
   fid_av* av = rdm.av;
@@ -138,7 +139,7 @@ int main(int argc, char** argv) {
     fprintf(stderr, "local_path_peer: got '%s'\n", done);
     return 1;
   }
-  fabric::tcp::CloseRdmEndpoint(&rdm);
+  fabric::fixtures::CloseRdmEndpoint(&rdm);
   fi_freeinfo(info);
   printf("ok\n");
   return 0;

@@ -16,7 +16,7 @@
 #include <functional>
 #include <string>
 
-#include "fabric/providers/tcp/loopback_testing.h"
+#include "fabric/fixtures/loopback.h"
 
 namespace fabric {
 namespace tcp {
@@ -55,7 +55,7 @@ class ScaleDomain {
   fid_cq* cq() const { return cq_; }
 
  private:
-  LoopbackDomain loopback_;  // info, fabric and domain
+  fixtures::LoopbackDomain loopback_;  // info, fabric and domain
   fid_av* av_ = nullptr;
   fid_cq* cq_ = nullptr;
 };

@@ -17,7 +17,7 @@
 #include <functional>
 #include <string>
 
-#include "fabric/providers/tcp/loopback_testing.h"
+#include "fabric/fixtures/loopback.h"
 #include "gtest/gtest.h"
 
 namespace {
@@ -121,7 +121,7 @@ class SrxPeerTest : public ::testing::TestWithParam<std::string> {
                   .free_entry = Free};
     owner_.srx.owner_ops = &owner_.ops;
     std::string provider = GetParam();
-    ASSERT_EQ(fabric::tcp::OpenLoopbackDomain(
+    ASSERT_EQ(fabric::fixtures::OpenLoopbackDomain(
                   FI_EP_RDM, FI_MSG | FI_TAGGED | FI_SOURCE,
                   [provider](fi_info* hints) {
                     hints->domain_attr->data_progress = FI_PROGRESS_MANUAL;
@@ -132,7 +132,7 @@ class SrxPeerTest : public ::testing::TestWithParam<std::string> {
                   &loopback_),
               0);
     fid_domain* domain = loopback_.domain;
-    ASSERT_EQ(fabric::tcp::OpenTableAv(domain, &av_), 0);
+    ASSERT_EQ(fabric::fixtures::OpenTableAv(domain, &av_), 0);
     context_ = {sizeof(context_), &owner_.srx};
     fi_rx_attr rx_attr = *loopback_.info->rx_attr;
     rx_attr.op_flags = FI_PEER;
@@ -163,7 +163,7 @@ class SrxPeerTest : public ::testing::TestWithParam<std::string> {
                         &peer_cq_->fid, &sender_cq_->fid, &av_->fid}) {
       EXPECT_EQ(fi_close(object), 0);
     }
-    EXPECT_EQ(fabric::tcp::CloseLoopbackDomain(&loopback_), 0);
+    EXPECT_EQ(fabric::fixtures::CloseLoopbackDomain(&loopback_), 0);
     EXPECT_TRUE(owner_.queued.empty());
   }
 
@@ -204,7 +204,7 @@ class SrxPeerTest : public ::testing::TestWithParam<std::string> {
 
   TestOwner owner_;
   fi_peer_srx_context context_ = {};
-  fabric::tcp::LoopbackDomain loopback_;
+  fabric::fixtures::LoopbackDomain loopback_;
   fid_av* av_ = nullptr;
   fid_ep* srx_ep_ = nullptr;
   fid_cq* peer_cq_ = nullptr;
@@ -329,9 +329,10 @@ TEST_P(SrxPeerTest, ThePeerSrxPostsNothingAndOutlivesItsEndpoints) {
 // fi_srx_context's arguments (fi_peer(3): -FI_EINVAL for a malformed peer
 // context or a provider that cannot be a peer).
 TEST(SrxContextTest, BadArgumentsAreRefused) {
-  fabric::tcp::LoopbackDomain tcp;
-  ASSERT_EQ(fabric::tcp::OpenLoopbackDomain(FI_EP_RDM, FI_MSG, nullptr, &tcp),
-            0);
+  fabric::fixtures::LoopbackDomain tcp;
+  ASSERT_EQ(
+      fabric::fixtures::OpenLoopbackDomain(FI_EP_RDM, FI_MSG, nullptr, &tcp),
+      0);
   TestOwner owner;
   owner.ops = {.size = sizeof(fi_ops_srx_owner),
                .get_msg = GetMsg,
@@ -368,11 +369,11 @@ TEST(SrxContextTest, BadArgumentsAreRefused) {
   EXPECT_EQ(srx->fid.fclass, FI_CLASS_SRX_CTX);
   EXPECT_EQ(fi_close(&srx->fid), 0);
   srx = nullptr;
-  EXPECT_EQ(fabric::tcp::CloseLoopbackDomain(&tcp), 0);
+  EXPECT_EQ(fabric::fixtures::CloseLoopbackDomain(&tcp), 0);
 
   // udp's endpoints cannot take buffers from an owner.
-  fabric::tcp::LoopbackDomain udp;
-  ASSERT_EQ(fabric::tcp::OpenLoopbackDomain(
+  fabric::fixtures::LoopbackDomain udp;
+  ASSERT_EQ(fabric::fixtures::OpenLoopbackDomain(
                 FI_EP_DGRAM, FI_MSG,
                 [](fi_info* hints) {
                   free(hints->fabric_attr->prov_name);
@@ -390,7 +391,7 @@ TEST(SrxContextTest, BadArgumentsAreRefused) {
   fi_tx_attr tx_attr = {};
   EXPECT_EQ(fi_stx_context(udp.domain, &tx_attr, &stx, nullptr), -FI_ENOSYS);
   EXPECT_EQ(fi_stx_context(udp.domain, nullptr, &stx, nullptr), -FI_EINVAL);
-  EXPECT_EQ(fabric::tcp::CloseLoopbackDomain(&udp), 0);
+  EXPECT_EQ(fabric::fixtures::CloseLoopbackDomain(&udp), 0);
 }
 
 INSTANTIATE_TEST_SUITE_P(Providers, SrxPeerTest,

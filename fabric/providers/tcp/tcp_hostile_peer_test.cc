@@ -19,8 +19,8 @@
 #include <cstring>
 #include <vector>
 
+#include "fabric/fixtures/loopback.h"
 #include "fabric/providers/stream/wire.h"
-#include "fabric/providers/tcp/loopback_testing.h"
 #include "fabric/providers/tcp/tcp_cm.h"
 #include "gtest/gtest.h"
 
@@ -33,7 +33,7 @@ constexpr auto kPatience = std::chrono::seconds(10);
 class TcpHostilePeerTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    ASSERT_EQ(OpenLoopbackDomain(
+    ASSERT_EQ(fixtures::OpenLoopbackDomain(
                   FI_EP_MSG, FI_MSG | FI_RMA | FI_ATOMIC,
                   [](fi_info* hints) {
                     hints->domain_attr->mr_mode =
@@ -68,7 +68,7 @@ class TcpHostilePeerTest : public ::testing::Test {
     if (pep_ != nullptr) EXPECT_EQ(fi_close(&pep_->fid), 0);
     if (cq_ != nullptr) EXPECT_EQ(fi_close(&cq_->fid), 0);
     if (eq_ != nullptr) EXPECT_EQ(fi_close(&eq_->fid), 0);
-    EXPECT_EQ(CloseLoopbackDomain(&loopback_), 0);
+    EXPECT_EQ(fixtures::CloseLoopbackDomain(&loopback_), 0);
   }
 
   // The next EQ event (waiting up to 5 s); its entry in *entry.
@@ -172,7 +172,7 @@ class TcpHostilePeerTest : public ::testing::Test {
     return false;
   }
 
-  LoopbackDomain loopback_;
+  fixtures::LoopbackDomain loopback_;
   fi_info* info_ = nullptr;  // loopback_'s, like fabric_ and domain_
   fid_fabric* fabric_ = nullptr;
   fid_domain* domain_ = nullptr;

@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "fabric/providers/tcp/loopback_testing.h"
+#include "fabric/fixtures/loopback.h"
 #include "fabric/providers/tcp/tcp_rdm_ep.h"
 #include "gtest/gtest.h"
 
@@ -34,7 +34,7 @@ class TcpLocalPathTest : public ::testing::Test {
  protected:
   void SetUp() override {
     unsetenv("FI_TCP_SHM");
-    ASSERT_EQ(OpenLoopbackDomain(
+    ASSERT_EQ(fixtures::OpenLoopbackDomain(
                   FI_EP_RDM,
                   FI_MSG | FI_TAGGED | FI_RMA | FI_SOURCE | FI_DIRECTED_RECV |
                       FI_MULTI_RECV,
@@ -44,7 +44,7 @@ class TcpLocalPathTest : public ::testing::Test {
                   },
                   &loopback_),
               0);
-    ASSERT_EQ(OpenTableAv(loopback_.domain, &av_), 0);
+    ASSERT_EQ(fixtures::OpenTableAv(loopback_.domain, &av_), 0);
   }
 
   void TearDown() override {
@@ -53,7 +53,7 @@ class TcpLocalPathTest : public ::testing::Test {
       EXPECT_EQ(fi_close(&end->cq->fid), 0);
     }
     EXPECT_EQ(fi_close(&av_->fid), 0);
-    EXPECT_EQ(CloseLoopbackDomain(&loopback_), 0);
+    EXPECT_EQ(fixtures::CloseLoopbackDomain(&loopback_), 0);
     unsetenv("FI_TCP_SHM");
   }
 
@@ -63,8 +63,8 @@ class TcpLocalPathTest : public ::testing::Test {
     fi_cq_attr cq_attr = {};
     cq_attr.format = FI_CQ_FORMAT_TAGGED;
     ASSERT_EQ(fi_cq_open(loopback_.domain, &cq_attr, &end->cq, nullptr), 0);
-    ASSERT_EQ(OpenBoundEndpoint(loopback_.domain, loopback_.info, av_, end->cq,
-                                &end->ep),
+    ASSERT_EQ(fixtures::OpenBoundEndpoint(loopback_.domain, loopback_.info, av_,
+                                          end->cq, &end->ep),
               0);
     opened_.push_back(end);
     char name[64];
@@ -96,7 +96,7 @@ class TcpLocalPathTest : public ::testing::Test {
     return local != nullptr ? local->Via(to.addr) : nullptr;
   }
 
-  LoopbackDomain loopback_;
+  fixtures::LoopbackDomain loopback_;
   fid_av* av_ = nullptr;
   End a_, b_, c_;  // the tests' endpoints, closed by TearDown once opened
   std::vector<End*> opened_;
@@ -334,8 +334,8 @@ class TcpLocalPathFormatTest
 TEST_P(TcpLocalPathFormatTest, EndpointsGoThroughShm) {
   unsetenv("FI_TCP_SHM");
   const auto [format, node] = GetParam();
-  LoopbackDomain loopback;
-  int rc = OpenLoopbackDomainAt(
+  fixtures::LoopbackDomain loopback;
+  int rc = fixtures::OpenLoopbackDomainAt(
       node, FI_EP_RDM, FI_MSG | FI_SOURCE,
       [format = format](fi_info* hints) { hints->addr_format = format; },
       &loopback);
@@ -344,7 +344,7 @@ TEST_P(TcpLocalPathFormatTest, EndpointsGoThroughShm) {
   }
   ASSERT_EQ(rc, 0);
   fid_av* av = nullptr;
-  ASSERT_EQ(OpenTableAv(loopback.domain, &av), 0);
+  ASSERT_EQ(fixtures::OpenTableAv(loopback.domain, &av), 0);
   fi_cq_attr cq_attr = {};
   cq_attr.format = FI_CQ_FORMAT_TAGGED;
   fid_cq* cq = nullptr;
@@ -352,8 +352,9 @@ TEST_P(TcpLocalPathFormatTest, EndpointsGoThroughShm) {
   fid_ep* ends[2] = {};
   fi_addr_t addrs[2] = {};
   for (int i = 0; i < 2; ++i) {
-    ASSERT_EQ(
-        OpenBoundEndpoint(loopback.domain, loopback.info, av, cq, &ends[i]), 0);
+    ASSERT_EQ(fixtures::OpenBoundEndpoint(loopback.domain, loopback.info, av,
+                                          cq, &ends[i]),
+              0);
     char name[128] = {};
     size_t len = sizeof(name);
     ASSERT_EQ(fi_getname(&ends[i]->fid, name, &len), 0);
@@ -378,7 +379,7 @@ TEST_P(TcpLocalPathFormatTest, EndpointsGoThroughShm) {
   for (fid_ep* ep : ends) EXPECT_EQ(fi_close(&ep->fid), 0);
   EXPECT_EQ(fi_close(&cq->fid), 0);
   EXPECT_EQ(fi_close(&av->fid), 0);
-  EXPECT_EQ(CloseLoopbackDomain(&loopback), 0);
+  EXPECT_EQ(fixtures::CloseLoopbackDomain(&loopback), 0);
 }
 
 INSTANTIATE_TEST_SUITE_P(

@@ -18,7 +18,7 @@
 #include <chrono>
 #include <vector>
 
-#include "fabric/providers/tcp/loopback_testing.h"
+#include "fabric/fixtures/loopback.h"
 #include "gtest/gtest.h"
 
 namespace {
@@ -49,7 +49,7 @@ ssize_t RecordEqWrite(fid_eq* eq, uint32_t event, const void* buf, size_t len,
 class TcpPeerEqDomainTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    ASSERT_EQ(fabric::tcp::OpenLoopbackDomain(
+    ASSERT_EQ(fabric::fixtures::OpenLoopbackDomain(
                   FI_EP_RDM, FI_MSG | FI_RMA,
                   [](fi_info* hints) {
                     hints->domain_attr->data_progress = FI_PROGRESS_MANUAL;
@@ -60,7 +60,7 @@ class TcpPeerEqDomainTest : public ::testing::Test {
               0);
   }
   void TearDown() override {
-    EXPECT_EQ(fabric::tcp::CloseLoopbackDomain(&loopback_), 0);
+    EXPECT_EQ(fabric::fixtures::CloseLoopbackDomain(&loopback_), 0);
   }
 
   // An AV of loopback_'s domain that reports inserts on `eq`; inserts one
@@ -84,7 +84,7 @@ class TcpPeerEqDomainTest : public ::testing::Test {
     ASSERT_EQ(fi_close(&av->fid), 0);
   }
 
-  fabric::tcp::LoopbackDomain loopback_;
+  fabric::fixtures::LoopbackDomain loopback_;
 };
 
 TEST_F(TcpPeerEqDomainTest, APeerEqHandsEventsAndErrorsToOurEq) {

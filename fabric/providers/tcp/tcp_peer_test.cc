@@ -18,7 +18,7 @@
 #include <string>
 #include <vector>
 
-#include "fabric/providers/tcp/loopback_testing.h"
+#include "fabric/fixtures/loopback.h"
 #include "fabric/providers/util/av.h"
 #include "fabric/providers/util/av_set.h"
 #include "fabric/providers/util/cq.h"
@@ -62,7 +62,7 @@ class TcpPeerTest : public ::testing::Test {
                   .write = RecordWrite,
                   .writeerr = RecordWriteErr};
     owner_.fid.owner_ops = &owner_.ops;
-    ASSERT_EQ(fabric::tcp::OpenLoopbackDomain(
+    ASSERT_EQ(fabric::fixtures::OpenLoopbackDomain(
                   FI_EP_RDM, FI_MSG | FI_SOURCE,
                   [](fi_info* hints) {
                     hints->domain_attr->data_progress = FI_PROGRESS_MANUAL;
@@ -88,7 +88,7 @@ class TcpPeerTest : public ::testing::Test {
                          static_cast<void*>(av_)}) {
       if (object != nullptr) EXPECT_EQ(fi_close(static_cast<fid*>(object)), 0);
     }
-    EXPECT_EQ(fabric::tcp::CloseLoopbackDomain(&loopback_), 0);
+    EXPECT_EQ(fabric::fixtures::CloseLoopbackDomain(&loopback_), 0);
   }
 
   // Opens peer_cq_ importing `owner`, and the two endpoints: peer_ep_ on
@@ -130,7 +130,7 @@ class TcpPeerTest : public ::testing::Test {
 
   TestOwner owner_;
   fi_peer_cq_context peer_context_ = {};
-  fabric::tcp::LoopbackDomain loopback_;
+  fabric::fixtures::LoopbackDomain loopback_;
   fi_info* info_ = nullptr;      // loopback_'s
   fid_domain* domain_ = nullptr;  // loopback_'s
   fid_av* av_ = nullptr;

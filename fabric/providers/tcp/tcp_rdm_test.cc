@@ -53,7 +53,7 @@ TEST_F(TcpRdmManualTest, AReceivePostedWhileAMessageArrivesTakesIt) {
   };
   fi_cq_tagged_entry entry;
   for (int i = 0; i < 100000 && !arriving(); ++i) {
-    fi_cq_read(a_.tx_cq, &entry, 1);
+    fi_cq_read(a_.cq, &entry, 1);
     fi_cq_read(b_.rx_cq, &entry, 1);
   }
   ASSERT_TRUE(arriving());
@@ -65,7 +65,7 @@ TEST_F(TcpRdmManualTest, AReceivePostedWhileAMessageArrivesTakesIt) {
   ASSERT_EQ(fi_trecv(b_.ep, small, sizeof(small), nullptr, FI_ADDR_UNSPEC, 5,
                      0, small),
             0);
-  for (int i = 0; i < 100000 && fi_cq_read(a_.tx_cq, &entry, 1) != 1; ++i) {
+  for (int i = 0; i < 100000 && fi_cq_read(a_.cq, &entry, 1) != 1; ++i) {
     fi_cq_read(b_.rx_cq, nullptr, 0);
   }
   ASSERT_EQ(Wait(b_.rx_cq, &entry), 1);
@@ -108,7 +108,7 @@ TEST_F(TcpRdmManualTest, SendsThatFillTheStreamArriveWholeAndInOrder) {
       if (rc != -FI_EAGAIN) break;
       // Only once transmits queue behind a stream that takes no more.
       ++refused;
-      if (fi_cq_read(a_.tx_cq, &entry, 1) == 1) ++completions;
+      if (fi_cq_read(a_.cq, &entry, 1) == 1) ++completions;
     }
     ASSERT_EQ(rc, 0) << "message " << i;
   }
@@ -125,10 +125,10 @@ TEST_F(TcpRdmManualTest, SendsThatFillTheStreamArriveWholeAndInOrder) {
         << "message " << i;
   }
   while (completions < kMessages - kMessages / 4) {
-    ASSERT_EQ(Wait(a_.tx_cq, &entry), 1);
+    ASSERT_EQ(Wait(a_.cq, &entry), 1);
     ++completions;
   }
-  EXPECT_EQ(fi_cq_read(a_.tx_cq, &entry, 1), -FI_EAGAIN);
+  EXPECT_EQ(fi_cq_read(a_.cq, &entry, 1), -FI_EAGAIN);
 }
 
 class TcpRdmWaitFdTest : public TcpRdmTest {
@@ -218,13 +218,13 @@ TEST_F(TcpRdmTest, AFailedConnectFailsItsSendsAndALaterSendConnects) {
   ASSERT_GE(accepted, 0);
   close(accepted);
   close(listener);
-  ExpectRefused(a_.tx_cq, &first);
-  ExpectRefused(a_.tx_cq, &second);
+  ExpectRefused(a_.cq, &first);
+  ExpectRefused(a_.cq, &second);
   // Nothing listens there now. The kernel refuses the connect inside the
   // call or later, in progress.
   ssize_t rc = fi_send(a_.ep, "3", 2, nullptr, addr, &third);
   if (rc == 0) {
-    ExpectRefused(a_.tx_cq, &third);
+    ExpectRefused(a_.cq, &third);
   } else {
     EXPECT_EQ(rc, -FI_ECONNREFUSED);
   }
@@ -256,11 +256,11 @@ TEST_F(TcpRdmTest, AConnectThatNeverFinishesTimesOut) {
   ssize_t rc = -FI_EAGAIN;
   while (rc == -FI_EAGAIN && std::chrono::steady_clock::now() - start <
                                  std::chrono::seconds(15)) {
-    rc = fi_cq_read(a_.tx_cq, &entry, 1);
+    rc = fi_cq_read(a_.cq, &entry, 1);
   }
   ASSERT_EQ(rc, -FI_EAVAIL);
   fi_cq_err_entry error = {};
-  ASSERT_EQ(fi_cq_readerr(a_.tx_cq, &error, 0), 1);
+  ASSERT_EQ(fi_cq_readerr(a_.cq, &error, 0), 1);
   EXPECT_EQ(error.err, FI_ETIMEDOUT);
   EXPECT_EQ(error.op_context, &context);
   // Not before the provider's connect timeout (5 s, tcp_rdm_ep.h).
@@ -286,8 +286,8 @@ TEST_F(TcpRdmTest, APeerWithAnotherKeyRefusesTheConnection) {
   int first, second;
   ASSERT_EQ(fi_send(a_.ep, "1", 2, nullptr, c.addr, &first), 0);
   ASSERT_EQ(fi_send(a_.ep, "2", 2, nullptr, c.addr, &second), 0);
-  ExpectRefused(a_.tx_cq, &first);
-  ExpectRefused(a_.tx_cq, &second);
+  ExpectRefused(a_.cq, &first);
+  ExpectRefused(a_.cq, &second);
   fi_cq_tagged_entry entry;
   EXPECT_EQ(fi_cq_read(c.rx_cq, &entry, 1), -FI_EAGAIN);
   CloseEnd(&c);
@@ -325,13 +325,13 @@ TEST_F(TcpRdmTest, RmaWriteAndReadThroughTheAv) {
                      fi_mr_key(mr), nullptr),
             0);
   fi_cq_tagged_entry entry;
-  ASSERT_EQ(Wait(a_.tx_cq, &entry), 1);
+  ASSERT_EQ(Wait(a_.cq, &entry), 1);
   EXPECT_EQ(target, out);
   std::vector<char> back(100);
   ASSERT_EQ(fi_read(a_.ep, back.data(), back.size(), nullptr, b_.addr,
                     addr + 10, fi_mr_key(mr), nullptr),
             0);
-  ASSERT_EQ(Wait(a_.tx_cq, &entry), 1);
+  ASSERT_EQ(Wait(a_.cq, &entry), 1);
   EXPECT_EQ(back, std::vector<char>(100, 'r'));
   EXPECT_EQ(fi_close(&mr->fid), 0);
 }
@@ -349,7 +349,7 @@ TEST_F(TcpRdmTest, AtomicsThroughTheAv) {
                       FI_INT64, FI_SUM, &context),
             0);
   fi_cq_tagged_entry entry;
-  ASSERT_EQ(Wait(a_.tx_cq, &entry), 1);
+  ASSERT_EQ(Wait(a_.cq, &entry), 1);
   EXPECT_EQ(entry.op_context, &context);
   EXPECT_EQ(entry.flags, FI_ATOMIC | FI_WRITE);
   EXPECT_EQ(target[0], 42);
@@ -360,7 +360,7 @@ TEST_F(TcpRdmTest, AtomicsThroughTheAv) {
                               &old, nullptr, a_.addr, addr, fi_mr_key(mr),
                               FI_INT64, FI_CSWAP, nullptr),
             0);
-  ASSERT_EQ(Wait(b_.tx_cq, &entry), 1);
+  ASSERT_EQ(Wait(b_.cq, &entry), 1);
   EXPECT_EQ(entry.flags, FI_ATOMIC | FI_READ);
   EXPECT_EQ(old, 42);
   EXPECT_EQ(target[0], 7);
@@ -383,9 +383,9 @@ TEST_F(TcpRdmTest, APeerThatGoesAwayIsReachedAgainWhenItIsBack) {
   for (int i = 0; i < 1000 && rc != -FI_ECONNREFUSED; ++i) {
     rc = fi_send(a_.ep, "2", 2, nullptr, b_addr, nullptr);
     if (rc != 0) continue;
-    rc = Wait(a_.tx_cq, &entry);  // 1: written before a noticed
+    rc = Wait(a_.cq, &entry);  // 1: written before a noticed
     fi_cq_err_entry error = {};
-    if (rc == -FI_EAVAIL && fi_cq_readerr(a_.tx_cq, &error, 0) == 1) {
+    if (rc == -FI_EAVAIL && fi_cq_readerr(a_.cq, &error, 0) == 1) {
       rc = -error.err;
     }
   }
@@ -480,7 +480,7 @@ TEST_F(TcpRdmTest, BadAddressesAndStates) {
   fid_ep* ep = nullptr;
   ASSERT_EQ(fi_endpoint(domain_, info_, &ep, nullptr), 0);
   EXPECT_EQ(fi_enable(ep), -FI_ENOCQ);
-  ASSERT_EQ(fi_ep_bind(ep, &a_.tx_cq->fid, FI_TRANSMIT | FI_RECV), 0);
+  ASSERT_EQ(fi_ep_bind(ep, &a_.cq->fid, FI_TRANSMIT | FI_RECV), 0);
   EXPECT_EQ(fi_enable(ep), -FI_ENOAV);
   EXPECT_EQ(fi_send(ep, "x", 2, nullptr, b_.addr, nullptr), -FI_EOPBADSTATE);
   EXPECT_EQ(fi_connect(ep, nullptr, nullptr, 0), -FI_ENOSYS);

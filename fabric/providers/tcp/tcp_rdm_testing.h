@@ -29,7 +29,7 @@
 #include <string>
 #include <vector>
 
-#include "fabric/providers/tcp/loopback_testing.h"
+#include "fabric/fixtures/loopback.h"
 #include "fabric/providers/tcp/tcp_rdm_ep.h"
 #include "gtest/gtest.h"
 
@@ -68,17 +68,12 @@ inline std::vector<char> Payload(int side, int index) {
   return data;
 }
 
-struct RdmEnd {
-  fid_cq* tx_cq = nullptr;
-  fid_cq* rx_cq = nullptr;
-  fid_ep* ep = nullptr;
-  fi_addr_t addr = FI_ADDR_NOTAVAIL;  // its entry in the AV
-};
+using RdmEnd = fixtures::AvEndpoint;
 
 class TcpRdmTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    ASSERT_EQ(tcp::OpenLoopbackDomain(
+    ASSERT_EQ(fixtures::OpenLoopbackDomain(
                   FI_EP_RDM,
                   FI_MSG | FI_TAGGED | FI_RMA | FI_ATOMIC | FI_SOURCE |
                       FI_SOURCE_ERR | FI_DIRECTED_RECV,
@@ -101,24 +96,12 @@ class TcpRdmTest : public ::testing::Test {
   // Opens `end` at `name` (already in the AV), or at a fresh address it
   // inserts into the AV.
   void Open(RdmEnd* end, const sockaddr_in* name = nullptr) {
-    fi_cq_attr cq_attr = {};
-    cq_attr.format = FI_CQ_FORMAT_TAGGED;
-    cq_attr.wait_obj = cq_wait_;
-    ASSERT_EQ(fi_cq_open(domain_, &cq_attr, &end->tx_cq, nullptr), 0);
-    ASSERT_EQ(fi_cq_open(domain_, &cq_attr, &end->rx_cq, nullptr), 0);
-    ASSERT_EQ(fi_endpoint(domain_, info_, &end->ep, nullptr), 0);
-    if (name != nullptr) {
-      ASSERT_EQ(fi_setname(&end->ep->fid, const_cast<sockaddr_in*>(name),
-                           sizeof(*name)),
-                0);
-    }
-    ASSERT_EQ(fi_ep_bind(end->ep, &av_->fid, 0), 0);
-    ASSERT_EQ(fi_ep_bind(end->ep, &end->tx_cq->fid, FI_TRANSMIT), 0);
-    ASSERT_EQ(fi_ep_bind(end->ep, &end->rx_cq->fid, FI_RECV), 0);
-    ASSERT_EQ(fi_enable(end->ep), 0);
-    if (name != nullptr) return;
-    sockaddr_in own = Name(*end);
-    ASSERT_EQ(fi_av_insert(av_, &own, 1, &end->addr, 0, nullptr), 1);
+    fixtures::AvEndpointOptions options;
+    options.cq_wait = cq_wait_;
+    options.separate_cqs = true;
+    options.name = name;
+    options.name_len = sizeof(*name);
+    ASSERT_EQ(fixtures::OpenAvEndpoint(domain_, info_, av_, options, end), 0);
   }
 
   static sockaddr_in Name(const RdmEnd& end) {
@@ -128,36 +111,21 @@ class TcpRdmTest : public ::testing::Test {
     return name;
   }
 
-  void CloseEnd(RdmEnd* end) {
-    for (fid* object : {end->ep ? &end->ep->fid : nullptr,
-                        end->tx_cq ? &end->tx_cq->fid : nullptr,
-                        end->rx_cq ? &end->rx_cq->fid : nullptr}) {
-      if (object != nullptr) EXPECT_EQ(fi_close(object), 0);
-    }
-    *end = RdmEnd();
-  }
+  void CloseEnd(RdmEnd* end) { EXPECT_EQ(fixtures::CloseAvEndpoint(end), 0); }
 
   void TearDown() override {
     CloseEnd(&a_);
     CloseEnd(&b_);
     if (av_ != nullptr) EXPECT_EQ(fi_close(&av_->fid), 0);
-    EXPECT_EQ(tcp::CloseLoopbackDomain(&loopback_), 0);
+    EXPECT_EQ(fixtures::CloseLoopbackDomain(&loopback_), 0);
   }
 
   // Advances both endpoints (their domain) until `cq` has an entry or an
   // error; 1, -FI_EAVAIL, or -FI_EAGAIN after 5 s.
   ssize_t Wait(fid_cq* cq, fi_cq_tagged_entry* entry,
                fi_addr_t* source = nullptr) {
-    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
-    fi_addr_t from;
-    while (std::chrono::steady_clock::now() < deadline) {
-      for (RdmEnd* end : {&a_, &b_}) {
-        if (end->rx_cq != nullptr) fi_cq_read(end->rx_cq, nullptr, 0);
-      }
-      ssize_t rc = fi_cq_readfrom(cq, entry, 1, source ? source : &from);
-      if (rc != -FI_EAGAIN) return rc;
-    }
-    return -FI_EAGAIN;
+    return fixtures::WaitForCompletion(
+        cq, entry, source, std::chrono::seconds(5), {a_.rx_cq, b_.rx_cq});
   }
 
   // Both endpoints send first at the same moment (both sends before any
@@ -200,7 +168,7 @@ class TcpRdmTest : public ::testing::Test {
                              out[side][i].size(), nullptr, dest, nullptr)) ==
                -FI_EAGAIN) {
           for (int s = 0; s < 2; ++s) {
-            int drained = DrainTx(ends[s]->tx_cq);
+            int drained = DrainTx(ends[s]->cq);
             ASSERT_GE(drained, 0);
             sent[s] += drained;
           }
@@ -211,7 +179,7 @@ class TcpRdmTest : public ::testing::Test {
     fi_cq_tagged_entry entry;
     for (int side = 0; side < 2; ++side) {
       while (sent[side] < kMessages) {
-        ASSERT_EQ(Wait(ends[side]->tx_cq, &entry), 1);
+        ASSERT_EQ(Wait(ends[side]->cq, &entry), 1);
         ++sent[side];
       }
     }
@@ -227,7 +195,7 @@ class TcpRdmTest : public ::testing::Test {
       }
     }
     for (RdmEnd* end : ends) {
-      EXPECT_EQ(fi_cq_read(end->tx_cq, &entry, 1), -FI_EAGAIN);
+      EXPECT_EQ(fi_cq_read(end->cq, &entry, 1), -FI_EAGAIN);
       EXPECT_EQ(fi_cq_read(end->rx_cq, &entry, 1), -FI_EAGAIN);
     }
     EXPECT_EQ(EstablishedSocketsOn(port_a, port_b), 2);  // one connection
@@ -244,7 +212,7 @@ class TcpRdmTest : public ::testing::Test {
     ASSERT_EQ(fi_send(from.ep, text, strlen(text) + 1, nullptr, dest, &context),
               0);
     fi_cq_tagged_entry entry;
-    ASSERT_EQ(Wait(from.tx_cq, &entry), 1);
+    ASSERT_EQ(Wait(from.cq, &entry), 1);
     EXPECT_EQ(entry.op_context, &context);
     fi_addr_t source = FI_ADDR_NOTAVAIL;
     ASSERT_EQ(Wait(to.rx_cq, &entry, &source), 1);
@@ -296,7 +264,7 @@ class TcpRdmTest : public ::testing::Test {
 
   fi_progress data_progress_ = FI_PROGRESS_UNSPEC;  // the provider's default
   fi_wait_obj cq_wait_ = FI_WAIT_NONE;
-  tcp::LoopbackDomain loopback_;
+  fixtures::LoopbackDomain loopback_;
   fi_info* info_ = nullptr;       // loopback_'s
   fid_domain* domain_ = nullptr;  // loopback_'s
   fid_av* av_ = nullptr;

@@ -22,8 +22,8 @@
 #include <thread>
 #include <vector>
 
+#include "fabric/fixtures/loopback.h"
 #include "fabric/providers/stream/srx.h"
-#include "fabric/providers/tcp/loopback_testing.h"
 #include "fabric/providers/util/cq.h"
 #include "fabric/providers/util/peer_cq.h"
 #include "gtest/gtest.h"
@@ -32,7 +32,7 @@ namespace {
 
 // One provider's domain with an AV, and endpoints on it.
 struct Side {
-  fabric::tcp::LoopbackDomain loopback;
+  fabric::fixtures::LoopbackDomain loopback;
   fid_av* av = nullptr;
 };
 
@@ -50,7 +50,7 @@ class SrxOwnerPeerTest : public ::testing::TestWithParam<const char*> {
     for (auto [side, provider] :
          {std::pair{&owner_side_, tcp_owns ? "tcp" : "shm"},
           std::pair{&peer_side_, tcp_owns ? "shm" : "tcp"}}) {
-      ASSERT_EQ(fabric::tcp::OpenLoopbackDomain(
+      ASSERT_EQ(fabric::fixtures::OpenLoopbackDomain(
                     FI_EP_RDM, FI_MSG | FI_TAGGED | FI_SOURCE,
                     [provider = provider](fi_info* hints) {
                       hints->domain_attr->data_progress = FI_PROGRESS_MANUAL;
@@ -60,7 +60,8 @@ class SrxOwnerPeerTest : public ::testing::TestWithParam<const char*> {
                     },
                     &side->loopback),
                 0);
-      ASSERT_EQ(fabric::tcp::OpenTableAv(side->loopback.domain, &side->av), 0);
+      ASSERT_EQ(fabric::fixtures::OpenTableAv(side->loopback.domain, &side->av),
+                0);
     }
     Open(&owner_side_, &owner_, nullptr, nullptr);
     Open(&owner_side_, &owner_sender_, nullptr, nullptr);
@@ -110,7 +111,7 @@ class SrxOwnerPeerTest : public ::testing::TestWithParam<const char*> {
     }
     for (Side* side : {&peer_side_, &owner_side_}) {
       if (side->av != nullptr) EXPECT_EQ(fi_close(&side->av->fid), 0);
-      EXPECT_EQ(fabric::tcp::CloseLoopbackDomain(&side->loopback), 0);
+      EXPECT_EQ(fabric::fixtures::CloseLoopbackDomain(&side->loopback), 0);
     }
   }
 

@@ -15,8 +15,8 @@
 #include <set>
 #include <vector>
 
+#include "fabric/fixtures/loopback.h"
 #include "fabric/providers/stream/srx.h"
-#include "fabric/providers/tcp/loopback_testing.h"
 #include "gtest/gtest.h"
 
 namespace {
@@ -43,17 +43,17 @@ int RecordDiscard(fi_peer_rx_entry* entry) {
 class TcpSrxOwnerTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    ASSERT_EQ(fabric::tcp::OpenLoopbackDomain(
-                  FI_EP_RDM,
-                  FI_MSG | FI_TAGGED | FI_SOURCE | FI_MULTI_RECV |
-                      FI_DIRECTED_RECV,
-                  [](fi_info* hints) {
-                    hints->domain_attr->data_progress = FI_PROGRESS_MANUAL;
-                  },
-                  &loopback_),
-              0);
+    ASSERT_EQ(
+        fabric::fixtures::OpenLoopbackDomain(
+            FI_EP_RDM,
+            FI_MSG | FI_TAGGED | FI_SOURCE | FI_MULTI_RECV | FI_DIRECTED_RECV,
+            [](fi_info* hints) {
+              hints->domain_attr->data_progress = FI_PROGRESS_MANUAL;
+            },
+            &loopback_),
+        0);
     fid_domain* domain = loopback_.domain;
-    ASSERT_EQ(fabric::tcp::OpenTableAv(domain, &av_), 0);
+    ASSERT_EQ(fabric::fixtures::OpenTableAv(domain, &av_), 0);
     fi_cq_attr cq_attr = {};
     cq_attr.format = FI_CQ_FORMAT_TAGGED;
     ASSERT_EQ(fi_cq_open(domain, &cq_attr, &cq_, nullptr), 0);
@@ -82,7 +82,7 @@ class TcpSrxOwnerTest : public ::testing::Test {
                         &av_->fid}) {
       EXPECT_EQ(fi_close(object), 0);
     }
-    EXPECT_EQ(fabric::tcp::CloseLoopbackDomain(&loopback_), 0);
+    EXPECT_EQ(fabric::fixtures::CloseLoopbackDomain(&loopback_), 0);
   }
 
   // The peer's side of a message that finds no receive: -FI_ENOENT, then
@@ -116,7 +116,7 @@ class TcpSrxOwnerTest : public ::testing::Test {
     return false;
   }
 
-  fabric::tcp::LoopbackDomain loopback_;
+  fabric::fixtures::LoopbackDomain loopback_;
   fid_av* av_ = nullptr;
   fid_cq* cq_ = nullptr;
   fid_ep* owner_ep_ = nullptr;

@@ -12,6 +12,7 @@
 
 #include <chrono>
 
+#include "fabric/fixtures/loopback.h"
 #include "gtest/gtest.h"
 
 namespace fabric {
@@ -32,39 +33,23 @@ TEST(VerbsRdmTest, MessagesBetweenTwoRdmEndpoints) {
                  << "): no RDMA device with an ACTIVE port and an IPv4 "
                     "address";
   }
-  struct Rdm {
-    fid_fabric* fabric = nullptr;
-    fid_domain* domain = nullptr;
-    fid_av* av = nullptr;
-    fid_cq* cq = nullptr;
-    fid_ep* ep = nullptr;
-    fi_addr_t peer = FI_ADDR_NOTAVAIL;
-  } side[2];
-  for (Rdm& s : side) {
-    ASSERT_EQ(fi_fabric(info->fabric_attr, &s.fabric, nullptr), 0);
-    ASSERT_EQ(fi_domain(s.fabric, info, &s.domain, nullptr), 0);
-    fi_av_attr av_attr = {};
-    ASSERT_EQ(fi_av_open(s.domain, &av_attr, &s.av, nullptr), 0);
-    fi_cq_attr cq_attr = {};
-    cq_attr.format = FI_CQ_FORMAT_TAGGED;
-    ASSERT_EQ(fi_cq_open(s.domain, &cq_attr, &s.cq, nullptr), 0);
-    ASSERT_EQ(fi_endpoint(s.domain, info, &s.ep, nullptr), 0);
-    ASSERT_EQ(fi_ep_bind(s.ep, &s.av->fid, 0), 0);
-    ASSERT_EQ(fi_ep_bind(s.ep, &s.cq->fid, FI_TRANSMIT | FI_RECV), 0);
-    ASSERT_EQ(fi_enable(s.ep), 0);
+  fixtures::RdmEndpoint side[2];
+  fi_addr_t peer[2] = {FI_ADDR_NOTAVAIL, FI_ADDR_NOTAVAIL};
+  for (fixtures::RdmEndpoint& s : side) {
+    ASSERT_EQ(fixtures::OpenRdmEndpoint(info, FI_CQ_FORMAT_TAGGED, &s), 0);
   }
   for (int i = 0; i < 2; ++i) {
     char name[64];
     size_t len = sizeof(name);
     ASSERT_EQ(fi_getname(&side[1 - i].ep->fid, name, &len), 0);
-    ASSERT_EQ(fi_av_insert(side[i].av, name, 1, &side[i].peer, 0, nullptr), 1);
+    ASSERT_EQ(fi_av_insert(side[i].av, name, 1, &peer[i], 0, nullptr), 1);
   }
   char in[16] = {};
   ASSERT_EQ(fi_trecv(side[1].ep, in, sizeof(in), nullptr, FI_ADDR_UNSPEC, 7, 0,
                      nullptr),
             0);
-  ASSERT_EQ(
-      fi_tsend(side[0].ep, "over rc", 8, nullptr, side[0].peer, 7, nullptr), 0);
+  ASSERT_EQ(fi_tsend(side[0].ep, "over rc", 8, nullptr, peer[0], 7, nullptr),
+            0);
   int done = 0;
   fi_addr_t source = FI_ADDR_NOTAVAIL;
   const auto deadline =
@@ -81,14 +66,8 @@ TEST(VerbsRdmTest, MessagesBetweenTwoRdmEndpoints) {
   }
   EXPECT_EQ(done, 2);
   EXPECT_STREQ(in, "over rc");
-  EXPECT_EQ(source, side[1].peer);
-  for (Rdm& s : side) {
-    fi_close(&s.ep->fid);
-    fi_close(&s.cq->fid);
-    fi_close(&s.av->fid);
-    fi_close(&s.domain->fid);
-    fi_close(&s.fabric->fid);
-  }
+  EXPECT_EQ(source, peer[1]);
+  for (fixtures::RdmEndpoint& s : side) fixtures::CloseRdmEndpoint(&s);
   fi_freeinfo(info);
 }
 
