@@ -31,6 +31,10 @@
 #   --timeout S       limit for each process in seconds (default 60)
 #   --pin on|off      server on CPU 0, client on CPU 1 (default on, with 2
 #                     or more CPUs)
+#   --against FILE    the libfabric.so.1 to compare with instead of
+#                     Debian's: our own library built at another commit,
+#                     say (its ratios then read this tree / that one; the
+#                     goals do not apply)
 #
 # Pinning: HPC launchers pin ranks to cores, and without it the two
 # spinning processes may start on one CPU until the scheduler moves one.
@@ -60,6 +64,7 @@ programs=fi_pingpong,pingpong
 plot=
 timeout_s=60
 pin=on
+against=/usr/lib/x86_64-linux-gnu/libfabric.so.1
 
 usage() {
   sed -n '/^# Options:/,/^#$/p' "$0" | sed 's/^# \{0,1\}//' >&2
@@ -77,6 +82,7 @@ while [ $# -gt 0 ]; do
     --timeout) timeout_s=$2 ;;
     --pin) pin=$2 ;;
     --address) address=$2 ;;
+    --against) against=$2 ;;
     *) usage ;;
   esac
   shift 2
@@ -127,7 +133,7 @@ runfiles="${RUNFILES_DIR:-$0.runfiles}/fabric"
 [ -d "$runfiles" ] || runfiles="$PWD"
 pingpong_once="$runfiles/bench/pingpong_once.sh"
 ours_so=$(realpath "$runfiles/fabric/libfabric.so.1")
-theirs_so=$(realpath /usr/lib/x86_64-linux-gnu/libfabric.so.1)
+theirs_so=$(realpath "$against")
 declare -A program_path=(
   [fi_pingpong]=/usr/bin/fi_pingpong
   [pingpong]="$runfiles/apps/pingpong/pingpong_shared"

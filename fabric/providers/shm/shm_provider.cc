@@ -21,6 +21,7 @@
 #include "fabric/providers/util/fabric.h"
 #include "fabric/providers/util/info_template.h"
 #include "fabric/providers/util/ip_discovery.h"
+#include "fabric/providers/util/provider_setting.h"
 
 namespace fabric {
 namespace {
@@ -48,6 +49,17 @@ std::vector<IpInterface> ShmInterfaces() {
   return interfaces;
 }
 
+// FI_SHM_RING_SIZE.
+constexpr SizeSetting kRingSize = {
+    "ring_size", shm::kDefaultRingCapacity,
+    "Bytes of each ring of a connection: a power of two from 4096 to "
+    "67108864"};
+// FI_SHM_CMA.
+constexpr BoolSetting kCrossMemory = {
+    "cma", true,
+    "Copy large messages straight from the sender's memory with "
+    "cross-memory attach (process_vm_readv) where the processes allow it"};
+
 class ShmProvider : public stream::OnStreamEngine<Provider> {
  public:
   ShmProvider() : OnStreamEngine(kShmName, kShmVersion) {
@@ -56,13 +68,8 @@ class ShmProvider : public stream::OnStreamEngine<Provider> {
     rdm_.domain.caps = (rdm_.domain.caps & ~FI_REMOTE_COMM) | FI_LOCAL_COMM;
     rdm_.info.caps = (rdm_.info.caps & ~FI_REMOTE_COMM) | FI_LOCAL_COMM;
     rdm_.tx.inject_size = 4096;
-    fi_param_define(c_provider(), "ring_size", FI_PARAM_SIZE_T,
-                    "Bytes of each ring of a connection: a power of two "
-                    "from 4096 to 67108864 (default 65536)");
-    fi_param_define(c_provider(), "cma", FI_PARAM_BOOL,
-                    "Copy large messages straight from the sender's memory "
-                    "with cross-memory attach (process_vm_readv) where the "
-                    "processes allow it (default: yes)");
+    kRingSize.Define(*this);
+    kCrossMemory.Define(*this);
   }
 
   int default_priority() const override { return 90; }
@@ -106,13 +113,9 @@ class ShmProvider : public stream::OnStreamEngine<Provider> {
   }
 
  private:
-  // FI_SHM_RING_SIZE, or the default when unset or invalid (logged).
+  // FI_SHM_RING_SIZE, or the default when invalid (logged).
   size_t RingSize() const {
-    size_t size = 0;
-    if (fi_param_get_size_t(const_cast<fi_provider*>(c_provider()),
-                            "ring_size", &size) != 0) {
-      return shm::kDefaultRingCapacity;
-    }
+    size_t size = kRingSize.Get(*this);
     if (size < shm::kMinRingCapacity || size > shm::kMaxRingCapacity ||
         (size & (size - 1)) != 0) {
       FI_WARN(c_provider(), FI_LOG_CORE,
@@ -125,12 +128,7 @@ class ShmProvider : public stream::OnStreamEngine<Provider> {
     return size;
   }
 
-  // FI_SHM_CMA, on unless set false.
-  bool CrossMemory() const {
-    int enabled = 1;
-    fi_param_get_bool(const_cast<fi_provider*>(c_provider()), "cma", &enabled);
-    return enabled != 0;
-  }
+  bool CrossMemory() const { return kCrossMemory.Get(*this); }
 
   // Segments left by processes that died, once per process.
   void ReclaimOnce() const {

@@ -10,6 +10,7 @@
 #include "fabric/providers/tcp/tcp_rdm_ep.h"
 #include "fabric/providers/util/info_template.h"
 #include "fabric/providers/util/ip_provider.h"
+#include "fabric/providers/util/provider_setting.h"
 
 namespace fabric {
 namespace {
@@ -17,16 +18,19 @@ namespace {
 // Version of the tcp provider: 1.18 with our own minor.
 constexpr uint32_t kTcpVersion = FI_VERSION(118, 0);
 
+// FI_TCP_SHM.
+constexpr BoolSetting kLocalPath = {
+    "shm", true,
+    "RDM endpoints reach peers on this host through the shm provider "
+    "(fi_peer(3)); 0 sends every peer over TCP"};
+
 class TcpProvider : public stream::OnStreamEngine<IpProvider> {
  public:
   explicit TcpProvider(const Provider* shm)
       : OnStreamEngine("tcp", kTcpVersion), shm_(shm) {
     stream::DescribeStreamEndpoint(FI_EP_RDM, &rdm_);
     stream::DescribeStreamEndpoint(FI_EP_MSG, &msg_);
-    fi_param_define(c_provider(), "shm", FI_PARAM_BOOL,
-                    "RDM endpoints reach peers on this host through the shm "
-                    "provider (fi_peer(3)); 0 sends every peer over TCP "
-                    "(default: yes)");
+    kLocalPath.Define(*this);
   }
 
   int default_priority() const override { return 100; }
@@ -60,9 +64,7 @@ class TcpProvider : public stream::OnStreamEngine<IpProvider> {
  private:
   // shm unless FI_TCP_SHM is 0 (or there is none).
   const Provider* LocalProvider() const {
-    int enabled = 1;
-    fi_param_get_bool(const_cast<fi_provider*>(c_provider()), "shm", &enabled);
-    return enabled != 0 ? shm_ : nullptr;
+    return kLocalPath.Get(*this) ? shm_ : nullptr;
   }
 
   const Provider* shm_;

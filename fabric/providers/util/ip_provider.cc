@@ -10,28 +10,21 @@
 #include "fabric/providers/util/fabric.h"
 #include "fabric/providers/util/interfaces.h"
 #include "fabric/providers/util/ip_discovery.h"
+#include "fabric/providers/util/provider_setting.h"
 
 namespace fabric {
 namespace {
 
-// FI_<PROV>_IFACE: a comma-separated list of interfaces to use.
-std::string IfaceParam(const Provider& provider) {
-  char* value = nullptr;
-  if (fi_param_get_str(const_cast<fi_provider*>(provider.c_provider()),
-                       "iface", &value) == 0 &&
-      value != nullptr) {
-    return value;
-  }
-  return "";
-}
+// FI_<PROV>_IFACE.
+constexpr StringSetting kIface = {
+    "iface", "every interface that is up",
+    "Comma-separated list of network interfaces to use"};
 
 }  // namespace
 
 IpProvider::IpProvider(const char* name, uint32_t version)
     : Provider(name, version) {
-  fi_param_define(c_provider(), "iface", FI_PARAM_STRING,
-                  "Comma-separated list of network interfaces to use "
-                  "(default: every interface that is up)");
+  kIface.Define(*this);
 }
 
 InfoPtr IpProvider::DefaultInfo() const {
@@ -40,7 +33,7 @@ InfoPtr IpProvider::DefaultInfo() const {
 
 absl::StatusOr<InfoList> IpProvider::Discover(
     const GetInfoRequest& request) const {
-  std::string wanted = IfaceParam(*this);
+  std::string wanted = kIface.Get(*this);
   absl::StatusOr<std::vector<IpInterface>> interfaces =
       ListIpInterfaces(wanted);
   if (!interfaces.ok()) return interfaces.status();
@@ -57,7 +50,7 @@ absl::StatusOr<InfoList> IpProvider::Discover(
 int IpProvider::OpenFabric(const fi_fabric_attr& attr, fid_fabric** fabric,
                            void* context) const {
   absl::StatusOr<std::vector<IpInterface>> interfaces =
-      ListIpInterfaces(IfaceParam(*this));
+      ListIpInterfaces(kIface.Get(*this));
   if (!interfaces.ok()) return ToFiErrno(interfaces.status());
   for (const IpInterface& iface : *interfaces) {
     if (iface.network == attr.name) {
