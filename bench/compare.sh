@@ -64,7 +64,7 @@ programs=fi_pingpong,pingpong
 plot=
 timeout_s=60
 pin=on
-against=/usr/lib/x86_64-linux-gnu/libfabric.so.1
+against=
 
 usage() {
   sed -n '/^# Options:/,/^#$/p' "$0" | sed 's/^# \{0,1\}//' >&2
@@ -106,6 +106,12 @@ done
 if [ -n "$plot" ] && [[ "$plot" != /* ]]; then
   plot="${BUILD_WORKING_DIRECTORY:-$PWD}/$plot"
 fi
+if [ -n "$against" ] && [[ "$against" != /* ]]; then
+  against="${BUILD_WORKING_DIRECTORY:-$PWD}/$against"
+fi
+# What the ratios compare with, in the plot's title.
+theirs_name="libfabric 1.17"
+[ -n "$against" ] && theirs_name=$against
 
 # The project's goals: case size metric ratio. A latency goal is met at or
 # below the ratio ours/libfabric, a bandwidth goal at or above it.
@@ -133,7 +139,7 @@ runfiles="${RUNFILES_DIR:-$0.runfiles}/fabric"
 [ -d "$runfiles" ] || runfiles="$PWD"
 pingpong_once="$runfiles/bench/pingpong_once.sh"
 ours_so=$(realpath "$runfiles/fabric/libfabric.so.1")
-theirs_so=$(realpath "$against")
+theirs_so=$(realpath "${against:-/usr/lib/x86_64-linux-gnu/libfabric.so.1}")
 declare -A program_path=(
   [fi_pingpong]=/usr/bin/fi_pingpong
   [pingpong]="$runfiles/apps/pingpong/pingpong_shared"
@@ -261,7 +267,8 @@ for program in ${programs//,/ }; do
       lat_ratio=$(ratio "$lat_ours" "$lat_lf")
       bw_ratio=$(ratio "$bw_ours" "$bw_lf")
       notes=
-      if [ "$program" = fi_pingpong ]; then
+      # The goals are against libfabric 1.17, not another library.
+      if [ "$program" = fi_pingpong ] && [ -z "$against" ]; then
         notes="$(verdict "$lat_ratio" "$(goal_of "$case_name" "$size" latency)" latency)"
         notes+="$(verdict "$bw_ratio" "$(goal_of "$case_name" "$size" bandwidth)" bandwidth)"
       fi
@@ -322,7 +329,7 @@ if [ -n "$plot" ]; then
     gnuplot <<EOF
 set terminal png size 1200,600 noenhanced
 set output "$plot"
-set title "ours / libfabric 1.17, medians (latency below 1 and bandwidth above 1: ours faster)"
+set title "ours / $theirs_name, medians (latency below 1 and bandwidth above 1: ours faster)"
 set style data histograms
 set style histogram clustered gap 1
 set style fill solid 0.8 border -1

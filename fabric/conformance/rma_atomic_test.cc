@@ -150,6 +150,37 @@ TEST_P(DataTransferTest, AnAtomicWithRemoteCqDataReportsIt) {
   EXPECT_EQ(now, 8u);
 }
 
+// fi_readmsg, fi_writemsg and fi_atomicmsg that count a remote piece but
+// give no list of them are refused, and touch nothing.
+TEST_P(DataTransferTest, AMsgCallWithoutItsRemoteListIsRefused) {
+  OPEN_OR_SKIP(FI_RMA | FI_ATOMIC, 64);
+  uint64_t value = 9;
+  iovec iov = {&value, sizeof(value)};
+  fi_msg_rma rma = {};
+  rma.msg_iov = &iov;
+  rma.iov_count = 1;
+  rma.addr = a().peer;
+  rma.rma_iov = nullptr;
+  rma.rma_iov_count = 1;
+  EXPECT_EQ(fi_writemsg(a().ep, &rma, 0), -FI_EINVAL);
+  EXPECT_EQ(fi_readmsg(a().ep, &rma, 0), -FI_EINVAL);
+  fi_ioc ioc = {&value, 1};
+  fi_msg_atomic atomic = {};
+  atomic.msg_iov = &ioc;
+  atomic.iov_count = 1;
+  atomic.addr = a().peer;
+  atomic.rma_iov = nullptr;
+  atomic.rma_iov_count = 1;
+  atomic.datatype = FI_UINT64;
+  atomic.op = FI_SUM;
+  EXPECT_EQ(fi_atomicmsg(a().ep, &atomic, 0), -FI_EINVAL);
+  EXPECT_EQ(value, 9u);
+  absl::StatusOr<std::optional<Completion>> none = a().Poll();
+  ASSERT_TRUE(none.ok()) << none.status();
+  EXPECT_FALSE(none->has_value());
+  for (char byte : b().region) EXPECT_EQ(byte, 0);
+}
+
 INSTANTIATE_CONFORMANCE_SUITE(DataTransferTest);
 
 }  // namespace

@@ -113,7 +113,8 @@ class ShmProvider : public stream::OnStreamEngine<Provider> {
   }
 
  private:
-  // FI_SHM_RING_SIZE, or the default when invalid (logged).
+  // FI_SHM_RING_SIZE: the default when unset or not a size, and when not a
+  // power of two in range (logged).
   size_t RingSize() const {
     size_t size = kRingSize.Get(*this);
     if (size < shm::kMinRingCapacity || size > shm::kMaxRingCapacity ||

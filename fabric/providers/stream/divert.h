@@ -3,14 +3,9 @@
 // Transmits that another endpoint carries: an endpoint's TransmitDivert
 // (tcp's local path: peers on this host through shm) names, per
 // destination, the endpoint that takes the call instead. Every transmit
-// call of the stream ops (fi_msg, fi_tagged, fi_rma, fi_atomic) asks it
-// first, with one test while no divert is set:
-//
-//   ssize_t Send(fid_ep* ep, const void* buf, ..., fi_addr_t dest, ...) {
-//     if (std::optional<ssize_t> rc = Diverted(ep, dest, &fid_ep::msg,
-//                                              &fi_ops_msg::send, buf, ...))
-//       return *rc;
-//     ...                               // this endpoint's own transmit
+// entry point of the stream ops (fi_msg, fi_tagged, fi_rma, fi_atomic)
+// asks it first, with its own arguments and one test while no divert is
+// set: StreamCalls::Divert (stream_calls.h) for util/data_path_ops.h.
 #ifndef FABRIC_PROVIDERS_STREAM_DIVERT_H_
 #define FABRIC_PROVIDERS_STREAM_DIVERT_H_
 
@@ -40,13 +35,6 @@ std::optional<ssize_t> Diverted(fid_ep* ep, fi_addr_t dest, Ops* fid_ep::*table,
   if (rc != -FI_ECONNREFUSED && rc != -FI_ENOSPC) return rc;
   divert->Refused(dest);
   return std::nullopt;
-}
-
-// The destination of a *msg call; FI_ADDR_UNSPEC for a NULL msg (the
-// endpoint's own call rejects it).
-template <typename Msg>
-fi_addr_t DestOf(const Msg* msg) {
-  return msg != nullptr ? msg->addr : FI_ADDR_UNSPEC;
 }
 
 }  // namespace stream

@@ -1,5 +1,5 @@
-// The calls of stream endpoints (fi_msg, fi_tagged, fi_rma, and fi_cancel,
-// fi_getopt, fi_setopt; fi_atomic is in atomic.cc): each transmit or receive
+// The calls of stream endpoints (fi_msg, fi_tagged, fi_rma, and fi_cancel;
+// fi_atomic is in atomic.cc): each transmit or receive
 // (util/data_path_ops.h makes one of every C entry point) is checked, then
 // becomes a TxEntry or PostedRecv; the endpoint's owner picks the link.
 #include <rdma/fi_errno.h>
@@ -8,17 +8,14 @@
 #include <rdma/providers/fi_log.h>
 
 #include <mutex>
-#include <optional>
 
 #include "fabric/api/core/status.h"
-#include "fabric/providers/stream/divert.h"
 #include "fabric/providers/stream/shared_context.h"
 #include "fabric/providers/stream/srx.h"
 #include "fabric/providers/stream/stream_calls.h"
 #include "fabric/providers/stream/stream_ep.h"
 #include "fabric/providers/util/app_buffer.h"
 #include "fabric/providers/util/endpoint_tables.h"
-#include "fabric/providers/util/no_ops.h"
 
 namespace fabric {
 namespace stream {
@@ -188,7 +185,7 @@ ssize_t StreamCalls::Receive(fid_ep* ep_fid, const ReceiveCall& request) {
 
 namespace {
 
-// --- fi_cancel, fi_getopt, fi_setopt ----------------------------------------
+// --- fi_cancel ---------------------------------------------------------------
 
 // Cancels the receive posted with `context` (FI_ECANCELED), or -FI_ENOENT.
 ssize_t Cancel(fid* object, void* context) {

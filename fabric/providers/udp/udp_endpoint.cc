@@ -17,7 +17,6 @@
 #include "fabric/providers/udp/udp_socket.h"
 #include "fabric/providers/util/endpoint_tables.h"
 #include "fabric/providers/util/fid_ops.h"
-#include "fabric/providers/util/no_ops.h"
 
 namespace fabric {
 namespace {

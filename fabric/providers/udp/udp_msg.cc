@@ -29,7 +29,7 @@ absl::Status CallError(const char* call, int fi_errno, absl::string_view what) {
 }
 
 // The flags of fi_sendmsg / fi_recvmsg: the caller's, checked (the other
-// calls carry the endpoint's op_flags, checked when they were set).
+// calls carry the endpoint's op_flags, not checked here).
 absl::Status CheckCall(const char* call, bool msg_call, uint64_t flags,
                        uint64_t known_flags) {
   if (!msg_call || (flags & ~known_flags) == 0) return absl::OkStatus();
@@ -169,7 +169,7 @@ struct UdpCalls {
     UdpEndpoint& ep = *ToUdpEndpoint(ep_fid);
     absl::Status status =
         CheckCall(call.name, call.msg_call, call.flags, kSendMsgFlags);
-    if (status.ok() && !call.msg_call && (call.flags & FI_REMOTE_CQ_DATA)) {
+    if (status.ok() && call.data_call) {
       status = CallError(call.name, FI_ENOSYS,
                          "udp carries no remote CQ data (cq_data_size 0)");
     }

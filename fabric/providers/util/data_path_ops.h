@@ -65,6 +65,7 @@ struct TransmitCall {
   uint64_t flags = 0;
   bool msg_call = false;     // fi_sendmsg & co.: flags are the caller's
   bool inject_call = false;  // fi_inject & co.: no completion entry
+  bool data_call = false;    // fi_senddata & co.: `data` is the caller's
 };
 
 // A receive as the application's call gave it.
@@ -213,8 +214,9 @@ struct Entries {
     }
     iovec iov = {const_cast<void*>(buf), len};
     return Calls::Transmit(
-        ep, {Kind::kMsg, "fi_senddata", &iov, &desc, 1, dest, nullptr, 0, data,
-             0, context, Calls::TxFlags(ep) | FI_REMOTE_CQ_DATA});
+        ep,
+        {Kind::kMsg, "fi_senddata", &iov, &desc, 1, dest, nullptr, 0, data, 0,
+         context, Calls::TxFlags(ep) | FI_REMOTE_CQ_DATA, false, false, true});
   }
   static ssize_t Injectdata(fid_ep* ep, const void* buf, size_t len,
                             uint64_t data, fi_addr_t dest) {
@@ -225,8 +227,9 @@ struct Entries {
     }
     iovec iov = {const_cast<void*>(buf), len};
     return Calls::Transmit(
-        ep, {Kind::kMsg, "fi_injectdata", &iov, nullptr, 1, dest, nullptr, 0,
-             data, 0, nullptr, FI_INJECT | FI_REMOTE_CQ_DATA, false, true});
+        ep,
+        {Kind::kMsg, "fi_injectdata", &iov, nullptr, 1, dest, nullptr, 0, data,
+         0, nullptr, FI_INJECT | FI_REMOTE_CQ_DATA, false, true, true});
   }
 
   // --- fi_tagged transmits ---
@@ -288,7 +291,8 @@ struct Entries {
     iovec iov = {const_cast<void*>(buf), len};
     return Calls::Transmit(
         ep, {Kind::kTagged, "fi_tsenddata", &iov, &desc, 1, dest, nullptr, 0,
-             data, tag, context, Calls::TxFlags(ep) | FI_REMOTE_CQ_DATA});
+             data, tag, context, Calls::TxFlags(ep) | FI_REMOTE_CQ_DATA, false,
+             false, true});
   }
   static ssize_t Tinjectdata(fid_ep* ep, const void* buf, size_t len,
                              uint64_t data, fi_addr_t dest, uint64_t tag) {
@@ -298,9 +302,10 @@ struct Entries {
       return *rc;
     }
     iovec iov = {const_cast<void*>(buf), len};
-    return Calls::Transmit(ep, {Kind::kTagged, "fi_tinjectdata", &iov, nullptr,
-                                1, dest, nullptr, 0, data, tag, nullptr,
-                                FI_INJECT | FI_REMOTE_CQ_DATA, false, true});
+    return Calls::Transmit(
+        ep,
+        {Kind::kTagged, "fi_tinjectdata", &iov, nullptr, 1, dest, nullptr, 0,
+         data, tag, nullptr, FI_INJECT | FI_REMOTE_CQ_DATA, false, true, true});
   }
 
   // --- fi_rma ---
@@ -397,8 +402,9 @@ struct Entries {
     iovec iov = {const_cast<void*>(buf), len};
     fi_rma_iov rma = {addr, len, key};
     return Calls::Transmit(
-        ep, {Kind::kWrite, "fi_writedata", &iov, &desc, 1, dest, &rma, 1, data,
-             0, context, Calls::TxFlags(ep) | FI_REMOTE_CQ_DATA});
+        ep,
+        {Kind::kWrite, "fi_writedata", &iov, &desc, 1, dest, &rma, 1, data, 0,
+         context, Calls::TxFlags(ep) | FI_REMOTE_CQ_DATA, false, false, true});
   }
   static ssize_t InjectWritedata(fid_ep* ep, const void* buf, size_t len,
                                  uint64_t data, fi_addr_t dest, uint64_t addr,
@@ -411,8 +417,9 @@ struct Entries {
     iovec iov = {const_cast<void*>(buf), len};
     fi_rma_iov rma = {addr, len, key};
     return Calls::Transmit(
-        ep, {Kind::kWrite, "fi_inject_writedata", &iov, nullptr, 1, dest, &rma,
-             1, data, 0, nullptr, FI_INJECT | FI_REMOTE_CQ_DATA, false, true});
+        ep,
+        {Kind::kWrite, "fi_inject_writedata", &iov, nullptr, 1, dest, &rma, 1,
+         data, 0, nullptr, FI_INJECT | FI_REMOTE_CQ_DATA, false, true, true});
   }
 };
 

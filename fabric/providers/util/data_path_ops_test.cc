@@ -135,6 +135,7 @@ TEST_F(DataPathOpsTest, MsgCallsArriveAsTheyWereMade) {
   EXPECT_EQ(t[0].flags, kTxOpFlags);
   EXPECT_FALSE(t[0].msg_call);
   EXPECT_FALSE(t[0].inject_call);
+  EXPECT_FALSE(t[0].data_call);
 
   EXPECT_EQ(t[1].iov, iov);
   EXPECT_EQ(t[1].count, 2u);
@@ -157,10 +158,13 @@ TEST_F(DataPathOpsTest, MsgCallsArriveAsTheyWereMade) {
   EXPECT_EQ(t[4].data, 0x1234u);
   EXPECT_EQ(t[4].flags, kTxOpFlags | FI_REMOTE_CQ_DATA);
   EXPECT_FALSE(t[4].inject_call);
+  EXPECT_TRUE(t[4].data_call);
+  EXPECT_FALSE(t[2].data_call);  // fi_sendmsg's data is in its msg
 
   EXPECT_EQ(t[5].data, 0x4321u);
   EXPECT_EQ(t[5].flags, static_cast<uint64_t>(FI_INJECT | FI_REMOTE_CQ_DATA));
   EXPECT_TRUE(t[5].inject_call);
+  EXPECT_TRUE(t[5].data_call);
   EXPECT_EQ(t[5].dest, 15u);
 }
 

@@ -8,7 +8,6 @@
 #include "fabric/providers/util/domain.h"
 #include "fabric/providers/util/endpoint_tables.h"
 #include "fabric/providers/util/fid_ops.h"
-#include "fabric/providers/util/no_ops.h"
 
 namespace fabric {
 namespace {

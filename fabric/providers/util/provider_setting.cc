@@ -17,7 +17,7 @@ void DefineWithDefault(const Provider& provider, const char* name,
                        fi_param_type type, const char* help,
                        const std::string& default_text) {
   std::string text = absl::StrCat(help, " (default: ", default_text, ")");
-  fi_param_define(provider.c_provider(), name, type, text.c_str());
+  fi_param_define(provider.c_provider(), name, type, "%s", text.c_str());
 }
 
 }  // namespace

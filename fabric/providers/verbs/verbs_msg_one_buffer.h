@@ -1,12 +1,12 @@
 // File: fabric/providers/verbs/verbs_msg_one_buffer.h
 //
 // The MSG endpoint's calls of one buffer (fi_send, fi_inject, fi_senddata,
-// fi_injectdata, fi_recv) in their common case: a connected endpoint, the
-// endpoint's default flags, bytes that go inline or a buffer with a live
-// descriptor. They are posted with one scatter-gather entry on the stack,
-// without the general path's descriptions (verbs_msg_ops.cc); every other
-// case, errors included, is left to the general path, which checks and
-// reports it.
+// fi_injectdata, fi_recv, and fi_sendv / fi_recvv of one piece) in their
+// common case: a connected endpoint, the endpoint's default flags, bytes
+// that go inline or a buffer with a live descriptor. They are posted with one
+// scatter-gather entry on the stack, without the general path's descriptions
+// (verbs_msg_ops.cc); every other case, errors included, is left to the general
+// path, which checks and reports it.
 //
 //   ssize_t rc;
 //   if (TrySendOneBuffer(ep, message, &rc)) return rc;

@@ -15,7 +15,6 @@
 #include "fabric/providers/util/endpoint_tables.h"
 #include "fabric/providers/util/fid_ops.h"
 #include "fabric/providers/util/log_failure.h"
-#include "fabric/providers/util/no_ops.h"
 #include "fabric/providers/verbs/verbs_attr.h"
 #include "fabric/providers/verbs/verbs_sges.h"
 
