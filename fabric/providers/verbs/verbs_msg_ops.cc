@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <string>
 
+#include "absl/base/attributes.h"
 #include "absl/container/inlined_vector.h"
 #include "absl/strings/str_cat.h"
 #include "fabric/api/core/status.h"
@@ -169,10 +170,49 @@ ssize_t PostReceive(VerbsMsgEp* ep, const iovec* iov, void* const* desc,
                          &ep->slots, ep->util.rx_cq, ep->log());
 }
 
-// The C entry points of fi_msg and fi_rma (util/data_path_ops.h) end here:
-// the calls of one buffer try the common case first.
+// A transmit outside the common case of one buffer.
+ABSL_ATTRIBUTE_NOINLINE ssize_t TransmitInGeneral(VerbsMsgEp* ep,
+                                                  const TransmitCall& call) {
+  Transmit tx;
+  tx.iov = call.iov;
+  tx.desc = call.desc;
+  tx.count = call.count;
+  tx.context = call.context;
+  tx.flags = call.flags;
+  tx.inject_call = call.inject_call;
+  tx.op.data = call.data;
+  switch (call.kind) {
+    case TransmitCall::Kind::kMsg:
+    case TransmitCall::Kind::kTagged:  // not offered: kNoTaggedOps
+      tx.op.kind = SendOp::kSend;
+      break;
+    case TransmitCall::Kind::kRead:
+    case TransmitCall::Kind::kWrite: {
+      // Verbs takes one remote piece; Prepare refuses other counts.
+      if (call.rma == nullptr && call.rma_count > 0) {
+        return FailDataCall(*ep, FI_EINVAL,
+                            absl::StrCat(call.name, ": rma_iov is NULL"));
+      }
+      const fi_rma_iov remote = call.rma_count > 0 ? call.rma[0] : fi_rma_iov{};
+      tx.op.kind = call.kind == TransmitCall::Kind::kRead ? SendOp::kRead
+                                                          : SendOp::kWrite;
+      tx.op.remote_addr = remote.addr;
+      tx.op.rkey = remote.key;
+      tx.rma_count = call.rma_count;
+      break;
+    }
+  }
+  return PostTransmit(ep, tx);
+}
+
+// The C entry points of fi_msg and fi_rma (util/data_path_ops.h) end here.
+// Inlined into each entry point, where the call's shape is known: a call of
+// one buffer reaches the common case (verbs_msg_one_buffer.h) with nothing
+// else built or tested (bench:verbs_instructions, msg: 1219 instructions
+// per 64 B round trip without this, 1175 with it, 1166 before the adapter).
 struct VerbsMsgCalls {
-  static ssize_t Receive(fid_ep* ep_fid, const ReceiveCall& call) {
+  ABSL_ATTRIBUTE_ALWAYS_INLINE static ssize_t Receive(fid_ep* ep_fid,
+                                                      const ReceiveCall& call) {
     VerbsMsgEp* ep = ToVerbsMsgEp(ep_fid);
     ssize_t rc;
     if (call.count == 1 && !call.msg_call && call.iov != nullptr &&
@@ -185,7 +225,8 @@ struct VerbsMsgCalls {
                        call.flags);
   }
 
-  static ssize_t Transmit(fid_ep* ep_fid, const TransmitCall& call) {
+  ABSL_ATTRIBUTE_ALWAYS_INLINE static ssize_t Transmit(
+      fid_ep* ep_fid, const TransmitCall& call) {
     VerbsMsgEp* ep = ToVerbsMsgEp(ep_fid);
     ssize_t rc;
     if (call.kind == TransmitCall::Kind::kMsg && call.count == 1 &&
@@ -198,37 +239,7 @@ struct VerbsMsgCalls {
             &rc)) {
       return rc;
     }
-    verbs::Transmit tx;
-    tx.iov = call.iov;
-    tx.desc = call.desc;
-    tx.count = call.count;
-    tx.context = call.context;
-    tx.flags = call.flags;
-    tx.inject_call = call.inject_call;
-    tx.op.data = call.data;
-    switch (call.kind) {
-      case TransmitCall::Kind::kMsg:
-      case TransmitCall::Kind::kTagged:  // not offered: kNoTaggedOps
-        tx.op.kind = SendOp::kSend;
-        break;
-      case TransmitCall::Kind::kRead:
-      case TransmitCall::Kind::kWrite: {
-        // Verbs takes one remote piece; Prepare refuses other counts.
-        if (call.rma == nullptr && call.rma_count > 0) {
-          return FailDataCall(*ep, FI_EINVAL,
-                              absl::StrCat(call.name, ": rma_iov is NULL"));
-        }
-        const fi_rma_iov remote =
-            call.rma_count > 0 ? call.rma[0] : fi_rma_iov{};
-        tx.op.kind = call.kind == TransmitCall::Kind::kRead ? SendOp::kRead
-                                                            : SendOp::kWrite;
-        tx.op.remote_addr = remote.addr;
-        tx.op.rkey = remote.key;
-        tx.rma_count = call.rma_count;
-        break;
-      }
-    }
-    return PostTransmit(ep, tx);
+    return TransmitInGeneral(ep, call);
   }
 
   static uint64_t TxFlags(fid_ep* ep) {
