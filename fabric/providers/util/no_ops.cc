@@ -86,53 +86,8 @@ fi_ops_collective kNoCollectiveOps = {
     .barrier2 = NO(fi_ops_collective, barrier2),
 };
 
-fi_ops_cm kNoCmOps = {
-    .size = sizeof(fi_ops_cm),
-    .setname = NO(fi_ops_cm, setname),
-    .getname = NO(fi_ops_cm, getname),
-    .getpeer = NoGetPeer,
-    .connect = NoConnect,
-    .listen = NoListen,
-    .accept = NoAccept,
-    .reject = NoReject,
-    .shutdown = NoShutdown,
-    .join = NoJoin,
-};
-
-fi_ops_cm ConnectionlessCmOps(int (*setname)(fid*, void*, size_t),
-                              int (*getname)(fid*, void*, size_t*)) {
-  return {
-      .size = sizeof(fi_ops_cm),
-      .setname = setname,
-      .getname = getname,
-      .getpeer = NoGetPeer,
-      .connect = NoConnect,
-      .listen = NoListen,
-      .accept = NoAccept,
-      .reject = NoReject,
-      .shutdown = NoShutdown,
-      .join = NoJoin,
-  };
-}
-
-fi_ops_cm PassiveCmOps(int (*setname)(fid*, void*, size_t),
-                       int (*getname)(fid*, void*, size_t*),
-                       int (*listen)(fid_pep*),
-                       int (*reject)(fid_pep*, fid_t, const void*, size_t)) {
-  fi_ops_cm ops = ConnectionlessCmOps(setname, getname);
-  ops.listen = listen;
-  ops.reject = reject;
-  return ops;
-}
-
-fi_ops_cm ConnectedCmOps(const ConnectedCm& calls) {
-  fi_ops_cm ops = ConnectionlessCmOps(calls.setname, calls.getname);
-  ops.getpeer = calls.getpeer;
-  ops.connect = calls.connect;
-  ops.accept = calls.accept;
-  ops.shutdown = calls.shutdown;
-  return ops;
-}
+fi_ops_cm kNoCmOps =
+    ConnectionlessCmOps(NO(fi_ops_cm, setname), NO(fi_ops_cm, getname));
 
 #undef NO
 

@@ -49,15 +49,35 @@ inline constexpr auto NoShutdown = FABRIC_NO_OP(fi_ops_cm, shutdown);
 inline constexpr auto NoGetPeer = FABRIC_NO_OP(fi_ops_cm, getpeer);
 
 // Connection management tables by kind of endpoint: the entries that kind
-// has are the caller's; the rest return -FI_ENOSYS.
+// has are the caller's; the rest return -FI_ENOSYS. constexpr, so that the
+// providers' tables built from them are constant-initialized.
 // A connectionless endpoint: getname and setname.
-fi_ops_cm ConnectionlessCmOps(int (*setname)(fid*, void*, size_t),
-                              int (*getname)(fid*, void*, size_t*));
+inline constexpr fi_ops_cm ConnectionlessCmOps(
+    int (*setname)(fid*, void*, size_t), int (*getname)(fid*, void*, size_t*)) {
+  return {
+      .size = sizeof(fi_ops_cm),
+      .setname = setname,
+      .getname = getname,
+      .getpeer = NoGetPeer,
+      .connect = NoConnect,
+      .listen = NoListen,
+      .accept = NoAccept,
+      .reject = NoReject,
+      .shutdown = NoShutdown,
+      .join = NoJoin,
+  };
+}
 // A passive endpoint: those, listen and reject.
-fi_ops_cm PassiveCmOps(int (*setname)(fid*, void*, size_t),
-                       int (*getname)(fid*, void*, size_t*),
-                       int (*listen)(fid_pep*),
-                       int (*reject)(fid_pep*, fid_t, const void*, size_t));
+inline constexpr fi_ops_cm PassiveCmOps(int (*setname)(fid*, void*, size_t),
+                                        int (*getname)(fid*, void*, size_t*),
+                                        int (*listen)(fid_pep*),
+                                        int (*reject)(fid_pep*, fid_t,
+                                                      const void*, size_t)) {
+  fi_ops_cm ops = ConnectionlessCmOps(setname, getname);
+  ops.listen = listen;
+  ops.reject = reject;
+  return ops;
+}
 // A connected endpoint (FI_EP_MSG): everything but listen, reject and join.
 struct ConnectedCm {
   int (*setname)(fid*, void*, size_t);
@@ -67,7 +87,14 @@ struct ConnectedCm {
   int (*accept)(fid_ep*, const void*, size_t);
   int (*shutdown)(fid_ep*, uint64_t);
 };
-fi_ops_cm ConnectedCmOps(const ConnectedCm& calls);
+inline constexpr fi_ops_cm ConnectedCmOps(const ConnectedCm& calls) {
+  fi_ops_cm ops = ConnectionlessCmOps(calls.setname, calls.getname);
+  ops.getpeer = calls.getpeer;
+  ops.connect = calls.connect;
+  ops.accept = calls.accept;
+  ops.shutdown = calls.shutdown;
+  return ops;
+}
 
 }  // namespace fabric
 
