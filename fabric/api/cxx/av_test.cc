@@ -9,7 +9,7 @@
 #include <type_traits>
 
 #include "fabric/api/cxx/loopback_testing.h"
-#include "fabric/providers/util/loopback_domain_test.h"
+#include "fabric/fixtures/loopback_domain_test.h"
 #include "gtest/gtest.h"
 
 namespace {
@@ -18,7 +18,7 @@ static_assert(!std::is_copy_constructible_v<ofi::Av> &&
                   std::is_nothrow_move_constructible_v<ofi::Av>,
               "ofi::Av is move-only");
 
-using fabric::Ipv4;
+using fabric::fixtures::Ipv4;
 
 TEST(AvTest, InsertLookupRemove) {
   absl::StatusOr<ofi::testing::Loopback> lo = ofi::testing::OpenLoopback();

@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "fabric/api/core/status.h"
+#include "fabric/fixtures/loopback.h"
 #include "fabric/providers/util/cq.h"
 #include "gtest/gtest.h"
 
@@ -40,34 +41,34 @@ class MsgStreamTest : public ::testing::Test {
     hints->ep_attr->type = FI_EP_MSG;
     hints->caps = FI_MSG | FI_RMA;
     hints->mode = FI_CONTEXT | FI_CONTEXT2;
-    ASSERT_EQ(fi_getinfo(FI_VERSION(1, 18), "127.0.0.1", "0", FI_SOURCE,
-                         hints, &info_),
+    ASSERT_EQ(fi_getinfo(FI_VERSION(1, 18), "127.0.0.1", "0", FI_SOURCE, hints,
+                         &side_.info),
               0);
     fi_freeinfo(hints);
-    ASSERT_EQ(fi_fabric(info_->fabric_attr, &fabric_, nullptr), 0);
-    ASSERT_EQ(fi_domain(fabric_, info_, &domain_, nullptr), 0);
+    ASSERT_EQ(fi_fabric(side_.info->fabric_attr, &side_.fabric, nullptr), 0);
+    ASSERT_EQ(fi_domain(side_.fabric, side_.info, &side_.domain, nullptr), 0);
     fi_eq_attr eq_attr = {};
-    ASSERT_EQ(fi_eq_open(fabric_, &eq_attr, &eq_, nullptr), 0);
+    ASSERT_EQ(fi_eq_open(side_.fabric, &eq_attr, &side_.eq, nullptr), 0);
     fi_cq_attr cq_attr = {};
     cq_attr.format = FI_CQ_FORMAT_MSG;
     cq_attr.size = 256;
-    ASSERT_EQ(fi_cq_open(domain_, &cq_attr, &cq_, nullptr), 0);
+    ASSERT_EQ(fi_cq_open(side_.domain, &cq_attr, &side_.cq, nullptr), 0);
     // A passive endpoint; a client endpoint connects to it.
-    ASSERT_EQ(fi_passive_ep(fabric_, info_, &pep_, nullptr), 0);
-    ASSERT_EQ(fi_pep_bind(pep_, &eq_->fid, 0), 0);
-    ASSERT_EQ(fi_listen(pep_), 0);
+    ASSERT_EQ(fi_passive_ep(side_.fabric, side_.info, &side_.pep, nullptr), 0);
+    ASSERT_EQ(fi_pep_bind(side_.pep, &side_.eq->fid, 0), 0);
+    ASSERT_EQ(fi_listen(side_.pep), 0);
     char name[64];
     size_t len = sizeof(name);
-    ASSERT_EQ(fi_getname(&pep_->fid, name, &len), 0);
-    fid_ep* client = OpenEndpoint(info_);
+    ASSERT_EQ(fi_getname(&side_.pep->fid, name, &len), 0);
+    fid_ep* client = OpenEndpoint(side_.info);
     ASSERT_NE(client, nullptr);
-    reads_.cq = cq_;
-    reads_.virt_addr =
-        (info_->domain_attr->mr_mode & (FI_MR_VIRT_ADDR | FI_MR_BASIC)) != 0;
+    reads_.cq = side_.cq;
+    reads_.virt_addr = (side_.info->domain_attr->mr_mode &
+                        (FI_MR_VIRT_ADDR | FI_MR_BASIC)) != 0;
     const size_t inject_size =
-        inject_small_writes_ ? info_->tx_attr->inject_size : 0;
+        inject_small_writes_ ? side_.info->tx_attr->inject_size : 0;
     absl::StatusOr<std::unique_ptr<MsgStream>> opened = MsgStream::Open(
-        domain_, client, false, &retired_, &reads_, inject_size);
+        side_.domain, client, false, &retired_, &reads_, inject_size);
     ASSERT_TRUE(opened.ok()) << opened.status();
     client_ = *std::move(opened);
     ASSERT_EQ(fi_connect(client, name, nullptr, 0), 0);
@@ -79,7 +80,7 @@ class MsgStreamTest : public ::testing::Test {
     fid_ep* server = OpenEndpoint(entry.info);
     fi_freeinfo(entry.info);
     ASSERT_NE(server, nullptr);
-    opened = MsgStream::Open(domain_, server, false, &retired_, &reads_,
+    opened = MsgStream::Open(side_.domain, server, false, &retired_, &reads_,
                              inject_size);
     ASSERT_TRUE(opened.ok()) << opened.status();
     server_ = *std::move(opened);
@@ -97,19 +98,14 @@ class MsgStreamTest : public ::testing::Test {
     server_.reset();
     Drain();
     retired_.clear();
-    if (pep_ != nullptr) fi_close(&pep_->fid);
-    if (cq_ != nullptr) fi_close(&cq_->fid);
-    if (eq_ != nullptr) fi_close(&eq_->fid);
-    if (domain_ != nullptr) fi_close(&domain_->fid);
-    if (fabric_ != nullptr) fi_close(&fabric_->fid);
-    fi_freeinfo(info_);
+    EXPECT_EQ(fixtures::CloseObjects(&side_), 0);
   }
 
   fid_ep* OpenEndpoint(fi_info* info) {
     fid_ep* ep = nullptr;
-    if (fi_endpoint(domain_, info, &ep, nullptr) != 0) return nullptr;
-    if (fi_ep_bind(ep, &eq_->fid, 0) != 0 ||
-        fi_ep_bind(ep, &cq_->fid, FI_TRANSMIT | FI_RECV) != 0 ||
+    if (fi_endpoint(side_.domain, info, &ep, nullptr) != 0) return nullptr;
+    if (fi_ep_bind(ep, &side_.eq->fid, 0) != 0 ||
+        fi_ep_bind(ep, &side_.cq->fid, FI_TRANSMIT | FI_RECV) != 0 ||
         fi_enable(ep) != 0) {
       fi_close(&ep->fid);
       return nullptr;
@@ -121,7 +117,7 @@ class MsgStreamTest : public ::testing::Test {
     auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
     while (std::chrono::steady_clock::now() < deadline) {
       Drain();
-      ssize_t n = fi_eq_read(eq_, event, entry, sizeof(*entry), 0);
+      ssize_t n = fi_eq_read(side_.eq, event, entry, sizeof(*entry), 0);
       if (n >= 0) return 0;
       if (n != -FI_EAGAIN) return static_cast<int>(n);
     }
@@ -133,10 +129,10 @@ class MsgStreamTest : public ::testing::Test {
   void Drain() {
     for (;;) {
       fi_cq_msg_entry entries[16];
-      ssize_t n = fi_cq_read(cq_, entries, 16);
+      ssize_t n = fi_cq_read(side_.cq, entries, 16);
       if (n == -FI_EAVAIL) {
         fi_cq_err_entry error = {};
-        ASSERT_EQ(fi_cq_readerr(cq_, &error, 0), 1);
+        ASSERT_EQ(fi_cq_readerr(side_.cq, &error, 0), 1);
         MsgStream::DispatchError(error.op_context, error.err);
         continue;
       }
@@ -212,12 +208,7 @@ class MsgStreamTest : public ::testing::Test {
   }
 
   bool inject_small_writes_ = false;  // streams opened with inject_size
-  fi_info* info_ = nullptr;
-  fid_fabric* fabric_ = nullptr;
-  fid_domain* domain_ = nullptr;
-  fid_eq* eq_ = nullptr;
-  fid_cq* cq_ = nullptr;
-  fid_pep* pep_ = nullptr;
+  fixtures::Objects side_;
   RmaReads reads_;
   RetiredBuffers retired_;
   std::unique_ptr<MsgStream> client_;
@@ -365,10 +356,10 @@ TEST_F(MsgStreamTest, AReadWithAKeyNeverGivenFailsThePull) {
 TEST_F(MsgStreamTest, StreamsWithoutRmaReadsExposeNothing) {
   MsgStream* plain = nullptr;
   // A stream opened without RmaReads sends every payload through itself.
-  fid_ep* ep = OpenEndpoint(info_);
+  fid_ep* ep = OpenEndpoint(side_.info);
   ASSERT_NE(ep, nullptr);
   absl::StatusOr<std::unique_ptr<MsgStream>> opened =
-      MsgStream::Open(domain_, ep, false, &retired_);
+      MsgStream::Open(side_.domain, ep, false, &retired_);
   ASSERT_TRUE(opened.ok()) << opened.status();
   plain = opened->get();
   EXPECT_FALSE(plain->CanPull());
@@ -382,7 +373,7 @@ TEST_F(MsgStreamTest, StreamsWithoutRmaReadsExposeNothing) {
 }
 
 TEST_F(MsgStreamInjectTest, InjectedAndSentWritesArriveWholeAndInOrder) {
-  const size_t inject_size = info_->tx_attr->inject_size;
+  const size_t inject_size = side_.info->tx_attr->inject_size;
   ASSERT_GT(inject_size, 0u);
   std::mt19937 random(11);
   const std::string data = Pattern(2 << 20, 12);
@@ -425,7 +416,7 @@ TEST_F(MsgStreamInjectTest, InjectsCountAsDoneOnceAnEmptySendConfirmsThem) {
 }
 
 TEST_F(MsgStreamInjectTest, AtMostKTxBuffersMessagesGoUnconfirmed) {
-  ASSERT_GE(info_->tx_attr->inject_size, 8u);
+  ASSERT_GE(side_.info->tx_attr->inject_size, 8u);
   const std::string data = Pattern(8 * 3 * kTxBuffers, 14);
   size_t sent = 0;
   auto write_one = [&] {

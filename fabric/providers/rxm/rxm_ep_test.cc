@@ -7,6 +7,7 @@
 // keep both connections; a peer that is gone fails the transmit.
 #include "fabric/providers/rxm/rxm_ep.h"
 
+#include <netinet/in.h>
 #include <rdma/fabric.h>
 #include <rdma/fi_cm.h>
 #include <rdma/fi_domain.h>
@@ -14,7 +15,6 @@
 #include <rdma/fi_errno.h>
 #include <rdma/fi_rma.h>
 #include <rdma/fi_tagged.h>
-#include <netinet/in.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -24,6 +24,7 @@
 #include <thread>
 #include <vector>
 
+#include "fabric/fixtures/loopback.h"
 #include "gtest/gtest.h"
 
 namespace fabric {
@@ -50,15 +51,10 @@ struct Completion {
   fi_addr_t source = FI_ADDR_NOTAVAIL;
 };
 
-struct Side {
-  fi_info* info = nullptr;
+// The RDM side's objects (info: its RDM info), and the MSG info its
+// connections open from.
+struct Side : fixtures::Objects {
   fi_info* msg_info = nullptr;
-  fid_fabric* fabric = nullptr;
-  fid_domain* domain = nullptr;
-  fid_av* av = nullptr;
-  fid_cq* cq = nullptr;
-  fid_ep* ep = nullptr;
-  fid_mr* mr = nullptr;
   std::vector<char> region = std::vector<char>(1 << 16);
   fi_addr_t peer = FI_ADDR_NOTAVAIL;
   // Read from the CQ, not yet taken by the test.
@@ -92,29 +88,9 @@ struct Side {
   }
 
   void Close() {
-    if (ep != nullptr) {
-      EXPECT_EQ(fi_close(&ep->fid), 0);
-    }
-    ep = nullptr;
-    if (mr != nullptr) fi_close(&mr->fid);
-    mr = nullptr;
-    if (cq != nullptr) {
-      EXPECT_EQ(fi_close(&cq->fid), 0);
-    }
-    cq = nullptr;
-    if (av != nullptr) fi_close(&av->fid);
-    av = nullptr;
-    if (domain != nullptr) {
-      EXPECT_EQ(fi_close(&domain->fid), 0);
-    }
-    domain = nullptr;
-    if (fabric != nullptr) {
-      EXPECT_EQ(fi_close(&fabric->fid), 0);
-    }
-    fabric = nullptr;
-    fi_freeinfo(info);
+    EXPECT_EQ(fixtures::CloseObjects(this), 0);
     fi_freeinfo(msg_info);
-    info = msg_info = nullptr;
+    msg_info = nullptr;
   }
 
   std::vector<char> Name() const {

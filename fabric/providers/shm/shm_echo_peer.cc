@@ -85,7 +85,7 @@ int main(int argc, char** argv) {
   int rc = fi_getinfo(FI_VERSION(1, 18), nullptr, nullptr, 0, hints, &info);
   fi_freeinfo(hints);
   if (rc != 0) return Fail("fi_getinfo", rc);
-  fabric::fixtures::RdmEndpoint rdm;
+  fabric::fixtures::Objects rdm;
   if ((rc = fabric::fixtures::OpenRdmEndpoint(info, FI_CQ_FORMAT_MSG, &rdm)) !=
       0) {
     return Fail("setup", rc);
@@ -122,7 +122,7 @@ int main(int argc, char** argv) {
     if (rc != 0) return Fail("fi_send", rc);
     if ((got = WaitOne(cq)) != 1) return Fail("send", static_cast<int>(got));
   }
-  fabric::fixtures::CloseRdmEndpoint(&rdm);
+  fabric::fixtures::CloseObjects(&rdm);
   fi_freeinfo(info);
   return 0;
 }

@@ -78,7 +78,7 @@ int main(int argc, char** argv) {
   int rc = fi_getinfo(FI_VERSION(1, 18), nullptr, nullptr, 0, hints, &info);
   fi_freeinfo(hints);
   if (rc != 0) return Fail("fi_getinfo", 0, rc);
-  fabric::fixtures::RdmEndpoint rdm;
+  fabric::fixtures::Objects rdm;
   if ((rc = fabric::fixtures::OpenRdmEndpoint(info, FI_CQ_FORMAT_MSG, &rdm)) !=
       0) {
     return Fail("setup", 0, rc);
@@ -110,7 +110,7 @@ int main(int argc, char** argv) {
     done += static_cast<size_t>(got);
   }
   printf("sent %zu\n", done);
-  fabric::fixtures::CloseRdmEndpoint(&rdm);
+  fabric::fixtures::CloseObjects(&rdm);
   fi_freeinfo(info);
   return 0;
 }

@@ -59,7 +59,7 @@ class ShmHostilePeerTest : public ::testing::Test {
     for (fid* object : {&good_->fid, &target_->fid, &cq_->fid, &av_->fid}) {
       EXPECT_EQ(fi_close(object), 0);
     }
-    EXPECT_EQ(fixtures::CloseLoopbackDomain(&loopback_), 0);
+    EXPECT_EQ(fixtures::CloseObjects(&loopback_), 0);
   }
 
   // Posts `name` to the target's request slots as a connecting peer would.
@@ -111,7 +111,7 @@ class ShmHostilePeerTest : public ::testing::Test {
     ASSERT_TRUE(Progress([&in] { return strcmp(in, "fine") == 0; }));
   }
 
-  fixtures::LoopbackDomain loopback_;
+  fixtures::Objects loopback_;
   fid_av* av_ = nullptr;
   fid_cq* cq_ = nullptr;
   fid_ep* target_ = nullptr;

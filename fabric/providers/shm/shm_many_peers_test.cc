@@ -59,7 +59,7 @@ class ShmManyPeersTest : public ::testing::Test {
     }
     if (cq_ != nullptr) EXPECT_EQ(fi_close(&cq_->fid), 0);
     if (av_ != nullptr) EXPECT_EQ(fi_close(&av_->fid), 0);
-    EXPECT_EQ(fixtures::CloseLoopbackDomain(&loopback_), 0);
+    EXPECT_EQ(fixtures::CloseObjects(&loopback_), 0);
   }
 
   // Runs the hub with `extra` (or none), progressing our endpoints (its
@@ -67,7 +67,7 @@ class ShmManyPeersTest : public ::testing::Test {
   // message came; what it printed, and its exit status in *status.
   std::string RunHub(const char* extra, int* status);
 
-  fixtures::LoopbackDomain loopback_;
+  fixtures::Objects loopback_;
   fid_av* av_ = nullptr;
   fid_cq* cq_ = nullptr;
   std::vector<fid_ep*> eps_;

@@ -52,7 +52,7 @@ class ShmProcessesTest : public ::testing::Test {
     for (fid* object : {&ep_->fid, &cq_->fid, &av_->fid}) {
       EXPECT_EQ(fi_close(object), 0);
     }
-    EXPECT_EQ(fixtures::CloseLoopbackDomain(&loopback_), 0);
+    EXPECT_EQ(fixtures::CloseObjects(&loopback_), 0);
   }
 
   // Starts shm_echo_peer (with `extra` arguments; its stderr, at
@@ -135,7 +135,7 @@ class ShmProcessesTest : public ::testing::Test {
     ASSERT_TRUE(in == out) << out.size() << " bytes came back changed";
   }
 
-  fixtures::LoopbackDomain loopback_;
+  fixtures::Objects loopback_;
   fid_av* av_ = nullptr;
   fid_cq* cq_ = nullptr;
   fid_ep* ep_ = nullptr;

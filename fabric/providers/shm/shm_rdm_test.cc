@@ -87,7 +87,7 @@ class ShmRdmTest : public ::testing::Test {
     CloseEnd(&a_);
     CloseEnd(&b_);
     if (av_ != nullptr) EXPECT_EQ(fi_close(&av_->fid), 0);
-    EXPECT_EQ(fixtures::CloseLoopbackDomain(&loopback_), 0);
+    EXPECT_EQ(fixtures::CloseObjects(&loopback_), 0);
   }
 
   // Reads `cq`, advancing the other endpoint's CQ too, until it has an
@@ -136,7 +136,7 @@ class ShmRdmTest : public ::testing::Test {
   }
 
   fi_progress data_progress_ = FI_PROGRESS_UNSPEC;  // the provider's default
-  fixtures::LoopbackDomain loopback_;
+  fixtures::Objects loopback_;
   fid_av* av_ = nullptr;
   End a_, b_;
 };

@@ -45,7 +45,7 @@ bool MountSmallDevShm(int kib) {
 // Two tcp RDM endpoints on 127.0.0.1 (local paths through shm, the
 // default) and b's address in their AV.
 struct TcpPair {
-  fabric::fixtures::LoopbackDomain loopback;
+  fabric::fixtures::Objects loopback;
   fid_av* av = nullptr;
   fid_cq* cq = nullptr;
   fid_ep* a = nullptr;
@@ -99,7 +99,7 @@ int CloseTcpPair(TcpPair* pair) {
        {&pair->a->fid, &pair->b->fid, &pair->cq->fid, &pair->av->fid}) {
     if (fi_close(object) != 0) return 1;
   }
-  return fabric::fixtures::CloseLoopbackDomain(&pair->loopback);
+  return fabric::fixtures::CloseObjects(&pair->loopback);
 }
 
 fi_info* ShmHints() {

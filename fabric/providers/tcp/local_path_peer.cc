@@ -89,7 +89,7 @@ int main(int argc, char** argv) {
       fi_getinfo(FI_VERSION(1, 18), argv[3], nullptr, FI_SOURCE, hints, &info);
   fi_freeinfo(hints);
   if (rc != 0) return Fail("fi_getinfo", rc);
-  fabric::fixtures::RdmEndpoint rdm;
+  fabric::fixtures::Objects rdm;
   if ((rc = fabric::fixtures::OpenRdmEndpoint(info, FI_CQ_FORMAT_TAGGED,
                                               &rdm)) != 0) {
     return Fail("opening the endpoint", rc);
@@ -139,7 +139,7 @@ int main(int argc, char** argv) {
     fprintf(stderr, "local_path_peer: got '%s'\n", done);
     return 1;
   }
-  fabric::fixtures::CloseRdmEndpoint(&rdm);
+  fabric::fixtures::CloseObjects(&rdm);
   fi_freeinfo(info);
   printf("ok\n");
   return 0;

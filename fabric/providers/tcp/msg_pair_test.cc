@@ -32,7 +32,7 @@ fi_info* Hints(fi_progress progress, const std::string& key,
 
 }  // namespace
 
-void MsgPairTest::OpenSide(MsgSide* side, fi_info* info,
+void MsgPairTest::OpenSide(fixtures::Objects* side, fi_info* info,
                            const PairOptions& options, bool open_fabric) {
   side->info = info;
   if (open_fabric) {
@@ -46,7 +46,7 @@ void MsgPairTest::OpenSide(MsgSide* side, fi_info* info,
   fi_cq_attr cq_attr = {};
   cq_attr.format = FI_CQ_FORMAT_TAGGED;
   cq_attr.wait_obj = options.cq_wait_obj;
-  ASSERT_EQ(fi_cq_open(side->domain, &cq_attr, &side->tx_cq, nullptr), 0);
+  ASSERT_EQ(fi_cq_open(side->domain, &cq_attr, &side->cq, nullptr), 0);
   ASSERT_EQ(fi_cq_open(side->domain, &cq_attr, &side->rx_cq, nullptr), 0);
   fi_cntr_attr cntr_attr = {};
   cntr_attr.events = FI_CNTR_EVENTS_COMP;
@@ -57,12 +57,12 @@ void MsgPairTest::OpenSide(MsgSide* side, fi_info* info,
             0);
 }
 
-void MsgPairTest::OpenEndpoint(MsgSide* side, fi_info* info,
+void MsgPairTest::OpenEndpoint(fixtures::Objects* side, fi_info* info,
                                uint64_t cq_bind_flags) {
   ASSERT_EQ(fi_endpoint(side->domain, info, &side->ep, nullptr), 0);
   ASSERT_EQ(fi_ep_bind(side->ep, &side->eq->fid, 0), 0);
-  ASSERT_EQ(
-      fi_ep_bind(side->ep, &side->tx_cq->fid, FI_TRANSMIT | cq_bind_flags), 0);
+  ASSERT_EQ(fi_ep_bind(side->ep, &side->cq->fid, FI_TRANSMIT | cq_bind_flags),
+            0);
   ASSERT_EQ(fi_ep_bind(side->ep, &side->rx_cq->fid, FI_RECV | cq_bind_flags),
             0);
   ASSERT_EQ(fi_ep_bind(side->ep, &side->tx_cntr->fid,
@@ -84,12 +84,12 @@ void MsgPairTest::Listen(const PairOptions& options) {
   fi_eq_attr eq_attr = {};
   eq_attr.wait_obj = FI_WAIT_UNSPEC;
   ASSERT_EQ(fi_eq_open(server_.fabric, &eq_attr, &server_.eq, nullptr), 0);
-  ASSERT_EQ(fi_passive_ep(server_.fabric, pep_info_, &pep_, nullptr), 0);
-  ASSERT_EQ(fi_pep_bind(pep_, &server_.eq->fid, 0), 0);
-  ASSERT_EQ(fi_listen(pep_), 0);
+  ASSERT_EQ(fi_passive_ep(server_.fabric, pep_info_, &server_.pep, nullptr), 0);
+  ASSERT_EQ(fi_pep_bind(server_.pep, &server_.eq->fid, 0), 0);
+  ASSERT_EQ(fi_listen(server_.pep), 0);
   size_t len = 128;
   pep_name_.resize(len);
-  ASSERT_EQ(fi_getname(&pep_->fid, pep_name_.data(), &len), 0);
+  ASSERT_EQ(fi_getname(&server_.pep->fid, pep_name_.data(), &len), 0);
   pep_name_.resize(len);
 }
 
@@ -118,7 +118,7 @@ void MsgPairTest::Connect(const PairOptions& options) {
   ASSERT_EQ(WaitEvent(server_.eq, &event), FI_CONNREQ);
   fi_eq_cm_entry entry;
   memcpy(&entry, event.data(), sizeof(entry));
-  EXPECT_EQ(entry.fid, &pep_->fid);
+  EXPECT_EQ(entry.fid, &server_.pep->fid);
   connreq_data_.assign(event.begin() + sizeof(entry), event.end());
   OpenSide(&server_, entry.info, options, false);
   OpenEndpoint(&server_, entry.info, options.cq_bind_flags);
@@ -134,31 +134,14 @@ void MsgPairTest::Connect(const PairOptions& options) {
   connected_data_.assign(event.begin() + sizeof(entry), event.end());
 }
 
-void MsgPairTest::CloseSide(MsgSide* side) {
-  for (fid* object :
-       {side->ep ? &side->ep->fid : nullptr,
-        side->tx_cq ? &side->tx_cq->fid : nullptr,
-        side->rx_cq ? &side->rx_cq->fid : nullptr,
-        side->tx_cntr ? &side->tx_cntr->fid : nullptr,
-        side->rx_cntr ? &side->rx_cntr->fid : nullptr,
-        side->domain ? &side->domain->fid : nullptr}) {
-    if (object != nullptr) EXPECT_EQ(fi_close(object), 0);
-  }
-  side->ep = nullptr;
-  if (side->eq != nullptr) EXPECT_EQ(fi_close(&side->eq->fid), 0);
-  if (side->fabric != nullptr) EXPECT_EQ(fi_close(&side->fabric->fid), 0);
-  fi_freeinfo(side->info);
-}
-
 void MsgPairTest::TearDown() {
-  CloseSide(&client_);
-  if (pep_ != nullptr) EXPECT_EQ(fi_close(&pep_->fid), 0);
-  CloseSide(&server_);
+  EXPECT_EQ(fixtures::CloseObjects(&client_), 0);
+  EXPECT_EQ(fixtures::CloseObjects(&server_), 0);
   fi_freeinfo(pep_info_);
 }
 
 void MsgPairTest::Progress() {
-  for (MsgSide* side : {&server_, &client_}) {
+  for (fixtures::Objects* side : {&server_, &client_}) {
     // The fabric's engine (connection setup), then the domain's.
     if (side->fabric != nullptr) fi_trywait(side->fabric, nullptr, 0);
     if (side->rx_cq != nullptr) fi_cq_read(side->rx_cq, nullptr, 0);

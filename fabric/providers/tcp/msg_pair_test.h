@@ -17,21 +17,10 @@
 #include <string>
 #include <vector>
 
+#include "fabric/fixtures/loopback.h"
 #include "gtest/gtest.h"
 
 namespace fabric {
-
-struct MsgSide {
-  fi_info* info = nullptr;
-  fid_fabric* fabric = nullptr;
-  fid_domain* domain = nullptr;
-  fid_eq* eq = nullptr;
-  fid_cq* tx_cq = nullptr;
-  fid_cq* rx_cq = nullptr;
-  fid_cntr* tx_cntr = nullptr;  // FI_SEND | FI_WRITE | FI_READ
-  fid_cntr* rx_cntr = nullptr;  // FI_RECV | FI_REMOTE_WRITE | FI_REMOTE_READ
-  fid_ep* ep = nullptr;
-};
 
 struct PairOptions {
   fi_progress server_progress = FI_PROGRESS_MANUAL;
@@ -55,16 +44,19 @@ class MsgPairTest : public ::testing::Test {
   void Connect(const PairOptions& options = {});
   void TearDown() override;
 
-  // The server's passive endpoint (server_.fabric, server_.eq, pep_), its
-  // address in pep_name_.
+  // The server's passive endpoint (server_.fabric, server_.eq, server_.pep),
+  // its address in pep_name_.
   void Listen(const PairOptions& options = {});
   // The client's resources and endpoint, aimed at pep_name_, not connected.
   void OpenClient(const PairOptions& options = {});
-  // Opens one side's resources on `info` (its ep not yet bound to them).
-  void OpenSide(MsgSide* side, fi_info* info, const PairOptions& options,
-                bool open_fabric);
-  void OpenEndpoint(MsgSide* side, fi_info* info, uint64_t cq_bind_flags);
-  void CloseSide(MsgSide* side);
+  // Opens one side's resources on `info` (its ep not yet bound to them):
+  // fabric (when `open_fabric`), domain, EQ, a CQ for each direction, and
+  // tx_cntr (FI_SEND | FI_WRITE | FI_READ) and rx_cntr (FI_RECV |
+  // FI_REMOTE_WRITE | FI_REMOTE_READ).
+  void OpenSide(fixtures::Objects* side, fi_info* info,
+                const PairOptions& options, bool open_fabric);
+  void OpenEndpoint(fixtures::Objects* side, fi_info* info,
+                    uint64_t cq_bind_flags);
 
   // Advances both sides' progress once (reads of nothing: fi_trywait on
   // the fabric, a zero-entry read of the receive CQ for the domain).
@@ -80,10 +72,9 @@ class MsgPairTest : public ::testing::Test {
   // True when `cq` stays empty while both sides advance for `ms`.
   bool StaysEmpty(fid_cq* cq, int ms);
 
-  MsgSide server_;
-  MsgSide client_;
+  fixtures::Objects server_;
+  fixtures::Objects client_;
   fi_info* pep_info_ = nullptr;
-  fid_pep* pep_ = nullptr;
   std::vector<char> pep_name_;
   std::string connreq_data_;
   std::string connected_data_;

@@ -92,7 +92,7 @@ int ScaleDomain::Close() {
   }
   cq_ = nullptr;
   av_ = nullptr;
-  int closed = Report("fi_close", CloseLoopbackDomain(&loopback_));
+  int closed = Report("fi_close", CloseObjects(&loopback_));
   return rc != 0 ? rc : closed;
 }
 

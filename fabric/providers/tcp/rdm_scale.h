@@ -55,7 +55,7 @@ class ScaleDomain {
   fid_cq* cq() const { return cq_; }
 
  private:
-  fixtures::LoopbackDomain loopback_;  // info, fabric and domain
+  fixtures::Objects loopback_;  // info, fabric and domain
   fid_av* av_ = nullptr;
   fid_cq* cq_ = nullptr;
 };

@@ -163,7 +163,7 @@ class SrxPeerTest : public ::testing::TestWithParam<std::string> {
                         &peer_cq_->fid, &sender_cq_->fid, &av_->fid}) {
       EXPECT_EQ(fi_close(object), 0);
     }
-    EXPECT_EQ(fabric::fixtures::CloseLoopbackDomain(&loopback_), 0);
+    EXPECT_EQ(fabric::fixtures::CloseObjects(&loopback_), 0);
     EXPECT_TRUE(owner_.queued.empty());
   }
 
@@ -204,7 +204,7 @@ class SrxPeerTest : public ::testing::TestWithParam<std::string> {
 
   TestOwner owner_;
   fi_peer_srx_context context_ = {};
-  fabric::fixtures::LoopbackDomain loopback_;
+  fabric::fixtures::Objects loopback_;
   fid_av* av_ = nullptr;
   fid_ep* srx_ep_ = nullptr;
   fid_cq* peer_cq_ = nullptr;
@@ -329,7 +329,7 @@ TEST_P(SrxPeerTest, ThePeerSrxPostsNothingAndOutlivesItsEndpoints) {
 // fi_srx_context's arguments (fi_peer(3): -FI_EINVAL for a malformed peer
 // context or a provider that cannot be a peer).
 TEST(SrxContextTest, BadArgumentsAreRefused) {
-  fabric::fixtures::LoopbackDomain tcp;
+  fabric::fixtures::Objects tcp;
   ASSERT_EQ(
       fabric::fixtures::OpenLoopbackDomain(FI_EP_RDM, FI_MSG, nullptr, &tcp),
       0);
@@ -369,10 +369,10 @@ TEST(SrxContextTest, BadArgumentsAreRefused) {
   EXPECT_EQ(srx->fid.fclass, FI_CLASS_SRX_CTX);
   EXPECT_EQ(fi_close(&srx->fid), 0);
   srx = nullptr;
-  EXPECT_EQ(fabric::fixtures::CloseLoopbackDomain(&tcp), 0);
+  EXPECT_EQ(fabric::fixtures::CloseObjects(&tcp), 0);
 
   // udp's endpoints cannot take buffers from an owner.
-  fabric::fixtures::LoopbackDomain udp;
+  fabric::fixtures::Objects udp;
   ASSERT_EQ(fabric::fixtures::OpenLoopbackDomain(
                 FI_EP_DGRAM, FI_MSG,
                 [](fi_info* hints) {
@@ -391,7 +391,7 @@ TEST(SrxContextTest, BadArgumentsAreRefused) {
   fi_tx_attr tx_attr = {};
   EXPECT_EQ(fi_stx_context(udp.domain, &tx_attr, &stx, nullptr), -FI_ENOSYS);
   EXPECT_EQ(fi_stx_context(udp.domain, nullptr, &stx, nullptr), -FI_EINVAL);
-  EXPECT_EQ(fabric::fixtures::CloseLoopbackDomain(&udp), 0);
+  EXPECT_EQ(fabric::fixtures::CloseObjects(&udp), 0);
 }
 
 INSTANTIATE_TEST_SUITE_P(Providers, SrxPeerTest,

@@ -83,7 +83,7 @@ class TcpAtomicTest : public MsgPairTest {
                                   datatype, static_cast<fi_op>(op), &context),
                   0);
       }
-      fi_cq_tagged_entry entry = WaitCompletion(client_.tx_cq);
+      fi_cq_tagged_entry entry = WaitCompletion(client_.cq);
       EXPECT_EQ(entry.op_context, &context);
       EXPECT_EQ(entry.flags, FI_ATOMIC | FI_READ);
       for (int i = 0; i < 3; ++i) {
@@ -98,7 +98,7 @@ class TcpAtomicTest : public MsgPairTest {
                           fi_mr_key(mr), datatype, static_cast<fi_op>(op),
                           &context),
                 0);
-      entry = WaitCompletion(client_.tx_cq);
+      entry = WaitCompletion(client_.cq);
       EXPECT_EQ(entry.flags, FI_ATOMIC | FI_WRITE);
       for (int i = 0; i < 3; ++i) {
         EXPECT_EQ(target[i], static_cast<T>(Expected(op, initial[i],
@@ -130,7 +130,7 @@ TEST_F(TcpAtomicTest, FloatingPointSumsAndCompares) {
   ASSERT_EQ(fi_atomic(client_.ep, add, 2, nullptr, 0, Addr(floats),
                       fi_mr_key(fmr), FI_FLOAT, FI_SUM, nullptr),
             0);
-  WaitCompletion(client_.tx_cq);
+  WaitCompletion(client_.cq);
   EXPECT_EQ(floats[0], 2.25f);
   EXPECT_EQ(floats[1], -1.5f);
   const double more[2] = {0.5, -20.0};
@@ -139,7 +139,7 @@ TEST_F(TcpAtomicTest, FloatingPointSumsAndCompares) {
                             Addr(doubles), fi_mr_key(dmr), FI_DOUBLE, FI_SUM,
                             nullptr),
             0);
-  WaitCompletion(client_.tx_cq);
+  WaitCompletion(client_.cq);
   EXPECT_EQ(doubles[0], 0.75);
   EXPECT_EQ(doubles[1], -10.0);
   EXPECT_EQ(old[0], 0.25);
@@ -151,7 +151,7 @@ TEST_F(TcpAtomicTest, FloatingPointSumsAndCompares) {
                               old, nullptr, 0, Addr(doubles), fi_mr_key(dmr),
                               FI_DOUBLE, FI_CSWAP_LT, nullptr),
             0);
-  WaitCompletion(client_.tx_cq);
+  WaitCompletion(client_.cq);
   EXPECT_EQ(doubles[0], 0.75);
   EXPECT_EQ(doubles[1], 8.0);
   EXPECT_EQ(old[1], -10.0);
@@ -173,7 +173,7 @@ TEST_F(TcpAtomicTest, VectorsMessagesInjectAndCounters) {
   fi_msg_atomic msg = {iov, nullptr, 2, 0, rma, 2, FI_UINT32, FI_SUM,
                        nullptr, 0x77};
   ASSERT_EQ(fi_atomicmsg(client_.ep, &msg, FI_REMOTE_CQ_DATA), 0);
-  EXPECT_EQ(WaitCompletion(client_.tx_cq).flags, FI_ATOMIC | FI_WRITE);
+  EXPECT_EQ(WaitCompletion(client_.cq).flags, FI_ATOMIC | FI_WRITE);
   fi_cq_tagged_entry remote = WaitCompletion(server_.rx_cq);
   EXPECT_EQ(remote.flags, FI_ATOMIC | FI_REMOTE_WRITE | FI_REMOTE_CQ_DATA);
   EXPECT_EQ(remote.data, 0x77u);
@@ -188,7 +188,7 @@ TEST_F(TcpAtomicTest, VectorsMessagesInjectAndCounters) {
                              2, 0, Addr(&target[3]), fi_mr_key(mr),
                              FI_UINT32, FI_ATOMIC_READ, nullptr),
             0);
-  EXPECT_EQ(WaitCompletion(client_.tx_cq).flags, FI_ATOMIC | FI_READ);
+  EXPECT_EQ(WaitCompletion(client_.cq).flags, FI_ATOMIC | FI_READ);
   EXPECT_EQ(got[0], 4u);
   EXPECT_EQ(got[1], 25u);
   EXPECT_EQ(got[2], 36u);
@@ -204,14 +204,14 @@ TEST_F(TcpAtomicTest, VectorsMessagesInjectAndCounters) {
                                0, Addr(&target[1]), fi_mr_key(mr), FI_UINT32,
                                FI_MSWAP, nullptr),
             0);
-  WaitCompletion(client_.tx_cq);
+  WaitCompletion(client_.cq);
   EXPECT_EQ(old, 2u);
   EXPECT_EQ(target[1], 0x0ff2u);
   const uint32_t one = 1;
   ASSERT_EQ(fi_inject_atomic(client_.ep, &one, 1, 0, Addr(&target[2]),
                              fi_mr_key(mr), FI_UINT32, FI_SUM),
             0);
-  EXPECT_TRUE(StaysEmpty(client_.tx_cq, 50));
+  EXPECT_TRUE(StaysEmpty(client_.cq, 50));
   EXPECT_EQ(target[2], 4u);
   EXPECT_EQ(fi_cntr_read(client_.tx_cntr), 4u);  // each of the 4 ops
   EXPECT_EQ(fi_close(&mr->fid), 0);
@@ -286,7 +286,7 @@ TEST_P(TcpAtomicRefusalTest, RefusedAndTheConnectionTornDown) {
                         fi_mr_key(mr) + 1, FI_UINT64, FI_SUM, &context),
               0);
   }
-  fi_cq_err_entry error = WaitError(client_.tx_cq);
+  fi_cq_err_entry error = WaitError(client_.cq);
   EXPECT_EQ(error.err, FI_EACCES);
   EXPECT_EQ(error.op_context, &context);
   EXPECT_EQ(error.flags, FI_ATOMIC | (fetch ? FI_READ : FI_WRITE));
@@ -374,11 +374,11 @@ TEST_F(TcpAtomicTest, BadArguments) {
             -FI_EOPNOTSUPP);
   fi_ioc compare_ioc = {compare, 1};
   // And nothing of it reached the target.
-  EXPECT_TRUE(StaysEmpty(client_.tx_cq, 20));
+  EXPECT_TRUE(StaysEmpty(client_.cq, 20));
   EXPECT_EQ(fi_compare_atomicmsg(ep, &msg, &compare_ioc, nullptr, 1,
                                  &result_ioc, nullptr, 1, 0),
             0);
-  WaitCompletion(client_.tx_cq);
+  WaitCompletion(client_.cq);
   EXPECT_EQ(fi_close(&mr->fid), 0);
 }
 

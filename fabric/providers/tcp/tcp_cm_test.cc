@@ -43,23 +43,23 @@ TEST_F(TcpCmTest, GetInfoHandsBackAPassiveEndpointHandle) {
   fi_info* hints = fi_allocinfo();
   hints->fabric_attr->prov_name = strdup("tcp");
   hints->ep_attr->type = FI_EP_MSG;
-  hints->handle = &pep_->fid;
+  hints->handle = &server_.pep->fid;
   fi_info* list = nullptr;
   ASSERT_EQ(fi_getinfo(FI_VERSION(1, 18), nullptr, nullptr, 0, hints, &list),
             0);
   int results = 0;
   for (fi_info* info = list; info != nullptr; info = info->next, ++results) {
-    EXPECT_EQ(info->handle, &pep_->fid);
+    EXPECT_EQ(info->handle, &server_.pep->fid);
   }
   EXPECT_GT(results, 0);
   fi_freeinfo(list);
   // Once closed, it is no longer handed back.
-  ASSERT_EQ(fi_close(&pep_->fid), 0);
+  ASSERT_EQ(fi_close(&server_.pep->fid), 0);
   list = nullptr;
   ASSERT_EQ(fi_getinfo(FI_VERSION(1, 18), nullptr, nullptr, 0, hints, &list),
             0);
   EXPECT_EQ(list->handle, nullptr);
-  pep_ = nullptr;
+  server_.pep = nullptr;
   hints->handle = nullptr;
   fi_freeinfo(hints);
   fi_freeinfo(list);
@@ -74,8 +74,8 @@ TEST_F(TcpCmTest, RejectCarriesDataToTheClient) {
   fi_eq_cm_entry entry;
   memcpy(&entry, event.data(), sizeof(entry));
   EXPECT_EQ(std::string(event.data() + sizeof(entry)), "please");
-  ASSERT_EQ(fi_reject(pep_, entry.info->handle, "no room", 8), 0);
-  EXPECT_EQ(fi_reject(pep_, entry.info->handle, nullptr, 0), -FI_EINVAL);
+  ASSERT_EQ(fi_reject(server_.pep, entry.info->handle, "no room", 8), 0);
+  EXPECT_EQ(fi_reject(server_.pep, entry.info->handle, nullptr, 0), -FI_EINVAL);
   fi_freeinfo(entry.info);
   fi_eq_err_entry error = {};
   ASSERT_EQ(WaitEvent(client_.eq, &event, &error), -FI_EAVAIL);
@@ -117,8 +117,8 @@ TEST_F(TcpCmTest, DifferentAuthKeysAreRefusedBeforeTheServerSeesThem) {
 
 TEST_F(TcpCmTest, NobodyListening) {
   Listen();
-  ASSERT_EQ(fi_close(&pep_->fid), 0);  // the port is free again
-  pep_ = nullptr;
+  ASSERT_EQ(fi_close(&server_.pep->fid), 0);  // the port is free again
+  server_.pep = nullptr;
   OpenClient();
   ASSERT_EQ(fi_connect(client_.ep, pep_name_.data(), nullptr, 0), 0);
   std::vector<char> event;
@@ -210,7 +210,7 @@ TEST_F(TcpCmTest, BadConnectArguments) {
   char name[16];
   EXPECT_EQ(fi_getpeer(client_.ep, name, &len), -FI_ENOTCONN);
   int bogus = 0;
-  EXPECT_EQ(fi_reject(pep_, reinterpret_cast<fid_t>(&bogus), nullptr, 0),
+  EXPECT_EQ(fi_reject(server_.pep, reinterpret_cast<fid_t>(&bogus), nullptr, 0),
             -FI_EINVAL);
   // fi_endpoint on something that is not a connection request.
   fi_info* info = fi_dupinfo(client_.info);
@@ -221,8 +221,8 @@ TEST_F(TcpCmTest, BadConnectArguments) {
   info->handle = nullptr;
   fi_freeinfo(info);
   // The passive endpoint refuses a second EQ and endpoint-only calls.
-  EXPECT_EQ(fi_pep_bind(pep_, &server_.eq->fid, 0), -FI_EINVAL);
-  EXPECT_EQ(fi_connect(reinterpret_cast<fid_ep*>(pep_), pep_name_.data(),
+  EXPECT_EQ(fi_pep_bind(server_.pep, &server_.eq->fid, 0), -FI_EINVAL);
+  EXPECT_EQ(fi_connect(reinterpret_cast<fid_ep*>(server_.pep), pep_name_.data(),
                        nullptr, 0),
             -FI_ENOSYS);
 }
@@ -239,12 +239,12 @@ TEST_F(TcpCmTest, EnableNeedsAnEqAndCqs) {
   OpenSide(&client_, info, {}, true);
   ASSERT_EQ(fi_endpoint(client_.domain, info, &client_.ep, nullptr), 0);
   EXPECT_EQ(fi_enable(client_.ep), -FI_ENOCQ);
-  ASSERT_EQ(fi_ep_bind(client_.ep, &client_.tx_cq->fid, FI_TRANSMIT), 0);
+  ASSERT_EQ(fi_ep_bind(client_.ep, &client_.cq->fid, FI_TRANSMIT), 0);
   ASSERT_EQ(fi_ep_bind(client_.ep, &client_.rx_cq->fid, FI_RECV), 0);
   EXPECT_EQ(fi_enable(client_.ep), -FI_ENOEQ);
-  EXPECT_EQ(fi_ep_bind(client_.ep, &client_.tx_cq->fid, FI_TRANSMIT),
+  EXPECT_EQ(fi_ep_bind(client_.ep, &client_.cq->fid, FI_TRANSMIT),
             -FI_EINVAL);  // already bound there
-  EXPECT_EQ(fi_ep_bind(client_.ep, &client_.tx_cq->fid, FI_REMOTE_READ),
+  EXPECT_EQ(fi_ep_bind(client_.ep, &client_.cq->fid, FI_REMOTE_READ),
             -FI_EBADFLAGS);
   EXPECT_EQ(fi_close(&client_.domain->fid), -FI_EBUSY);  // the endpoint
   ASSERT_EQ(fi_ep_bind(client_.ep, &client_.eq->fid, 0), 0);

@@ -36,7 +36,7 @@ TEST_F(TcpHmemTest, MessagesGoThroughTheOverride) {
             0);
   ASSERT_EQ(fi_send(client_.ep, out.data(), out.size(), nullptr, 0, nullptr),
             0);
-  WaitCompletion(client_.tx_cq);
+  WaitCompletion(client_.cq);
   WaitCompletion(server_.rx_cq);
   EXPECT_TRUE(in == out);
   EXPECT_EQ(Counts::from_bytes.load(), out.size());
@@ -63,11 +63,11 @@ TEST_F(TcpHmemTest, RmaGoesThroughTheOverrideAtBothEnds) {
   ASSERT_EQ(fi_write(client_.ep, out.data(), out.size(), nullptr, 0, addr,
                      fi_mr_key(mr), nullptr),
             0);
-  WaitCompletion(client_.tx_cq);
+  WaitCompletion(client_.cq);
   ASSERT_EQ(fi_read(client_.ep, back.data(), back.size(), nullptr, 0, addr,
                     fi_mr_key(mr), nullptr),
             0);
-  WaitCompletion(client_.tx_cq);
+  WaitCompletion(client_.cq);
   EXPECT_TRUE(back == out);
   // Write: client from, server to. Read: server from, client to.
   EXPECT_EQ(Counts::from_bytes.load(), 2 * out.size());

@@ -40,22 +40,19 @@ class TcpHostilePeerTest : public ::testing::Test {
                         FI_MR_VIRT_ADDR | FI_MR_PROV_KEY;
                     hints->domain_attr->data_progress = FI_PROGRESS_MANUAL;
                   },
-                  &loopback_),
+                  &side_),
               0);
-    info_ = loopback_.info;
-    fabric_ = loopback_.fabric;
-    domain_ = loopback_.domain;
     fi_eq_attr eq_attr = {};
     eq_attr.wait_obj = FI_WAIT_UNSPEC;
-    ASSERT_EQ(fi_eq_open(fabric_, &eq_attr, &eq_, nullptr), 0);
+    ASSERT_EQ(fi_eq_open(side_.fabric, &eq_attr, &side_.eq, nullptr), 0);
     fi_cq_attr cq_attr = {};
     cq_attr.format = FI_CQ_FORMAT_TAGGED;
-    ASSERT_EQ(fi_cq_open(domain_, &cq_attr, &cq_, nullptr), 0);
-    ASSERT_EQ(fi_passive_ep(fabric_, info_, &pep_, nullptr), 0);
-    ASSERT_EQ(fi_pep_bind(pep_, &eq_->fid, 0), 0);
-    ASSERT_EQ(fi_listen(pep_), 0);
-    ASSERT_EQ(fi_mr_reg(domain_, &target_, sizeof(target_),
-                        FI_REMOTE_READ | FI_REMOTE_WRITE, 0, 0, 0, &mr_,
+    ASSERT_EQ(fi_cq_open(side_.domain, &cq_attr, &side_.cq, nullptr), 0);
+    ASSERT_EQ(fi_passive_ep(side_.fabric, side_.info, &side_.pep, nullptr), 0);
+    ASSERT_EQ(fi_pep_bind(side_.pep, &side_.eq->fid, 0), 0);
+    ASSERT_EQ(fi_listen(side_.pep), 0);
+    ASSERT_EQ(fi_mr_reg(side_.domain, &target_, sizeof(target_),
+                        FI_REMOTE_READ | FI_REMOTE_WRITE, 0, 0, 0, &side_.mr,
                         nullptr),
               0);
     ConnectRawPeer();
@@ -63,18 +60,13 @@ class TcpHostilePeerTest : public ::testing::Test {
 
   void TearDown() override {
     if (raw_ >= 0) close(raw_);
-    if (ep_ != nullptr) EXPECT_EQ(fi_close(&ep_->fid), 0);
-    if (mr_ != nullptr) EXPECT_EQ(fi_close(&mr_->fid), 0);
-    if (pep_ != nullptr) EXPECT_EQ(fi_close(&pep_->fid), 0);
-    if (cq_ != nullptr) EXPECT_EQ(fi_close(&cq_->fid), 0);
-    if (eq_ != nullptr) EXPECT_EQ(fi_close(&eq_->fid), 0);
-    EXPECT_EQ(fixtures::CloseLoopbackDomain(&loopback_), 0);
+    EXPECT_EQ(fixtures::CloseObjects(&side_), 0);
   }
 
   // The next EQ event (waiting up to 5 s); its entry in *entry.
   uint32_t NextEvent(fi_eq_cm_entry* entry) {
     uint32_t event = 0;
-    ssize_t n = fi_eq_sread(eq_, &event, entry, sizeof(*entry), 5000, 0);
+    ssize_t n = fi_eq_sread(side_.eq, &event, entry, sizeof(*entry), 5000, 0);
     EXPECT_GT(n, 0) << fi_strerror(static_cast<int>(-n));
     return n > 0 ? event : 0;
   }
@@ -83,7 +75,7 @@ class TcpHostilePeerTest : public ::testing::Test {
   void ConnectRawPeer() {
     size_t len = sizeof(sockaddr_in);
     sockaddr_in name = {};
-    ASSERT_EQ(fi_getname(&pep_->fid, &name, &len), 0);
+    ASSERT_EQ(fi_getname(&side_.pep->fid, &name, &len), 0);
     raw_ = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
     ASSERT_GE(raw_, 0);
     ASSERT_EQ(connect(raw_, reinterpret_cast<sockaddr*>(&name), sizeof(name)),
@@ -91,12 +83,12 @@ class TcpHostilePeerTest : public ::testing::Test {
     ASSERT_TRUE(SendCm(raw_, CmType::kConnRequest, "", nullptr, 0).ok());
     fi_eq_cm_entry entry = {};
     ASSERT_EQ(NextEvent(&entry), FI_CONNREQ);
-    ASSERT_EQ(fi_endpoint(domain_, entry.info, &ep_, nullptr), 0);
+    ASSERT_EQ(fi_endpoint(side_.domain, entry.info, &side_.ep, nullptr), 0);
     fi_freeinfo(entry.info);
-    ASSERT_EQ(fi_ep_bind(ep_, &eq_->fid, 0), 0);
-    ASSERT_EQ(fi_ep_bind(ep_, &cq_->fid, FI_TRANSMIT | FI_RECV), 0);
-    ASSERT_EQ(fi_enable(ep_), 0);
-    ASSERT_EQ(fi_accept(ep_, nullptr, 0), 0);
+    ASSERT_EQ(fi_ep_bind(side_.ep, &side_.eq->fid, 0), 0);
+    ASSERT_EQ(fi_ep_bind(side_.ep, &side_.cq->fid, FI_TRANSMIT | FI_RECV), 0);
+    ASSERT_EQ(fi_enable(side_.ep), 0);
+    ASSERT_EQ(fi_accept(side_.ep, nullptr, 0), 0);
     ASSERT_EQ(NextEvent(&entry), FI_CONNECTED);
     CmReader reader;
     CmReader::Result result = CmReader::kPending;
@@ -125,7 +117,7 @@ class TcpHostilePeerTest : public ::testing::Test {
         stream::AtomicCode{datatype, op, AtomicKind::kWrite});
     header.id = id;
     stream::RmaDescriptor descriptor = {
-        reinterpret_cast<uint64_t>(&target_) + offset, 4, fi_mr_key(mr_)};
+        reinterpret_cast<uint64_t>(&target_) + offset, 4, fi_mr_key(side_.mr)};
     std::vector<char> frame(sizeof(header) + sizeof(descriptor) + 4);
     memcpy(frame.data(), &header, sizeof(header));
     memcpy(frame.data() + sizeof(header), &descriptor, sizeof(descriptor));
@@ -141,7 +133,7 @@ class TcpHostilePeerTest : public ::testing::Test {
     while (have < sizeof(*answer) &&
            std::chrono::steady_clock::now() < deadline) {
       fi_cq_tagged_entry entry;
-      fi_cq_read(cq_, &entry, 1);
+      fi_cq_read(side_.cq, &entry, 1);
       ssize_t n = recv(raw_, reinterpret_cast<char*>(answer) + have,
                        sizeof(*answer) - have, MSG_DONTWAIT);
       if (n == 0) return false;
@@ -164,7 +156,7 @@ class TcpHostilePeerTest : public ::testing::Test {
     auto deadline = std::chrono::steady_clock::now() + kPatience;
     while (std::chrono::steady_clock::now() < deadline) {
       fi_cq_tagged_entry entry;
-      fi_cq_read(cq_, &entry, 1);
+      fi_cq_read(side_.cq, &entry, 1);
       char byte;
       ssize_t n = recv(raw_, &byte, 1, MSG_DONTWAIT);
       if (n == 0 || (n < 0 && errno == ECONNRESET)) return true;
@@ -172,15 +164,8 @@ class TcpHostilePeerTest : public ::testing::Test {
     return false;
   }
 
-  fixtures::LoopbackDomain loopback_;
-  fi_info* info_ = nullptr;  // loopback_'s, like fabric_ and domain_
-  fid_fabric* fabric_ = nullptr;
-  fid_domain* domain_ = nullptr;
-  fid_eq* eq_ = nullptr;
-  fid_cq* cq_ = nullptr;
-  fid_pep* pep_ = nullptr;
-  fid_ep* ep_ = nullptr;
-  fid_mr* mr_ = nullptr;
+  // Our side: the listener, its EQ and CQ, the accepted endpoint, a region.
+  fixtures::Objects side_;
   int raw_ = -1;
   union {
     int32_t i;
@@ -205,7 +190,7 @@ TEST_F(TcpHostilePeerTest, UnsupportedAtomicIsRefusedAndTheConnectionLives) {
 TEST_F(TcpHostilePeerTest, MalformedDataClosesTheConnectionWithErrors) {
   char buffer[16];
   int context;
-  ASSERT_EQ(fi_recv(ep_, buffer, sizeof(buffer), nullptr, 0, &context), 0);
+  ASSERT_EQ(fi_recv(side_.ep, buffer, sizeof(buffer), nullptr, 0, &context), 0);
   stream::Header header = {};
   header.op = 99;  // no such opcode
   header.size = 8;
@@ -215,12 +200,12 @@ TEST_F(TcpHostilePeerTest, MalformedDataClosesTheConnectionWithErrors) {
   fi_cq_tagged_entry entry;
   ssize_t n = 0;
   auto deadline = std::chrono::steady_clock::now() + kPatience;
-  while ((n = fi_cq_read(cq_, &entry, 1)) == -FI_EAGAIN &&
+  while ((n = fi_cq_read(side_.cq, &entry, 1)) == -FI_EAGAIN &&
          std::chrono::steady_clock::now() < deadline) {
   }
   ASSERT_EQ(n, -FI_EAVAIL);
   fi_cq_err_entry error = {};
-  ASSERT_EQ(fi_cq_readerr(cq_, &error, 0), 1);
+  ASSERT_EQ(fi_cq_readerr(side_.cq, &error, 0), 1);
   EXPECT_EQ(error.op_context, &context);
   EXPECT_NE(error.err, 0);
   fi_eq_cm_entry event = {};
@@ -233,7 +218,7 @@ TEST_F(TcpHostilePeerTest, MalformedDataClosesTheConnectionWithErrors) {
 // cannot ask that, and the connection closes without touching the buffer.
 TEST_F(TcpHostilePeerTest, APayloadLeftInTheSenderClosesTheConnection) {
   char buffer[16] = "untouched";
-  ASSERT_EQ(fi_recv(ep_, buffer, sizeof(buffer), nullptr, 0, nullptr), 0);
+  ASSERT_EQ(fi_recv(side_.ep, buffer, sizeof(buffer), nullptr, 0, nullptr), 0);
   struct {
     stream::Header header;
     stream::RmaDescriptor where;

@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "fabric/fixtures/loopback.h"
 #include "fabric/providers/tcp/tcp_rdm_ep.h"
 #include "gtest/gtest.h"
 
@@ -140,12 +141,7 @@ class TcpLocalPathProcessesTest : public ::testing::Test {
 
   void TearDown() override {
     peers_.clear();
-    if (ep_ != nullptr) EXPECT_EQ(fi_close(&ep_->fid), 0);
-    if (cq_ != nullptr) EXPECT_EQ(fi_close(&cq_->fid), 0);
-    if (av_ != nullptr) EXPECT_EQ(fi_close(&av_->fid), 0);
-    if (domain_ != nullptr) EXPECT_EQ(fi_close(&domain_->fid), 0);
-    if (fabric_ != nullptr) EXPECT_EQ(fi_close(&fabric_->fid), 0);
-    fi_freeinfo(info_);
+    EXPECT_EQ(fixtures::CloseObjects(&side_), 0);
     if (made_ns_) {
       Run("ip netns del " + ns_);
       Run("ip link del " + veth_);
@@ -167,25 +163,25 @@ class TcpLocalPathProcessesTest : public ::testing::Test {
     hints->fabric_attr->prov_name = strdup("tcp");
     hints->domain_attr->data_progress = FI_PROGRESS_MANUAL;
     int rc = fi_getinfo(FI_VERSION(1, 18), own_ip_.c_str(), nullptr, FI_SOURCE,
-                        hints, &info_);
+                        hints, &side_.info);
     fi_freeinfo(hints);
     ASSERT_EQ(rc, 0);
     fi_av_attr av_attr = {};
     fi_cq_attr cq_attr = {};
     cq_attr.format = FI_CQ_FORMAT_TAGGED;
-    ASSERT_EQ(fi_fabric(info_->fabric_attr, &fabric_, nullptr), 0);
-    ASSERT_EQ(fi_domain(fabric_, info_, &domain_, nullptr), 0);
-    ASSERT_EQ(fi_av_open(domain_, &av_attr, &av_, nullptr), 0);
-    ASSERT_EQ(fi_cq_open(domain_, &cq_attr, &cq_, nullptr), 0);
-    ASSERT_EQ(fi_endpoint(domain_, info_, &ep_, nullptr), 0);
-    ASSERT_EQ(fi_ep_bind(ep_, &av_->fid, 0), 0);
-    ASSERT_EQ(fi_ep_bind(ep_, &cq_->fid, FI_TRANSMIT | FI_RECV), 0);
-    ASSERT_EQ(fi_enable(ep_), 0);
+    ASSERT_EQ(fi_fabric(side_.info->fabric_attr, &side_.fabric, nullptr), 0);
+    ASSERT_EQ(fi_domain(side_.fabric, side_.info, &side_.domain, nullptr), 0);
+    ASSERT_EQ(fi_av_open(side_.domain, &av_attr, &side_.av, nullptr), 0);
+    ASSERT_EQ(fi_cq_open(side_.domain, &cq_attr, &side_.cq, nullptr), 0);
+    ASSERT_EQ(fi_endpoint(side_.domain, side_.info, &side_.ep, nullptr), 0);
+    ASSERT_EQ(fi_ep_bind(side_.ep, &side_.av->fid, 0), 0);
+    ASSERT_EQ(fi_ep_bind(side_.ep, &side_.cq->fid, FI_TRANSMIT | FI_RECV), 0);
+    ASSERT_EQ(fi_enable(side_.ep), 0);
     sockaddr_in name = {};
     size_t len = sizeof(name);
-    ASSERT_EQ(fi_getname(&ep_->fid, &name, &len), 0);
+    ASSERT_EQ(fi_getname(&side_.ep->fid, &name, &len), 0);
     port_ = ntohs(name.sin_port);
-    ASSERT_NE(FidCast<TcpRdmEp>(ep_)->local_path, nullptr);
+    ASSERT_NE(FidCast<TcpRdmEp>(side_.ep)->local_path, nullptr);
   }
 
   // Starts a peer with `id` on `ip`, in the namespace `ns` unless empty,
@@ -236,7 +232,7 @@ class TcpLocalPathProcessesTest : public ::testing::Test {
       sscanf(line + 2 * i, "%2x", &value);
       bytes[i] = static_cast<unsigned char>(value);
     }
-    if (fi_av_insert(av_, &name, 1, &peer->addr, 0, nullptr) != 1) {
+    if (fi_av_insert(side_.av, &name, 1, &peer->addr, 0, nullptr) != 1) {
       return nullptr;
     }
     peers_.push_back(std::move(peer));
@@ -249,7 +245,7 @@ class TcpLocalPathProcessesTest : public ::testing::Test {
   void PostReceive() {
     buffers_.push_back(std::make_unique<std::vector<char>>(kBuffer));
     std::vector<char>* buffer = buffers_.back().get();
-    ASSERT_EQ(fi_trecv(ep_, buffer->data(), buffer->size(), nullptr,
+    ASSERT_EQ(fi_trecv(side_.ep, buffer->data(), buffer->size(), nullptr,
                        FI_ADDR_UNSPEC, 0, ~0ull, buffer),
               0);
   }
@@ -259,10 +255,10 @@ class TcpLocalPathProcessesTest : public ::testing::Test {
   ssize_t Next(fi_cq_tagged_entry* entry, fi_addr_t* source) {
     auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
     while (std::chrono::steady_clock::now() < deadline) {
-      ssize_t rc = fi_cq_readfrom(cq_, entry, 1, source);
+      ssize_t rc = fi_cq_readfrom(side_.cq, entry, 1, source);
       if (rc == -FI_EAVAIL) {
         fi_cq_err_entry error = {};
-        fi_cq_readerr(cq_, &error, 0);
+        fi_cq_readerr(side_.cq, &error, 0);
         entry->op_context = error.op_context;
         return -error.err;
       }
@@ -308,8 +304,8 @@ class TcpLocalPathProcessesTest : public ::testing::Test {
   // Sends "done ID" to `peer` and waits for its completion.
   void SendDone(Peer* peer) {
     std::string done = "done " + std::to_string(peer->id);
-    ASSERT_EQ(fi_send(ep_, done.c_str(), done.size() + 1, nullptr, peer->addr,
-                      nullptr),
+    ASSERT_EQ(fi_send(side_.ep, done.c_str(), done.size() + 1, nullptr,
+                      peer->addr, nullptr),
               0);
     fi_cq_tagged_entry entry;
     fi_addr_t source;
@@ -320,12 +316,7 @@ class TcpLocalPathProcessesTest : public ::testing::Test {
   std::string ns_, veth_, own_ip_, remote_ip_;
   bool made_ns_ = false;
   uint16_t port_ = 0;
-  fi_info* info_ = nullptr;
-  fid_fabric* fabric_ = nullptr;
-  fid_domain* domain_ = nullptr;
-  fid_av* av_ = nullptr;
-  fid_cq* cq_ = nullptr;
-  fid_ep* ep_ = nullptr;
+  fixtures::Objects side_;
   std::vector<std::unique_ptr<Peer>> peers_;
   std::vector<std::unique_ptr<std::vector<char>>> buffers_;
 };
@@ -346,7 +337,7 @@ TEST_F(TcpLocalPathProcessesTest, LocalAndRemotePeersOnOneEndpoint) {
   EXPECT_EQ(local->Wait(), 0);
   EXPECT_EQ(remote->Wait(), 0);
   // The local peer came through shm, the remote one over TCP.
-  auto* rdm = FidCast<TcpRdmEp>(ep_);
+  auto* rdm = FidCast<TcpRdmEp>(side_.ep);
   EXPECT_NE(rdm->local_path->Via(local->addr), nullptr);
   EXPECT_EQ(rdm->local_path->Via(remote->addr), nullptr);
 }
@@ -366,7 +357,7 @@ TEST_F(TcpLocalPathProcessesTest, ALocalPeerThatDiesLeavesNoHang) {
   fi_addr_t source = FI_ADDR_NOTAVAIL;
   ssize_t rc = Next(&entry, &source);
   if (rc == -FI_EAGAIN) {
-    ASSERT_EQ(fi_cancel(&ep_->fid, buffers_.back().get()), 0);
+    ASSERT_EQ(fi_cancel(&side_.ep->fid, buffers_.back().get()), 0);
     rc = Next(&entry, &source);
     EXPECT_EQ(rc, -FI_ECANCELED);
   } else if (rc == 1) {
@@ -377,7 +368,7 @@ TEST_F(TcpLocalPathProcessesTest, ALocalPeerThatDiesLeavesNoHang) {
     EXPECT_TRUE(rc == -FI_ECONNRESET || rc == -FI_EIO) << rc;
   }
   // A send to the dead peer fails, at once or in its completion.
-  rc = fi_send(ep_, "x", 2, nullptr, dying->addr, nullptr);
+  rc = fi_send(side_.ep, "x", 2, nullptr, dying->addr, nullptr);
   if (rc == 0) rc = Next(&entry, &source);
   EXPECT_LT(rc, 0);
   EXPECT_NE(rc, -FI_EAGAIN);

@@ -23,10 +23,8 @@ namespace fabric {
 namespace tcp {
 namespace {
 
-struct End {
-  fid_cq* cq = nullptr;
-  fid_ep* ep = nullptr;
-  fi_addr_t addr = FI_ADDR_NOTAVAIL;
+// An endpoint of the test, and its tcp RDM endpoint behind the fid.
+struct End : fixtures::AvEndpoint {
   TcpRdmEp* rdm() const { return FidCast<TcpRdmEp>(ep); }
 };
 
@@ -48,29 +46,19 @@ class TcpLocalPathTest : public ::testing::Test {
   }
 
   void TearDown() override {
-    for (End* end : opened_) {
-      if (end->ep != nullptr) EXPECT_EQ(fi_close(&end->ep->fid), 0);
-      EXPECT_EQ(fi_close(&end->cq->fid), 0);
-    }
+    for (End* end : opened_) EXPECT_EQ(fixtures::CloseAvEndpoint(end), 0);
     EXPECT_EQ(fi_close(&av_->fid), 0);
-    EXPECT_EQ(fixtures::CloseLoopbackDomain(&loopback_), 0);
+    EXPECT_EQ(fixtures::CloseObjects(&loopback_), 0);
     unsetenv("FI_TCP_SHM");
   }
 
   // Opens `end` (FI_TCP_SHM=`shm`) with its own CQ, in the AV.
   void Open(End* end, const char* shm = "1") {
     setenv("FI_TCP_SHM", shm, 1);
-    fi_cq_attr cq_attr = {};
-    cq_attr.format = FI_CQ_FORMAT_TAGGED;
-    ASSERT_EQ(fi_cq_open(loopback_.domain, &cq_attr, &end->cq, nullptr), 0);
-    ASSERT_EQ(fixtures::OpenBoundEndpoint(loopback_.domain, loopback_.info, av_,
-                                          end->cq, &end->ep),
-              0);
     opened_.push_back(end);
-    char name[64];
-    size_t len = sizeof(name);
-    ASSERT_EQ(fi_getname(&end->ep->fid, name, &len), 0);
-    ASSERT_EQ(fi_av_insert(av_, name, 1, &end->addr, 0, nullptr), 1);
+    ASSERT_EQ(fixtures::OpenAvEndpoint(loopback_.domain, loopback_.info, av_,
+                                       {}, end),
+              0);
   }
 
   // Reads `end`'s CQ (progressing every endpoint's) until an entry or an
@@ -96,7 +84,7 @@ class TcpLocalPathTest : public ::testing::Test {
     return local != nullptr ? local->Via(to.addr) : nullptr;
   }
 
-  fixtures::LoopbackDomain loopback_;
+  fixtures::Objects loopback_;
   fid_av* av_ = nullptr;
   End a_, b_, c_;  // the tests' endpoints, closed by TearDown once opened
   std::vector<End*> opened_;
@@ -334,7 +322,7 @@ class TcpLocalPathFormatTest
 TEST_P(TcpLocalPathFormatTest, EndpointsGoThroughShm) {
   unsetenv("FI_TCP_SHM");
   const auto [format, node] = GetParam();
-  fixtures::LoopbackDomain loopback;
+  fixtures::Objects loopback;
   int rc = fixtures::OpenLoopbackDomainAt(
       node, FI_EP_RDM, FI_MSG | FI_SOURCE,
       [format = format](fi_info* hints) { hints->addr_format = format; },
@@ -379,7 +367,7 @@ TEST_P(TcpLocalPathFormatTest, EndpointsGoThroughShm) {
   for (fid_ep* ep : ends) EXPECT_EQ(fi_close(&ep->fid), 0);
   EXPECT_EQ(fi_close(&cq->fid), 0);
   EXPECT_EQ(fi_close(&av->fid), 0);
-  EXPECT_EQ(fixtures::CloseLoopbackDomain(&loopback), 0);
+  EXPECT_EQ(fixtures::CloseObjects(&loopback), 0);
 }
 
 INSTANTIATE_TEST_SUITE_P(

@@ -46,7 +46,7 @@ TEST_F(TcpMsgTest, SendAndReceive) {
   ASSERT_EQ(fi_send(client_.ep, out.data(), out.size(), nullptr, 0,
                     &send_context),
             0);
-  fi_cq_tagged_entry sent = WaitCompletion(client_.tx_cq);
+  fi_cq_tagged_entry sent = WaitCompletion(client_.cq);
   EXPECT_EQ(sent.op_context, &send_context);
   EXPECT_EQ(sent.flags, FI_SEND | FI_MSG);
   fi_cq_tagged_entry received = WaitCompletion(server_.rx_cq);
@@ -72,7 +72,7 @@ TEST_F(TcpMsgTest, LargeVectoredMessagesArriveIntactInOrder) {
     iovec recv_iov[2] = {{in.data(), 12345}, {in.data() + 12345, total - 12345}};
     ASSERT_EQ(fi_recvv(server_.ep, recv_iov, nullptr, 2, 0, nullptr), 0);
     ASSERT_EQ(fi_sendv(client_.ep, send_iov, nullptr, 3, 0, nullptr), 0);
-    WaitCompletion(client_.tx_cq);
+    WaitCompletion(client_.cq);
     EXPECT_EQ(WaitCompletion(server_.rx_cq).len, total);
     EXPECT_TRUE(out == in) << "round " << round;
   }
@@ -104,10 +104,10 @@ TEST_F(TcpMsgTest, WithoutResourceManagementNoReceiveIsATransmitError) {
   ASSERT_EQ(fi_recv(server_.ep, in, sizeof(in), nullptr, 0, nullptr), 0);
   ASSERT_EQ(fi_send(client_.ep, "one", 4, nullptr, 0, nullptr), 0);
   WaitCompletion(server_.rx_cq);  // taken: its send completes
-  WaitCompletion(client_.tx_cq);
+  WaitCompletion(client_.cq);
   int context;
   ASSERT_EQ(fi_send(client_.ep, "two", 4, nullptr, 0, &context), 0);
-  fi_cq_err_entry error = WaitError(client_.tx_cq);
+  fi_cq_err_entry error = WaitError(client_.cq);
   EXPECT_EQ(error.err, FI_ENORX);
   EXPECT_EQ(error.op_context, &context);
   std::vector<char> event;
@@ -152,7 +152,7 @@ TEST_F(TcpMsgTest, InjectHasNoCompletionButCounts) {
   message[0] = 'X';  // the buffer is free at once
   EXPECT_EQ(WaitCompletion(server_.rx_cq).len, sizeof(message));
   EXPECT_STREQ(in.data(), "injected");
-  EXPECT_TRUE(StaysEmpty(client_.tx_cq, 20));
+  EXPECT_TRUE(StaysEmpty(client_.cq, 20));
   EXPECT_EQ(fi_cntr_read(client_.tx_cntr), 1u);
   std::vector<char> big(client_.info->tx_attr->inject_size + 1);
   EXPECT_EQ(fi_inject(client_.ep, big.data(), big.size(), 0), -FI_EINVAL);
@@ -326,11 +326,11 @@ TEST_F(TcpMsgTest, DeliveryCompleteWaitsForThePeer) {
   fi_msg msg = {&iov, nullptr, 1, 0, &context, 0};
   ASSERT_EQ(fi_sendmsg(client_.ep, &msg, FI_DELIVERY_COMPLETE), 0);
   // Not delivered while the server has no receive posted.
-  EXPECT_TRUE(StaysEmpty(client_.tx_cq, 100));
+  EXPECT_TRUE(StaysEmpty(client_.cq, 100));
   char in[4];
   ASSERT_EQ(fi_recv(server_.ep, in, sizeof(in), nullptr, 0, nullptr), 0);
   WaitCompletion(server_.rx_cq);
-  EXPECT_EQ(WaitCompletion(client_.tx_cq).op_context, &context);
+  EXPECT_EQ(WaitCompletion(client_.cq).op_context, &context);
 }
 
 TEST_F(TcpMsgTest, SelectiveCompletionReportsOnlyWhatIsAskedFor) {
@@ -349,11 +349,11 @@ TEST_F(TcpMsgTest, SelectiveCompletionReportsOnlyWhatIsAskedFor) {
   fi_msg msg = {&iov, nullptr, 1, 0, &context, 0};
   ASSERT_EQ(fi_sendmsg(client_.ep, &msg, FI_COMPLETION), 0);
   // One entry each side: the operations posted with FI_COMPLETION.
-  EXPECT_EQ(WaitCompletion(client_.tx_cq).op_context, &context);
+  EXPECT_EQ(WaitCompletion(client_.cq).op_context, &context);
   EXPECT_EQ(WaitCompletion(server_.rx_cq).op_context, &want_context);
   EXPECT_STREQ(in[0], "a");
   EXPECT_STREQ(in[1], "b");
-  EXPECT_TRUE(StaysEmpty(client_.tx_cq, 20));
+  EXPECT_TRUE(StaysEmpty(client_.cq, 20));
   EXPECT_TRUE(StaysEmpty(server_.rx_cq, 20));
   // Counters count every operation.
   EXPECT_EQ(fi_cntr_read(client_.tx_cntr), 2u);
@@ -377,7 +377,7 @@ TEST_F(TcpMsgTest, BadArgumentsAreRefused) {
   EXPECT_EQ(fi_connect(client_.ep, pep_name_.data(), nullptr, 0),
             -FI_EOPBADSTATE);
   EXPECT_EQ(fi_accept(client_.ep, nullptr, 0), -FI_EOPBADSTATE);
-  EXPECT_EQ(fi_ep_bind(client_.ep, &client_.tx_cq->fid, FI_TRANSMIT),
+  EXPECT_EQ(fi_ep_bind(client_.ep, &client_.cq->fid, FI_TRANSMIT),
             -FI_EOPBADSTATE);
   EXPECT_EQ(fi_shutdown(client_.ep, 1), -FI_EBADFLAGS);
 }

@@ -60,7 +60,7 @@ class TcpPeerEqDomainTest : public ::testing::Test {
               0);
   }
   void TearDown() override {
-    EXPECT_EQ(fabric::fixtures::CloseLoopbackDomain(&loopback_), 0);
+    EXPECT_EQ(fabric::fixtures::CloseObjects(&loopback_), 0);
   }
 
   // An AV of loopback_'s domain that reports inserts on `eq`; inserts one
@@ -84,7 +84,7 @@ class TcpPeerEqDomainTest : public ::testing::Test {
     ASSERT_EQ(fi_close(&av->fid), 0);
   }
 
-  fabric::fixtures::LoopbackDomain loopback_;
+  fabric::fixtures::Objects loopback_;
 };
 
 TEST_F(TcpPeerEqDomainTest, APeerEqHandsEventsAndErrorsToOurEq) {

@@ -88,7 +88,7 @@ class TcpPeerTest : public ::testing::Test {
                          static_cast<void*>(av_)}) {
       if (object != nullptr) EXPECT_EQ(fi_close(static_cast<fid*>(object)), 0);
     }
-    EXPECT_EQ(fabric::fixtures::CloseLoopbackDomain(&loopback_), 0);
+    EXPECT_EQ(fabric::fixtures::CloseObjects(&loopback_), 0);
   }
 
   // Opens peer_cq_ importing `owner`, and the two endpoints: peer_ep_ on
@@ -130,7 +130,7 @@ class TcpPeerTest : public ::testing::Test {
 
   TestOwner owner_;
   fi_peer_cq_context peer_context_ = {};
-  fabric::fixtures::LoopbackDomain loopback_;
+  fabric::fixtures::Objects loopback_;
   fi_info* info_ = nullptr;      // loopback_'s
   fid_domain* domain_ = nullptr;  // loopback_'s
   fid_av* av_ = nullptr;

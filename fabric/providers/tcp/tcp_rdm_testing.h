@@ -117,7 +117,7 @@ class TcpRdmTest : public ::testing::Test {
     CloseEnd(&a_);
     CloseEnd(&b_);
     if (av_ != nullptr) EXPECT_EQ(fi_close(&av_->fid), 0);
-    EXPECT_EQ(fixtures::CloseLoopbackDomain(&loopback_), 0);
+    EXPECT_EQ(fixtures::CloseObjects(&loopback_), 0);
   }
 
   // Advances both endpoints (their domain) until `cq` has an entry or an
@@ -264,7 +264,7 @@ class TcpRdmTest : public ::testing::Test {
 
   fi_progress data_progress_ = FI_PROGRESS_UNSPEC;  // the provider's default
   fi_wait_obj cq_wait_ = FI_WAIT_NONE;
-  fixtures::LoopbackDomain loopback_;
+  fixtures::Objects loopback_;
   fi_info* info_ = nullptr;       // loopback_'s
   fid_domain* domain_ = nullptr;  // loopback_'s
   fid_av* av_ = nullptr;

@@ -40,7 +40,7 @@ TEST_F(TcpRmaTest, WriteThenReadBack) {
   ASSERT_EQ(fi_write(client_.ep, out.data(), out.size(), nullptr, 0,
                      Addr(target), fi_mr_key(mr), &context),
             0);
-  fi_cq_tagged_entry entry = WaitCompletion(client_.tx_cq);
+  fi_cq_tagged_entry entry = WaitCompletion(client_.cq);
   EXPECT_EQ(entry.op_context, &context);
   EXPECT_EQ(entry.flags, FI_RMA | FI_WRITE);
   EXPECT_TRUE(out == target);
@@ -50,7 +50,7 @@ TEST_F(TcpRmaTest, WriteThenReadBack) {
   ASSERT_EQ(fi_read(client_.ep, back.data(), back.size(), nullptr, 0,
                     Addr(target, 5000), fi_mr_key(mr), &context),
             0);
-  entry = WaitCompletion(client_.tx_cq);
+  entry = WaitCompletion(client_.cq);
   EXPECT_EQ(entry.flags, FI_RMA | FI_READ);
   EXPECT_TRUE(std::equal(back.begin(), back.end(), out.begin() + 5000));
   EXPECT_EQ(fi_cntr_read(client_.tx_cntr), 2u);  // FI_WRITE, FI_READ
@@ -67,7 +67,7 @@ TEST_F(TcpRmaTest, ScatteredRemoteBuffers) {
                        {Addr(target, 200), 100, fi_mr_key(mr)}};
   fi_msg_rma msg = {&iov, nullptr, 1, 0, rma, 2, nullptr, 0};
   ASSERT_EQ(fi_writemsg(client_.ep, &msg, 0), 0);
-  WaitCompletion(client_.tx_cq);
+  WaitCompletion(client_.cq);
   EXPECT_EQ(std::count(target.begin(), target.end(), 'w'), 150);
   EXPECT_EQ(target[50], 0);
   EXPECT_EQ(target[200], 'w');
@@ -81,7 +81,7 @@ TEST_F(TcpRmaTest, WriteDataGivesTheTargetACompletion) {
   ASSERT_EQ(fi_writedata(client_.ep, "data", 4, nullptr, 0x5151, 0,
                          Addr(target), fi_mr_key(mr), nullptr),
             0);
-  WaitCompletion(client_.tx_cq);
+  WaitCompletion(client_.cq);
   fi_cq_tagged_entry entry = WaitCompletion(server_.rx_cq);
   EXPECT_EQ(entry.flags, FI_RMA | FI_REMOTE_WRITE | FI_REMOTE_CQ_DATA);
   EXPECT_EQ(entry.data, 0x5151u);
@@ -89,7 +89,7 @@ TEST_F(TcpRmaTest, WriteDataGivesTheTargetACompletion) {
   ASSERT_EQ(fi_inject_write(client_.ep, "DA", 2, 0, Addr(target),
                             fi_mr_key(mr)),
             0);
-  EXPECT_TRUE(StaysEmpty(client_.tx_cq, 50));  // inject: no entry
+  EXPECT_TRUE(StaysEmpty(client_.cq, 50));  // inject: no entry
   EXPECT_STREQ(target.data(), "DAta");
   EXPECT_EQ(fi_close(&mr->fid), 0);
 }
@@ -132,7 +132,7 @@ TEST_P(TcpRmaRefusalTest, RefusedAndTheConnectionTornDown) {
                         key, &context), 0);
       break;
   }
-  fi_cq_err_entry error = WaitError(client_.tx_cq);
+  fi_cq_err_entry error = WaitError(client_.cq);
   EXPECT_EQ(error.err, FI_EACCES);
   EXPECT_EQ(error.prov_errno, FI_EACCES);  // always err's positive value
   EXPECT_EQ(error.op_context, &context);
@@ -171,7 +171,7 @@ TEST_F(TcpRmaTest, RegionCountersCountRemoteWrites) {
     ASSERT_EQ(fi_write(client_.ep, "w", 1, nullptr, 0, Addr(target, i),
                        fi_mr_key(mr), nullptr),
               0);
-    WaitCompletion(client_.tx_cq);
+    WaitCompletion(client_.cq);
   }
   EXPECT_EQ(fi_cntr_read(cntr), 3u);
   EXPECT_EQ(fi_close(&mr->fid), 0);
@@ -208,14 +208,14 @@ TEST_F(TcpRmaTest, RegionsServeOnlyPeersWithTheirAuthorizationKey) {
     ASSERT_EQ(fi_write(client_.ep, "ok", 3, nullptr, 0, Addr(*buffer),
                        fi_mr_key(mr), nullptr),
               0);
-    WaitCompletion(client_.tx_cq);
+    WaitCompletion(client_.cq);
     EXPECT_STREQ(buffer->data(), "ok");
   }
   int context;
   ASSERT_EQ(fi_write(client_.ep, "no", 3, nullptr, 0, Addr(other),
                      fi_mr_key(other_mr), &context),
             0);
-  fi_cq_err_entry error = WaitError(client_.tx_cq);
+  fi_cq_err_entry error = WaitError(client_.cq);
   EXPECT_EQ(error.err, FI_EACCES);
   EXPECT_EQ(error.op_context, &context);
   EXPECT_EQ(std::count(other.begin(), other.end(), 0), 8);
@@ -241,7 +241,7 @@ TEST_F(TcpRmaTest, EndpointRegionsNeedBindAndEnable) {
   ASSERT_EQ(fi_write(client_.ep, "ep", 3, nullptr, 0, Addr(target),
                      fi_mr_key(mr), nullptr),
             0);
-  WaitCompletion(client_.tx_cq);
+  WaitCompletion(client_.cq);
   EXPECT_STREQ(target.data(), "ep");
   // A second region, never enabled: refused.
   std::vector<char> other(8, 0);
@@ -249,7 +249,7 @@ TEST_F(TcpRmaTest, EndpointRegionsNeedBindAndEnable) {
   ASSERT_EQ(fi_write(client_.ep, "no", 3, nullptr, 0, Addr(other),
                      fi_mr_key(disabled), nullptr),
             0);
-  EXPECT_EQ(WaitError(client_.tx_cq).err, FI_EACCES);
+  EXPECT_EQ(WaitError(client_.cq).err, FI_EACCES);
   EXPECT_EQ(other[0], 0);
   EXPECT_EQ(fi_close(&disabled->fid), 0);
   EXPECT_EQ(fi_close(&mr->fid), 0);
@@ -294,7 +294,7 @@ class TcpProgressTest : public TcpRmaTest {
     auto until =
         std::chrono::steady_clock::now() + std::chrono::milliseconds(ms);
     while (rc == -FI_EAGAIN && std::chrono::steady_clock::now() < until) {
-      rc = fi_cq_read(client_.tx_cq, &entry, 1);
+      rc = fi_cq_read(client_.cq, &entry, 1);
     }
     return rc;
   }
@@ -315,7 +315,7 @@ TEST_F(TcpProgressTest, ManualTargetAdvancesOnlyInItsOwnCalls) {
   fi_cq_tagged_entry entry;
   EXPECT_EQ(fi_cq_read(server_.rx_cq, &entry, 1), -FI_EAGAIN);
   EXPECT_STREQ(target_.data(), "abc");
-  WaitCompletion(client_.tx_cq);
+  WaitCompletion(client_.cq);
 }
 
 TEST_F(TcpProgressTest, AutoTargetAdvancesByItself) {

@@ -32,7 +32,7 @@ namespace {
 
 // One provider's domain with an AV, and endpoints on it.
 struct Side {
-  fabric::fixtures::LoopbackDomain loopback;
+  fabric::fixtures::Objects loopback;
   fid_av* av = nullptr;
 };
 
@@ -111,7 +111,7 @@ class SrxOwnerPeerTest : public ::testing::TestWithParam<const char*> {
     }
     for (Side* side : {&peer_side_, &owner_side_}) {
       if (side->av != nullptr) EXPECT_EQ(fi_close(&side->av->fid), 0);
-      EXPECT_EQ(fabric::fixtures::CloseLoopbackDomain(&side->loopback), 0);
+      EXPECT_EQ(fabric::fixtures::CloseObjects(&side->loopback), 0);
     }
   }
 

@@ -82,7 +82,7 @@ class TcpSrxOwnerTest : public ::testing::Test {
                         &av_->fid}) {
       EXPECT_EQ(fi_close(object), 0);
     }
-    EXPECT_EQ(fabric::fixtures::CloseLoopbackDomain(&loopback_), 0);
+    EXPECT_EQ(fabric::fixtures::CloseObjects(&loopback_), 0);
   }
 
   // The peer's side of a message that finds no receive: -FI_ENOENT, then
@@ -116,7 +116,7 @@ class TcpSrxOwnerTest : public ::testing::Test {
     return false;
   }
 
-  fabric::fixtures::LoopbackDomain loopback_;
+  fabric::fixtures::Objects loopback_;
   fid_av* av_ = nullptr;
   fid_cq* cq_ = nullptr;
   fid_ep* owner_ep_ = nullptr;

@@ -11,14 +11,14 @@
 #include <algorithm>
 #include <vector>
 
-#include "fabric/providers/util/loopback_domain_test.h"
+#include "fabric/fixtures/loopback_domain_test.h"
 #include "gtest/gtest.h"
 
 namespace {
 
 using Members = std::vector<fi_addr_t>;
 
-class AvSetTest : public fabric::LoopbackDomainTest {
+class AvSetTest : public fabric::fixtures::LoopbackDomainTest {
  protected:
   void SetUp() override {
     ASSERT_NO_FATAL_FAILURE(OpenDomain([](fi_info* hints) {

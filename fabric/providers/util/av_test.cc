@@ -14,14 +14,14 @@
 #include <vector>
 
 #include "fabric/api/core/status.h"
-#include "fabric/providers/util/loopback_domain_test.h"
+#include "fabric/fixtures/loopback_domain_test.h"
 #include "gtest/gtest.h"
 
 namespace {
 
-using fabric::Ipv4;
+using fabric::fixtures::Ipv4;
 
-class AvTest : public fabric::LoopbackDomainTest {
+class AvTest : public fabric::fixtures::LoopbackDomainTest {
  protected:
   void Open(uint32_t addr_format, fi_av_type type = FI_AV_UNSPEC,
             uint64_t flags = 0) {

@@ -11,12 +11,12 @@
 #include <thread>
 #include <vector>
 
-#include "fabric/providers/util/loopback_domain_test.h"
+#include "fabric/fixtures/loopback_domain_test.h"
 #include "gtest/gtest.h"
 
 namespace {
 
-class CntrTest : public fabric::LoopbackDomainTest {
+class CntrTest : public fabric::fixtures::LoopbackDomainTest {
  protected:
   void SetUp() override { OpenDomain(); }
   void TearDown() override {

@@ -16,7 +16,7 @@
 #include <thread>
 #include <vector>
 
-#include "fabric/providers/util/loopback_domain_test.h"
+#include "fabric/fixtures/loopback_domain_test.h"
 #include "fabric/providers/util/progress.h"
 #include "gtest/gtest.h"
 
@@ -26,7 +26,7 @@ using fabric::AsUtilCq;
 using fabric::CqWrite;
 using fabric::CqWriteError;
 
-class CqTest : public fabric::LoopbackDomainTest {
+class CqTest : public fabric::fixtures::LoopbackDomainTest {
  protected:
   void SetUp() override {
     OpenDomain([](fi_info* hints) { hints->ep_attr->type = FI_EP_RDM; });

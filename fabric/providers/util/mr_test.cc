@@ -13,8 +13,8 @@
 #include <vector>
 
 #include "fabric/api/core/status.h"
+#include "fabric/fixtures/loopback_domain_test.h"
 #include "fabric/hmem/memory_interface.h"
-#include "fabric/providers/util/loopback_domain_test.h"
 #include "gtest/gtest.h"
 
 namespace {
@@ -22,7 +22,7 @@ namespace {
 using fabric::MrResolveRemote;
 using fabric::UtilDomain;
 
-class MrTest : public fabric::LoopbackDomainTest {
+class MrTest : public fabric::fixtures::LoopbackDomainTest {
  protected:
   // Opens tcp on lo with the application accepting `mr_mode`.
   void OpenDomain(int mr_mode) {

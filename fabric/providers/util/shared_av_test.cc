@@ -1,14 +1,14 @@
 // Named (shared) AVs: a forked process reading the creator's table, joining
 // writers, bad input, and tables corrupted behind the library's back.
-#include "fabric/providers/util/av.h"
+#include "fabric/providers/util/shared_av.h"
 
 #include <arpa/inet.h>
 #include <fcntl.h>
-#include <signal.h>
 #include <rdma/fabric.h>
 #include <rdma/fi_domain.h>
 #include <rdma/fi_eq.h>
 #include <rdma/fi_errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -21,13 +21,13 @@
 #include <string>
 #include <vector>
 
-#include "fabric/providers/util/loopback_domain_test.h"
-#include "fabric/providers/util/shared_av.h"
+#include "fabric/fixtures/loopback_domain_test.h"
+#include "fabric/providers/util/av.h"
 #include "gtest/gtest.h"
 
 namespace {
 
-using fabric::Ipv4;
+using fabric::fixtures::Ipv4;
 
 std::string UniqueName(const char* test) {
   static const std::string run = std::to_string(std::random_device()());
@@ -46,7 +46,7 @@ fabric::IpAddress Ip(const sockaddr_in& addr) {
 
 // A tcp RDM domain on lo with FI_SHARED_AV, and the named AVs a test opens
 // (closed in TearDown, last opened first).
-class SharedAvTest : public fabric::LoopbackDomainTest {
+class SharedAvTest : public fabric::fixtures::LoopbackDomainTest {
  protected:
   void SetUp() override {
     ASSERT_NO_FATAL_FAILURE(OpenDomain([](fi_info* hints) {

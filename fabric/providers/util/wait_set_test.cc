@@ -9,13 +9,13 @@
 #include <chrono>
 #include <thread>
 
+#include "fabric/fixtures/loopback_domain_test.h"
 #include "fabric/providers/util/cq.h"
-#include "fabric/providers/util/loopback_domain_test.h"
 #include "gtest/gtest.h"
 
 namespace {
 
-class WaitSetTest : public fabric::LoopbackDomainTest {
+class WaitSetTest : public fabric::fixtures::LoopbackDomainTest {
  protected:
   void SetUp() override {
     ASSERT_NO_FATAL_FAILURE(OpenDomain());

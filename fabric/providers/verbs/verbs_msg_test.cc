@@ -12,7 +12,6 @@
 // netdev eth0`); elsewhere, as on machines without RDMA, each test is
 // skipped and says why.
 #include <netinet/in.h>
-#include <sys/mman.h>
 #include <rdma/fabric.h>
 #include <rdma/fi_atomic.h>
 #include <rdma/fi_cm.h>
@@ -22,6 +21,7 @@
 #include <rdma/fi_errno.h>
 #include <rdma/fi_rma.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -30,6 +30,7 @@
 #include <string>
 #include <vector>
 
+#include "fabric/fixtures/loopback.h"
 #include "fabric/providers/util/cq.h"
 #include "gtest/gtest.h"
 
@@ -81,27 +82,10 @@ fi_info* VerbsInfo(const char* node, const char* service, uint64_t flags,
 }
 
 // The objects of one side.
-struct Side {
-  fi_info* info = nullptr;
-  fid_fabric* fabric = nullptr;
-  fid_domain* domain = nullptr;
-  fid_eq* eq = nullptr;
-  fid_cq* cq = nullptr;
-  fid_pep* pep = nullptr;
-  fid_ep* ep = nullptr;
-  fid_mr* mr = nullptr;
+struct Side : fixtures::Objects {
   std::vector<char> region = std::vector<char>(kRegion);
 
-  ~Side() {
-    if (ep != nullptr) fi_close(&ep->fid);
-    if (pep != nullptr) fi_close(&pep->fid);
-    if (mr != nullptr) fi_close(&mr->fid);
-    if (cq != nullptr) fi_close(&cq->fid);
-    if (eq != nullptr) fi_close(&eq->fid);
-    if (domain != nullptr) fi_close(&domain->fid);
-    if (fabric != nullptr) fi_close(&fabric->fid);
-    fi_freeinfo(info);
-  }
+  ~Side() { fixtures::CloseObjects(this); }
 
   // Fabric, domain, EQ, CQ and the region on `info` (taken).
   int Open(fi_info* taken) {

@@ -33,9 +33,9 @@ TEST(VerbsRdmTest, MessagesBetweenTwoRdmEndpoints) {
                  << "): no RDMA device with an ACTIVE port and an IPv4 "
                     "address";
   }
-  fixtures::RdmEndpoint side[2];
+  fixtures::Objects side[2];
   fi_addr_t peer[2] = {FI_ADDR_NOTAVAIL, FI_ADDR_NOTAVAIL};
-  for (fixtures::RdmEndpoint& s : side) {
+  for (fixtures::Objects& s : side) {
     ASSERT_EQ(fixtures::OpenRdmEndpoint(info, FI_CQ_FORMAT_TAGGED, &s), 0);
   }
   for (int i = 0; i < 2; ++i) {
@@ -67,7 +67,7 @@ TEST(VerbsRdmTest, MessagesBetweenTwoRdmEndpoints) {
   EXPECT_EQ(done, 2);
   EXPECT_STREQ(in, "over rc");
   EXPECT_EQ(source, peer[1]);
-  for (fixtures::RdmEndpoint& s : side) fixtures::CloseRdmEndpoint(&s);
+  for (fixtures::Objects& s : side) fixtures::CloseObjects(&s);
   fi_freeinfo(info);
 }
 
