@@ -31,6 +31,7 @@
 #include "absl/strings/str_cat.h"
 #include "fabric/api/config/log_capture.h"
 #include "fabric/api/core/address.h"
+#include "fabric/fixtures/av_pair_test.h"
 #include "fabric/fixtures/loopback.h"
 #include "fabric/providers/shm/shm_names.h"
 #include "gtest/gtest.h"
@@ -52,59 +53,24 @@ std::vector<std::string> ShmFiles(const std::string& prefix) {
   return names;
 }
 
-class ShmRdmTest : public ::testing::Test {
+class ShmRdmTest : public fixtures::AvPairTest {
  protected:
   void SetUp() override {
-    ASSERT_EQ(fixtures::OpenLoopbackDomain(
-                  FI_EP_RDM,
-                  FI_MSG | FI_TAGGED | FI_RMA | FI_ATOMIC | FI_SOURCE |
-                      FI_DIRECTED_RECV,
-                  [this](fi_info* hints) {
-                    fixtures::UseShm(hints, data_progress_);
-                    hints->domain_attr->mr_mode =
-                        FI_MR_VIRT_ADDR | FI_MR_PROV_KEY;
-                    hints->domain_attr->av_type = FI_AV_TABLE;
-                  },
-                  &loopback_),
-              0);
-    fi_av_attr av_attr = {};
-    av_attr.type = FI_AV_TABLE;
-    ASSERT_EQ(fi_av_open(loopback_.domain, &av_attr, &av_, nullptr), 0);
-    for (End* end : {&a_, &b_}) Open(end);
-  }
-
-  void Open(End* end) {
     fixtures::AvEndpointOptions options;
     options.cq_wait = FI_WAIT_UNSPEC;
-    ASSERT_EQ(fixtures::OpenAvEndpoint(loopback_.domain, loopback_.info, av_,
-                                       options, end),
-              0);
-  }
-
-  void CloseEnd(End* end) { EXPECT_EQ(fixtures::CloseAvEndpoint(end), 0); }
-
-  void TearDown() override {
-    CloseEnd(&a_);
-    CloseEnd(&b_);
-    if (av_ != nullptr) EXPECT_EQ(fi_close(&av_->fid), 0);
-    EXPECT_EQ(fixtures::CloseObjects(&loopback_), 0);
-  }
-
-  // Reads `cq`, advancing the other endpoint's CQ too, until it has an
-  // entry or an error; 1, -FI_EAVAIL, or -FI_EAGAIN after 10 s.
-  ssize_t Wait(fid_cq* cq, fi_cq_tagged_entry* entry,
-               fi_addr_t* source = nullptr) {
-    return fixtures::WaitForCompletion(
-        cq, entry, source, std::chrono::seconds(10), {a_.cq, b_.cq});
+    OpenPair(
+        FI_MSG | FI_TAGGED | FI_RMA | FI_ATOMIC | FI_SOURCE | FI_DIRECTED_RECV,
+        [this](fi_info* hints) {
+          fixtures::UseShm(hints, data_progress_);
+          hints->domain_attr->mr_mode = FI_MR_VIRT_ADDR | FI_MR_PROV_KEY;
+          hints->domain_attr->av_type = FI_AV_TABLE;
+        },
+        options);
   }
 
   // An endpoint in a domain of its own, whose AV holds b_: its calls
   // advance only its own domain.
-  struct FarEnd {
-    fid_domain* domain = nullptr;
-    fid_av* av = nullptr;
-    fid_cq* cq = nullptr;
-    fid_ep* ep = nullptr;
+  struct FarEnd : fixtures::Objects {
     fi_addr_t to_b = FI_ADDR_NOTAVAIL;
   };
 
@@ -112,33 +78,20 @@ class ShmRdmTest : public ::testing::Test {
     ASSERT_EQ(fi_domain(loopback_.fabric, loopback_.info, &far->domain,
                         nullptr),
               0);
-    fi_av_attr av_attr = {};
-    av_attr.type = FI_AV_TABLE;
-    ASSERT_EQ(fi_av_open(far->domain, &av_attr, &far->av, nullptr), 0);
+    ASSERT_EQ(fixtures::OpenTableAv(far->domain, &far->av), 0);
     fi_cq_attr cq_attr = {};
     cq_attr.format = FI_CQ_FORMAT_TAGGED;
     ASSERT_EQ(fi_cq_open(far->domain, &cq_attr, &far->cq, nullptr), 0);
-    ASSERT_EQ(fi_endpoint(far->domain, loopback_.info, &far->ep, nullptr), 0);
-    ASSERT_EQ(fi_ep_bind(far->ep, &far->av->fid, 0), 0);
-    ASSERT_EQ(fi_ep_bind(far->ep, &far->cq->fid, FI_TRANSMIT | FI_RECV), 0);
-    ASSERT_EQ(fi_enable(far->ep), 0);
+    ASSERT_EQ(fixtures::OpenBoundEndpoint(far->domain, loopback_.info, far->av,
+                                          far->cq, &far->ep),
+              0);
     sockaddr_in name = {};
     size_t len = sizeof(name);
     ASSERT_EQ(fi_getname(&b_.ep->fid, &name, &len), 0);
     ASSERT_EQ(fi_av_insert(far->av, &name, 1, &far->to_b, 0, nullptr), 1);
   }
 
-  void CloseFar(FarEnd* far) {
-    for (fid* object : {&far->ep->fid, &far->cq->fid, &far->av->fid,
-                        &far->domain->fid}) {
-      EXPECT_EQ(fi_close(object), 0);
-    }
-  }
-
   fi_progress data_progress_ = FI_PROGRESS_UNSPEC;  // the provider's default
-  fixtures::Objects loopback_;
-  fid_av* av_ = nullptr;
-  End a_, b_;
 };
 
 // Endpoints opened with FI_SHM_CMA=0: large messages go through the rings.
@@ -323,7 +276,7 @@ TEST_F(ShmRdmTest, TheSenderHelpsCopyLargeMessages) {
   stop.store(true);
   sender_progress.join();
   joiner.joined = true;
-  CloseFar(&far);
+  EXPECT_EQ(fixtures::CloseObjects(&far), 0);
 }
 
 // FI_SHM_CMA=0: the same through the rings.
@@ -436,7 +389,7 @@ TEST_F(ShmRdmManualTest, APollOnTheWaitFdWakesWhenThePeerSends) {
   ASSERT_EQ(rc, 1);
   EXPECT_STREQ(in, "wake");
   EXPECT_GE(sleeps, 1);
-  CloseFar(&far);
+  EXPECT_EQ(fixtures::CloseObjects(&far), 0);
 }
 
 // With auto progress the receiver drains its rings while it makes no call:
@@ -464,7 +417,7 @@ TEST_F(ShmRdmAutoTest, TheReceiverTakesMessagesWithoutCalls) {
   ASSERT_EQ(Wait(b_.cq, &entry), 1);
   EXPECT_EQ(entry.len, out.size());
   EXPECT_TRUE(in == out);
-  CloseFar(&far);
+  EXPECT_EQ(fixtures::CloseObjects(&far), 0);
 }
 
 TEST_F(ShmRdmTest, RemoteCqDataAndCancel) {
@@ -541,7 +494,7 @@ TEST_F(ShmRdmTest, SendingToNoEndpointFailsTheCall) {
   nobody.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
   nobody.sin_port = htons(1);  // never picked: ports start at 1024
   fi_addr_t addr;
-  ASSERT_EQ(fi_av_insert(av_, &nobody, 1, &addr, 0, nullptr), 1);
+  ASSERT_EQ(fi_av_insert(loopback_.av, &nobody, 1, &addr, 0, nullptr), 1);
   EXPECT_EQ(fi_inject(a_.ep, "x", 2, addr), -FI_ECONNREFUSED);
 }
 

@@ -85,7 +85,7 @@ TEST_F(TcpRdmManualTest, SendsThatFillTheStreamArriveWholeAndInOrder) {
   ExpectDelivered(a_, b_.addr, b_, "connect first");
   constexpr int kMessages = 2000;
   std::vector<std::vector<char>> sent(kMessages);
-  std::vector<char> scratch(info_->tx_attr->inject_size);
+  std::vector<char> scratch(loopback_.info->tx_attr->inject_size);
   int refused = 0;
   int completions = 0;
   fi_cq_tagged_entry entry;
@@ -210,7 +210,7 @@ TEST_F(TcpRdmTest, AFailedConnectFailsItsSendsAndALaterSendConnects) {
   int listener = LoopbackListener(1, &name);
   ASSERT_GE(listener, 0);
   fi_addr_t addr;
-  ASSERT_EQ(fi_av_insert(av_, &name, 1, &addr, 0, nullptr), 1);
+  ASSERT_EQ(fi_av_insert(loopback_.av, &name, 1, &addr, 0, nullptr), 1);
   int first, second, third;
   ASSERT_EQ(fi_send(a_.ep, "1", 2, nullptr, addr, &first), 0);
   ASSERT_EQ(fi_send(a_.ep, "2", 2, nullptr, addr, &second), 0);  // queues
@@ -248,7 +248,7 @@ TEST_F(TcpRdmTest, AConnectThatNeverFinishesTimesOut) {
   ASSERT_EQ(connect(filler, reinterpret_cast<sockaddr*>(&name), sizeof(name)),
             0);
   fi_addr_t addr;
-  ASSERT_EQ(fi_av_insert(av_, &name, 1, &addr, 0, nullptr), 1);
+  ASSERT_EQ(fi_av_insert(loopback_.av, &name, 1, &addr, 0, nullptr), 1);
   int context;
   auto start = std::chrono::steady_clock::now();
   ASSERT_EQ(fi_send(a_.ep, "1", 2, nullptr, addr, &context), 0);
@@ -273,13 +273,13 @@ TEST_F(TcpRdmTest, AConnectThatNeverFinishesTimesOut) {
 // queued for it fail, and nothing arrives.
 TEST_F(TcpRdmTest, APeerWithAnotherKeyRefusesTheConnection) {
   const char kKey[] = "another key";
-  info_->ep_attr->auth_key = reinterpret_cast<uint8_t*>(strdup(kKey));
-  info_->ep_attr->auth_key_size = sizeof(kKey);
+  loopback_.info->ep_attr->auth_key = reinterpret_cast<uint8_t*>(strdup(kKey));
+  loopback_.info->ep_attr->auth_key_size = sizeof(kKey);
   RdmEnd c;
   Open(&c);
-  free(info_->ep_attr->auth_key);
-  info_->ep_attr->auth_key = nullptr;
-  info_->ep_attr->auth_key_size = 0;
+  free(loopback_.info->ep_attr->auth_key);
+  loopback_.info->ep_attr->auth_key = nullptr;
+  loopback_.info->ep_attr->auth_key_size = 0;
   char in[8] = {};
   ASSERT_EQ(fi_recv(c.ep, in, sizeof(in), nullptr, FI_ADDR_UNSPEC, nullptr),
             0);
@@ -316,7 +316,7 @@ TEST_F(TcpRdmTest, DirectedReceivesTakeOnlyTheirSource) {
 TEST_F(TcpRdmTest, RmaWriteAndReadThroughTheAv) {
   std::vector<char> target(4096, 0);
   fid_mr* mr = nullptr;
-  ASSERT_EQ(fi_mr_reg(domain_, target.data(), target.size(),
+  ASSERT_EQ(fi_mr_reg(loopback_.domain, target.data(), target.size(),
                       FI_REMOTE_WRITE | FI_REMOTE_READ, 0, 0, 0, &mr, nullptr),
             0);
   uint64_t addr = reinterpret_cast<uint64_t>(target.data());
@@ -339,7 +339,7 @@ TEST_F(TcpRdmTest, RmaWriteAndReadThroughTheAv) {
 TEST_F(TcpRdmTest, AtomicsThroughTheAv) {
   int64_t target[2] = {40, -3};
   fid_mr* mr = nullptr;
-  ASSERT_EQ(fi_mr_reg(domain_, target, sizeof(target),
+  ASSERT_EQ(fi_mr_reg(loopback_.domain, target, sizeof(target),
                       FI_REMOTE_WRITE | FI_REMOTE_READ, 0, 0, 0, &mr, nullptr),
             0);
   uint64_t addr = reinterpret_cast<uint64_t>(target);
@@ -411,7 +411,8 @@ TEST_F(TcpRdmTest, UnknownSourcesAreReportedWithTheirAddress) {
   sockaddr_in c_name;
   size_t len = sizeof(c_name);
   ASSERT_EQ(fi_getname(&c.ep->fid, &c_name, &len), 0);
-  ASSERT_EQ(fi_av_remove(av_, &c.addr, 1, 0), 0);  // b no longer knows c
+  ASSERT_EQ(fi_av_remove(loopback_.av, &c.addr, 1, 0),
+            0);  // b no longer knows c
   char in[8] = {};
   int context;
   ASSERT_EQ(fi_recv(b_.ep, in, sizeof(in), nullptr, FI_ADDR_UNSPEC, &context),
@@ -435,17 +436,18 @@ TEST_F(TcpRdmTest, UnknownSourcesAreReportedWithTheirAddress) {
 // address, its next messages on the same connection report the new entry
 // (the RDS example's flow: the client's hello carries its address).
 TEST_F(TcpRdmTest, SourcesInsertedLaterAreReported) {
-  fi_info* info = fi_dupinfo(info_);
+  fi_info* info = fi_dupinfo(loopback_.info);
   info->caps &= ~FI_SOURCE_ERR;
   RdmEnd c;
   Open(&c);
   sockaddr_in c_name = Name(c);
-  ASSERT_EQ(fi_av_remove(av_, &c.addr, 1, 0), 0);  // b no longer knows c
+  ASSERT_EQ(fi_av_remove(loopback_.av, &c.addr, 1, 0),
+            0);  // b no longer knows c
   CloseEnd(&b_);
-  fi_info* saved = info_;
-  info_ = info;
+  fi_info* saved = loopback_.info;
+  loopback_.info = info;
   Open(&b_);  // b, now without FI_SOURCE_ERR
-  info_ = saved;
+  loopback_.info = saved;
   char in[8] = {};
   ASSERT_EQ(fi_recv(b_.ep, in, sizeof(in), nullptr, FI_ADDR_UNSPEC, nullptr),
             0);
@@ -455,7 +457,7 @@ TEST_F(TcpRdmTest, SourcesInsertedLaterAreReported) {
   ASSERT_EQ(Wait(b_.rx_cq, &entry, &source), 1);
   EXPECT_EQ(source, FI_ADDR_NOTAVAIL);
   fi_addr_t c_addr = FI_ADDR_NOTAVAIL;
-  ASSERT_EQ(fi_av_insert(av_, &c_name, 1, &c_addr, 0, nullptr), 1);
+  ASSERT_EQ(fi_av_insert(loopback_.av, &c_name, 1, &c_addr, 0, nullptr), 1);
   ASSERT_EQ(fi_recv(b_.ep, in, sizeof(in), nullptr, FI_ADDR_UNSPEC, nullptr),
             0);
   ASSERT_EQ(fi_inject(c.ep, "2", 2, b_.addr), 0);
@@ -478,7 +480,7 @@ TEST_F(TcpRdmTest, BadAddressesAndStates) {
   EXPECT_EQ(fi_inject(a_.ep, "x", 2, 12345), -FI_EINVAL);  // not in the AV
   EXPECT_EQ(fi_inject(a_.ep, "x", 2, FI_ADDR_NOTAVAIL), -FI_EINVAL);
   fid_ep* ep = nullptr;
-  ASSERT_EQ(fi_endpoint(domain_, info_, &ep, nullptr), 0);
+  ASSERT_EQ(fi_endpoint(loopback_.domain, loopback_.info, &ep, nullptr), 0);
   EXPECT_EQ(fi_enable(ep), -FI_ENOCQ);
   ASSERT_EQ(fi_ep_bind(ep, &a_.cq->fid, FI_TRANSMIT | FI_RECV), 0);
   EXPECT_EQ(fi_enable(ep), -FI_ENOAV);

@@ -29,6 +29,7 @@
 #include <string>
 #include <vector>
 
+#include "fabric/fixtures/av_pair_test.h"
 #include "fabric/fixtures/loopback.h"
 #include "fabric/providers/tcp/tcp_rdm_ep.h"
 #include "gtest/gtest.h"
@@ -70,38 +71,33 @@ inline std::vector<char> Payload(int side, int index) {
 
 using RdmEnd = fixtures::AvEndpoint;
 
-class TcpRdmTest : public ::testing::Test {
+class TcpRdmTest : public fixtures::AvPairTest {
  protected:
   void SetUp() override {
-    ASSERT_EQ(fixtures::OpenLoopbackDomain(
-                  FI_EP_RDM,
-                  FI_MSG | FI_TAGGED | FI_RMA | FI_ATOMIC | FI_SOURCE |
-                      FI_SOURCE_ERR | FI_DIRECTED_RECV,
-                  [this](fi_info* hints) {
-                    hints->domain_attr->mr_mode =
-                        FI_MR_VIRT_ADDR | FI_MR_PROV_KEY;
-                    hints->domain_attr->av_type = FI_AV_TABLE;
-                    hints->domain_attr->data_progress = data_progress_;
-                  },
-                  &loopback_),
-              0);
-    info_ = loopback_.info;
-    domain_ = loopback_.domain;
-    fi_av_attr av_attr = {};
-    av_attr.type = FI_AV_TABLE;
-    ASSERT_EQ(fi_av_open(domain_, &av_attr, &av_, nullptr), 0);
-    for (RdmEnd* end : {&a_, &b_}) Open(end);
+    OpenPair(
+        FI_MSG | FI_TAGGED | FI_RMA | FI_ATOMIC | FI_SOURCE | FI_SOURCE_ERR |
+            FI_DIRECTED_RECV,
+        [this](fi_info* hints) {
+          hints->domain_attr->mr_mode = FI_MR_VIRT_ADDR | FI_MR_PROV_KEY;
+          hints->domain_attr->av_type = FI_AV_TABLE;
+          hints->domain_attr->data_progress = data_progress_;
+        },
+        Options(nullptr));
   }
 
   // Opens `end` at `name` (already in the AV), or at a fresh address it
   // inserts into the AV.
   void Open(RdmEnd* end, const sockaddr_in* name = nullptr) {
+    OpenEnd(end, Options(name));
+  }
+
+  fixtures::AvEndpointOptions Options(const sockaddr_in* name) const {
     fixtures::AvEndpointOptions options;
     options.cq_wait = cq_wait_;
     options.separate_cqs = true;
     options.name = name;
     options.name_len = sizeof(*name);
-    ASSERT_EQ(fixtures::OpenAvEndpoint(domain_, info_, av_, options, end), 0);
+    return options;
   }
 
   static sockaddr_in Name(const RdmEnd& end) {
@@ -111,30 +107,13 @@ class TcpRdmTest : public ::testing::Test {
     return name;
   }
 
-  void CloseEnd(RdmEnd* end) { EXPECT_EQ(fixtures::CloseAvEndpoint(end), 0); }
-
-  void TearDown() override {
-    CloseEnd(&a_);
-    CloseEnd(&b_);
-    if (av_ != nullptr) EXPECT_EQ(fi_close(&av_->fid), 0);
-    EXPECT_EQ(fixtures::CloseObjects(&loopback_), 0);
-  }
-
-  // Advances both endpoints (their domain) until `cq` has an entry or an
-  // error; 1, -FI_EAVAIL, or -FI_EAGAIN after 5 s.
-  ssize_t Wait(fid_cq* cq, fi_cq_tagged_entry* entry,
-               fi_addr_t* source = nullptr) {
-    return fixtures::WaitForCompletion(
-        cq, entry, source, std::chrono::seconds(5), {a_.rx_cq, b_.rx_cq});
-  }
-
   // Both endpoints send first at the same moment (both sends before any
   // progress when progress is manual), then several hundred messages each,
   // interleaved: one connection stays between them, and every message
   // arrives whole and in order, without error entries.
   void ExchangeFromBothSidesAtOnce() {
     constexpr int kMessages = 300;
-    ASSERT_GE(info_->rx_attr->size, static_cast<size_t>(kMessages));
+    ASSERT_GE(loopback_.info->rx_attr->size, static_cast<size_t>(kMessages));
     uint16_t port_a = ntohs(Name(a_).sin_port);
     uint16_t port_b = ntohs(Name(b_).sin_port);
     ASSERT_EQ(EstablishedSocketsOn(port_a, port_b), 0);
@@ -264,11 +243,6 @@ class TcpRdmTest : public ::testing::Test {
 
   fi_progress data_progress_ = FI_PROGRESS_UNSPEC;  // the provider's default
   fi_wait_obj cq_wait_ = FI_WAIT_NONE;
-  fixtures::Objects loopback_;
-  fi_info* info_ = nullptr;       // loopback_'s
-  fid_domain* domain_ = nullptr;  // loopback_'s
-  fid_av* av_ = nullptr;
-  RdmEnd a_, b_;
 };
 
 }  // namespace tcp_rdm_testing
