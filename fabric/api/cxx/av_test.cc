@@ -8,7 +8,7 @@
 
 #include <type_traits>
 
-#include "fabric/api/cxx/loopback_testing.h"
+#include "fabric/fixtures/cxx_loopback.h"
 #include "fabric/fixtures/loopback_domain_test.h"
 #include "gtest/gtest.h"
 

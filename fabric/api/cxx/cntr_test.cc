@@ -8,7 +8,7 @@
 #include <type_traits>
 #include <utility>
 
-#include "fabric/api/cxx/loopback_testing.h"
+#include "fabric/fixtures/cxx_loopback.h"
 #include "gtest/gtest.h"
 
 namespace {
@@ -17,22 +17,14 @@ static_assert(!std::is_copy_constructible_v<ofi::Cntr> &&
                   std::is_nothrow_move_constructible_v<ofi::Cntr>,
               "ofi::Cntr is move-only");
 
-class CntrTest : public ::testing::Test {
+class CntrTest : public ofi::testing::LoopbackTest {
  protected:
-  void SetUp() override {
-    absl::StatusOr<ofi::testing::Loopback> lo = ofi::testing::OpenLoopback();
-    ASSERT_TRUE(lo.ok()) << lo.status();
-    lo_ = *std::move(lo);
-  }
-
   // A counter that can be waited on.
   absl::StatusOr<ofi::Cntr> OpenWaitable() {
     fi_cntr_attr attr = {};
     attr.wait_obj = FI_WAIT_UNSPEC;
     return ofi::OpenCntr(lo_.domain, &attr);
   }
-
-  ofi::testing::Loopback lo_;
 };
 
 TEST_F(CntrTest, AddsAndSets) {

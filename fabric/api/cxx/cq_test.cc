@@ -7,7 +7,7 @@
 #include <utility>
 #include <vector>
 
-#include "fabric/api/cxx/loopback_testing.h"
+#include "fabric/fixtures/cxx_loopback.h"
 #include "gtest/gtest.h"
 
 namespace {
@@ -16,16 +16,7 @@ static_assert(!std::is_copy_constructible_v<ofi::Cq> &&
                   std::is_nothrow_move_constructible_v<ofi::Cq>,
               "ofi::Cq is move-only");
 
-class CqTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    absl::StatusOr<ofi::testing::Loopback> lo = ofi::testing::OpenLoopback();
-    ASSERT_TRUE(lo.ok()) << lo.status();
-    lo_ = *std::move(lo);
-  }
-
-  ofi::testing::Loopback lo_;
-};
+class CqTest : public ofi::testing::LoopbackTest {};
 
 TEST_F(CqTest, ReadOfAnEmptyQueueIsZero) {
   fi_cq_attr attr = {};

@@ -7,7 +7,7 @@
 #include <type_traits>
 
 #include "fabric/api/cxx/cntr.h"
-#include "fabric/api/cxx/loopback_testing.h"
+#include "fabric/fixtures/cxx_loopback.h"
 #include "gtest/gtest.h"
 
 namespace {

@@ -13,7 +13,7 @@
 
 #include "fabric/api/cxx/av.h"
 #include "fabric/api/cxx/cq.h"
-#include "fabric/api/cxx/loopback_testing.h"
+#include "fabric/fixtures/cxx_loopback.h"
 #include "gtest/gtest.h"
 
 namespace {

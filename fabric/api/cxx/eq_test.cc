@@ -7,7 +7,7 @@
 #include <type_traits>
 #include <utility>
 
-#include "fabric/api/cxx/loopback_testing.h"
+#include "fabric/fixtures/cxx_loopback.h"
 #include "gtest/gtest.h"
 
 namespace {
@@ -16,16 +16,7 @@ static_assert(!std::is_copy_constructible_v<ofi::Eq> &&
                   std::is_nothrow_move_constructible_v<ofi::Eq>,
               "ofi::Eq is move-only");
 
-class EqTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    absl::StatusOr<ofi::testing::Loopback> lo = ofi::testing::OpenLoopback();
-    ASSERT_TRUE(lo.ok()) << lo.status();
-    lo_ = *std::move(lo);
-  }
-
-  ofi::testing::Loopback lo_;
-};
+class EqTest : public ofi::testing::LoopbackTest {};
 
 TEST_F(EqTest, WrittenEventIsReadBack) {
   fi_eq_attr attr = {};

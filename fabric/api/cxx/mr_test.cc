@@ -8,7 +8,7 @@
 #include <type_traits>
 #include <vector>
 
-#include "fabric/api/cxx/loopback_testing.h"
+#include "fabric/fixtures/cxx_loopback.h"
 #include "gtest/gtest.h"
 
 namespace {
