@@ -36,14 +36,8 @@ using ::testing::MatchesRegex;
 
 constexpr uint32_t kVersion = FI_VERSION(1, 18);
 
-fi_provider Provider(const char* name) {
-  fi_provider provider = {};
-  provider.name = name;
-  return provider;
-}
-
-const fi_provider kTcp = Provider("tcp");
-const fi_provider kUdp = Provider("udp");
+const fi_provider kTcp = TestProvider("tcp");
+const fi_provider kUdp = TestProvider("udp");
 
 // What the application's logger received.
 std::vector<std::string> app_messages;

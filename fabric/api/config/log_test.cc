@@ -28,16 +28,10 @@ using ::testing::MatchesRegex;
 using ::testing::SizeIs;
 using ::testing::StartsWith;
 
-fi_provider Provider(const char* name) {
-  fi_provider provider = {};
-  provider.name = name;
-  return provider;
-}
-
-const fi_provider kTcp = Provider("tcp");
-const fi_provider kUdp = Provider("udp");
-const fi_provider kCore = Provider("core");
-const fi_provider kNameless = Provider(nullptr);
+const fi_provider kTcp = TestProvider("tcp");
+const fi_provider kUdp = TestProvider("udp");
+const fi_provider kCore = TestProvider("core");
+const fi_provider kNameless = TestProvider(nullptr);
 
 std::vector<std::string> Lines(const std::string& text) {
   std::vector<std::string> lines = absl::StrSplit(text, '\n');

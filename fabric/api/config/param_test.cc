@@ -20,18 +20,12 @@ using ::testing::EndsWith;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 
-fi_provider Provider(const char* name) {
-  fi_provider provider = {};
-  provider.name = name;
-  return provider;
-}
-
 // Each test defines parameters under its own provider names, since
 // definitions last for the life of the process.
-fi_provider prov_a = Provider("pa");
-fi_provider prov_b = Provider("pb");
-fi_provider prov_rxm = Provider("ofi_rxm");
-fi_provider prov_core = Provider("core");
+fi_provider prov_a = TestProvider("pa");
+fi_provider prov_b = TestProvider("pb");
+fi_provider prov_rxm = TestProvider("ofi_rxm");
+fi_provider prov_core = TestProvider("core");
 
 class ParamTest : public ConfigTest {};
 

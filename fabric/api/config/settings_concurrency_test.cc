@@ -28,13 +28,7 @@ using ::testing::Eq;
 
 constexpr int kThreads = 16;
 
-fi_provider Provider(const char* name) {
-  fi_provider provider = {};
-  provider.name = name;
-  return provider;
-}
-
-fi_provider tcp = Provider("tcp");
+fi_provider tcp = TestProvider("tcp");
 std::atomic<int> catalog_calls{0};
 
 std::vector<std::string> CountingCatalog() {
@@ -126,7 +120,7 @@ TEST_F(SettingsConcurrencyTest, ParamsAreDefinedAndListedConcurrently) {
   CapturedStderr err;  // the debug lines are not what this test is about
   std::vector<int> defined(kThreads), listed(kThreads);
   RunTogether([&](int i) {
-    static fi_provider prov = Provider("many");
+    static fi_provider prov = TestProvider("many");
     std::string name = absl::StrCat("knob_", i);
     defined[i] =
         fi_param_define(&prov, name.c_str(), FI_PARAM_INT, "Knob %d", i) == 0;

@@ -27,14 +27,8 @@ using ::testing::IsEmpty;
 using ::testing::Not;
 using ::testing::Optional;
 
-fi_provider Provider(const char* name) {
-  fi_provider provider = {};
-  provider.name = name;
-  return provider;
-}
-
-fi_provider tcp = Provider("tcp");
-fi_provider udp = Provider("udp");
+fi_provider tcp = TestProvider("tcp");
+fi_provider udp = TestProvider("udp");
 int catalog_calls = 0;
 
 // The providers of these tests: "tcp" (with "iface" and "port") and "udp".

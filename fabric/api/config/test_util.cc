@@ -71,6 +71,12 @@ void ConfigTest::UnsetEnv(const std::string& name) {
   ResetConfigForTesting(NoDefaultFile());
 }
 
+fi_provider TestProvider(const char* name) {
+  fi_provider provider = {};
+  provider.name = name;
+  return provider;
+}
+
 std::string WriteTestFile(absl::string_view name, absl::string_view contents) {
   std::string path = absl::StrCat(TestTmpDir(), "/", name);
   std::ofstream out(path, std::ios::trunc);

@@ -14,6 +14,9 @@
 #ifndef FABRIC_API_CONFIG_TEST_UTIL_H_
 #define FABRIC_API_CONFIG_TEST_UTIL_H_
 
+#include <rdma/fabric.h>
+#include <rdma/providers/fi_prov.h>
+
 #include <map>
 #include <optional>
 #include <string>
@@ -39,6 +42,9 @@ class ConfigTest : public ::testing::Test {
  private:
   std::map<std::string, std::string> saved_;  // every FI_* variable before
 };
+
+// A provider with only its name set, to define parameters and log under.
+fi_provider TestProvider(const char* name);
 
 // Writes `contents` to TEST_TMPDIR/`name`; returns the path.
 std::string WriteTestFile(absl::string_view name, absl::string_view contents);

@@ -83,6 +83,15 @@ struct ReceiveCall {
   bool msg_call = false;
 };
 
+// The bytes of the `count` pieces at `iov` (0 when iov is null).
+inline size_t TotalLength(const iovec* iov, size_t count) {
+  size_t total = 0;
+  for (size_t i = 0; iov != nullptr && i < count; ++i) {
+    total += iov[i].iov_len;
+  }
+  return total;
+}
+
 namespace data_path_internal {
 
 template <typename Calls, typename = void>
@@ -105,14 +114,6 @@ std::optional<ssize_t> Diverted(fid_ep* ep, fi_addr_t dest, Ops* fid_ep::*table,
 template <typename Msg>
 fi_addr_t DestOf(const Msg* msg) {
   return msg != nullptr ? msg->addr : FI_ADDR_UNSPEC;
-}
-
-inline size_t TotalLength(const iovec* iov, size_t count) {
-  size_t total = 0;
-  for (size_t i = 0; iov != nullptr && i < count; ++i) {
-    total += iov[i].iov_len;
-  }
-  return total;
 }
 
 template <typename Calls>

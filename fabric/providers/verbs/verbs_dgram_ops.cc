@@ -56,12 +56,6 @@ absl::StatusOr<UdDestination> DestinationOf(VerbsDgramEp* ep,
   return found;
 }
 
-size_t TotalLength(const iovec* iov, size_t count) {
-  size_t total = 0;
-  for (size_t i = 0; i < count; ++i) total += iov[i].iov_len;
-  return total;
-}
-
 // Checks the send and fills its work request's opcode, peer and pieces.
 absl::Status Prepare(VerbsDgramEp* ep, const TransmitCall& tx, Sges* sges,
                      LocalRegistrations* held, ibv_send_wr* wr) {

@@ -26,6 +26,7 @@
 #include <string>
 #include <vector>
 
+#include "fabric/fixtures/loopback.h"
 #include "gtest/gtest.h"
 
 namespace fabric {
@@ -63,18 +64,8 @@ fi_info* DgramInfo(bool local, std::string* why) {
 }
 
 // A fabric, domain and AV, and endpoints on them.
-struct Node {
-  fi_info* info = nullptr;
-  fid_fabric* fabric = nullptr;
-  fid_domain* domain = nullptr;
-  fid_av* av = nullptr;
-
-  ~Node() {
-    if (av != nullptr) fi_close(&av->fid);
-    if (domain != nullptr) fi_close(&domain->fid);
-    if (fabric != nullptr) fi_close(&fabric->fid);
-    fi_freeinfo(info);
-  }
+struct Node : fixtures::Objects {
+  ~Node() { fixtures::CloseObjects(this); }
   int Open(fi_info* taken) {
     info = taken;
     int rc = fi_fabric(info->fabric_attr, &fabric, nullptr);

@@ -39,12 +39,6 @@ constexpr uint64_t kTxFlags = FI_REMOTE_CQ_DATA | FI_INJECT | FI_COMPLETION |
                               FI_TRANSMIT_COMPLETE;
 constexpr uint64_t kRxFlags = FI_COMPLETION | FI_MORE;
 
-size_t TotalLength(const iovec* iov, size_t count) {
-  size_t total = 0;
-  for (size_t i = 0; i < count; ++i) total += iov[i].iov_len;
-  return total;
-}
-
 CntrKind CntrOf(const SendOp& op) {
   switch (op.kind) {
     case SendOp::kSend:
