@@ -132,37 +132,34 @@ class SrxPeerTest : public ::testing::TestWithParam<std::string> {
                   &loopback_),
               0);
     fid_domain* domain = loopback_.domain;
-    ASSERT_EQ(fabric::fixtures::OpenTableAv(domain, &av_), 0);
+    ASSERT_EQ(fabric::fixtures::OpenTableAv(domain, &loopback_.av), 0);
     context_ = {sizeof(context_), &owner_.srx};
     fi_rx_attr rx_attr = *loopback_.info->rx_attr;
     rx_attr.op_flags = FI_PEER;
     ASSERT_EQ(fi_srx_context(domain, &rx_attr, &srx_ep_, &context_), 0);
     ASSERT_NE(owner_.srx.peer_ops, nullptr);
-    for (auto [ep, cq] : {std::pair{&peer_ep_, &peer_cq_},
-                          std::pair{&sender_ep_, &sender_cq_}}) {
+    for (fabric::fixtures::AvEndpoint* end : {&peer_, &sender_}) {
       fi_cq_attr cq_attr = {};
       cq_attr.format = FI_CQ_FORMAT_TAGGED;
-      ASSERT_EQ(fi_cq_open(domain, &cq_attr, cq, nullptr), 0);
-      ASSERT_EQ(fi_endpoint(domain, loopback_.info, ep, nullptr), 0);
-      ASSERT_EQ(fi_ep_bind(*ep, &av_->fid, 0), 0);
-      ASSERT_EQ(fi_ep_bind(*ep, &(*cq)->fid, FI_TRANSMIT | FI_RECV), 0);
+      ASSERT_EQ(fi_cq_open(domain, &cq_attr, &end->cq, nullptr), 0);
+      ASSERT_EQ(fi_endpoint(domain, loopback_.info, &end->ep, nullptr), 0);
+      ASSERT_EQ(fi_ep_bind(end->ep, &loopback_.av->fid, 0), 0);
+      ASSERT_EQ(fi_ep_bind(end->ep, &end->cq->fid, FI_TRANSMIT | FI_RECV), 0);
     }
-    ASSERT_EQ(fi_ep_bind(peer_ep_, &srx_ep_->fid, 0), 0);
-    for (auto [ep, addr] : {std::pair{peer_ep_, &peer_addr_},
-                            std::pair{sender_ep_, &sender_addr_}}) {
-      ASSERT_EQ(fi_enable(ep), 0);
+    ASSERT_EQ(fi_ep_bind(peer_.ep, &srx_ep_->fid, 0), 0);
+    for (fabric::fixtures::AvEndpoint* end : {&peer_, &sender_}) {
+      ASSERT_EQ(fi_enable(end->ep), 0);
       char name[128];
       size_t len = sizeof(name);
-      ASSERT_EQ(fi_getname(&ep->fid, name, &len), 0);
-      ASSERT_EQ(fi_av_insert(av_, name, 1, addr, 0, nullptr), 1);
+      ASSERT_EQ(fi_getname(&end->ep->fid, name, &len), 0);
+      ASSERT_EQ(fi_av_insert(loopback_.av, name, 1, &end->addr, 0, nullptr), 1);
     }
   }
 
   void TearDown() override {
-    for (fid* object : {&peer_ep_->fid, &sender_ep_->fid, &srx_ep_->fid,
-                        &peer_cq_->fid, &sender_cq_->fid, &av_->fid}) {
-      EXPECT_EQ(fi_close(object), 0);
-    }
+    EXPECT_EQ(fabric::fixtures::CloseAvEndpoint(&peer_), 0);
+    EXPECT_EQ(fabric::fixtures::CloseAvEndpoint(&sender_), 0);
+    EXPECT_EQ(fi_close(&srx_ep_->fid), 0);
     EXPECT_EQ(fabric::fixtures::CloseObjects(&loopback_), 0);
     EXPECT_TRUE(owner_.queued.empty());
   }
@@ -173,15 +170,15 @@ class SrxPeerTest : public ::testing::TestWithParam<std::string> {
     for (;;) {
       if (done()) return true;
       if (std::chrono::steady_clock::now() >= deadline) return false;
-      fi_cq_read(sender_cq_, nullptr, 0);
-      fi_cq_read(peer_cq_, nullptr, 0);
+      fi_cq_read(sender_.cq, nullptr, 0);
+      fi_cq_read(peer_.cq, nullptr, 0);
     }
   }
 
   // The next completion of the peer endpoint.
   bool PeerCompletion(fi_cq_tagged_entry* entry, fi_addr_t* source) {
     return ProgressUntil(
-        [&] { return fi_cq_readfrom(peer_cq_, entry, 1, source) == 1; });
+        [&] { return fi_cq_readfrom(peer_.cq, entry, 1, source) == 1; });
   }
 
   // Expects the peer's completion `entry` from the sender: a receive with
@@ -192,34 +189,31 @@ class SrxPeerTest : public ::testing::TestWithParam<std::string> {
     EXPECT_EQ(entry.op_context, context);
     EXPECT_EQ(entry.flags, flags);
     EXPECT_EQ(entry.len, strlen(text) + 1);
-    EXPECT_EQ(source, sender_addr_);
+    EXPECT_EQ(source, sender_.addr);
     EXPECT_STREQ(buf, text);
   }
 
   // The sender's next transmit completion.
   bool SenderCompletion() {
     fi_cq_tagged_entry entry;
-    return ProgressUntil([&] { return fi_cq_read(sender_cq_, &entry, 1) == 1; });
+    return ProgressUntil(
+        [&] { return fi_cq_read(sender_.cq, &entry, 1) == 1; });
   }
 
   TestOwner owner_;
   fi_peer_srx_context context_ = {};
   fabric::fixtures::Objects loopback_;
-  fid_av* av_ = nullptr;
   fid_ep* srx_ep_ = nullptr;
-  fid_cq* peer_cq_ = nullptr;
-  fid_cq* sender_cq_ = nullptr;
-  fid_ep* peer_ep_ = nullptr;
-  fid_ep* sender_ep_ = nullptr;
-  fi_addr_t peer_addr_ = FI_ADDR_NOTAVAIL;
-  fi_addr_t sender_addr_ = FI_ADDR_NOTAVAIL;
+  // The endpoint on the owner's receive context, and one that sends to it.
+  fabric::fixtures::AvEndpoint peer_;
+  fabric::fixtures::AvEndpoint sender_;
 };
 
 TEST_P(SrxPeerTest, AMessageLandsInTheOwnersPostedReceive) {
   char buf[16] = {};
   int context;
   owner_.Post({{buf, sizeof(buf)}, &context, false, 0, 0});
-  ASSERT_EQ(fi_send(sender_ep_, "hello", 6, nullptr, peer_addr_, nullptr), 0);
+  ASSERT_EQ(fi_send(sender_.ep, "hello", 6, nullptr, peer_.addr, nullptr), 0);
   fi_cq_tagged_entry entry = {};
   fi_addr_t source = FI_ADDR_UNSPEC;
   ASSERT_TRUE(PeerCompletion(&entry, &source));
@@ -228,15 +222,15 @@ TEST_P(SrxPeerTest, AMessageLandsInTheOwnersPostedReceive) {
 }
 
 TEST_P(SrxPeerTest, AnEarlyMessageWaitsForTheOwnersReceive) {
-  ASSERT_EQ(fi_send(sender_ep_, "early", 6, nullptr, peer_addr_, nullptr), 0);
+  ASSERT_EQ(fi_send(sender_.ep, "early", 6, nullptr, peer_.addr, nullptr), 0);
   ASSERT_TRUE(ProgressUntil([&] { return owner_.queued.size() == 1; }));
   EXPECT_EQ(owner_.queued[0]->size, 6u);
-  EXPECT_EQ(owner_.queued[0]->addr, sender_addr_);
+  EXPECT_EQ(owner_.queued[0]->addr, sender_.addr);
   // The stream goes on meanwhile: a later message lands in its receive.
   char second[8] = {};
   int second_context;
   owner_.Post({{second, sizeof(second)}, &second_context, true, 2, 0});
-  ASSERT_EQ(fi_tsend(sender_ep_, "later", 6, nullptr, peer_addr_, 2, nullptr),
+  ASSERT_EQ(fi_tsend(sender_.ep, "later", 6, nullptr, peer_.addr, 2, nullptr),
             0);
   fi_cq_tagged_entry entry = {};
   fi_addr_t source;
@@ -256,11 +250,9 @@ TEST_P(SrxPeerTest, TaggedMessagesMatchWithIgnoreBitsBothWays) {
   char first[8] = {}, second[8] = {};
   int first_context, second_context;
   owner_.Post({{first, sizeof(first)}, &first_context, true, 0x100, 0xff});
-  ASSERT_EQ(fi_tsend(sender_ep_, "one", 4, nullptr, peer_addr_, 0x1ab,
-                     nullptr),
+  ASSERT_EQ(fi_tsend(sender_.ep, "one", 4, nullptr, peer_.addr, 0x1ab, nullptr),
             0);
-  ASSERT_EQ(fi_tsend(sender_ep_, "two", 4, nullptr, peer_addr_, 0x2ab,
-                     nullptr),
+  ASSERT_EQ(fi_tsend(sender_.ep, "two", 4, nullptr, peer_.addr, 0x2ab, nullptr),
             0);
   fi_cq_tagged_entry entry = {};
   fi_addr_t source;
@@ -283,8 +275,8 @@ TEST_P(SrxPeerTest, TaggedMessagesMatchWithIgnoreBitsBothWays) {
 // FI_DELIVERY_COMPLETE send completes.
 TEST_P(SrxPeerTest, ADiscardedMessageCompletesOnlyAtTheSender) {
   iovec iov = {const_cast<char*>("drop"), 5};
-  fi_msg_tagged msg = {&iov, nullptr, 1, peer_addr_, 9, 0, nullptr, 0};
-  ASSERT_EQ(fi_tsendmsg(sender_ep_, &msg, FI_DELIVERY_COMPLETE), 0);
+  fi_msg_tagged msg = {&iov, nullptr, 1, peer_.addr, 9, 0, nullptr, 0};
+  ASSERT_EQ(fi_tsendmsg(sender_.ep, &msg, FI_DELIVERY_COMPLETE), 0);
   ASSERT_TRUE(ProgressUntil([&] { return owner_.queued.size() == 1; }));
   fi_peer_rx_entry* entry = owner_.queued.front();
   owner_.queued.pop_front();
@@ -292,7 +284,7 @@ TEST_P(SrxPeerTest, ADiscardedMessageCompletesOnlyAtTheSender) {
   ASSERT_TRUE(SenderCompletion());
   EXPECT_EQ(owner_.freed, 1);
   fi_cq_tagged_entry completion;
-  EXPECT_EQ(fi_cq_read(peer_cq_, &completion, 1), -FI_EAGAIN);
+  EXPECT_EQ(fi_cq_read(peer_.cq, &completion, 1), -FI_EAGAIN);
 }
 
 // A message larger than the owner's buffer: FI_ETRUNC at the peer.
@@ -300,15 +292,14 @@ TEST_P(SrxPeerTest, ATooLargeMessageIsTruncated) {
   char buf[4] = {};
   int context;
   owner_.Post({{buf, sizeof(buf)}, &context, false, 0, 0});
-  ASSERT_EQ(fi_send(sender_ep_, "toolong", 8, nullptr, peer_addr_, nullptr),
-            0);
+  ASSERT_EQ(fi_send(sender_.ep, "toolong", 8, nullptr, peer_.addr, nullptr), 0);
   fi_cq_tagged_entry entry;
   fi_addr_t source;
   ASSERT_TRUE(ProgressUntil([&] {
-    return fi_cq_readfrom(peer_cq_, &entry, 1, &source) == -FI_EAVAIL;
+    return fi_cq_readfrom(peer_.cq, &entry, 1, &source) == -FI_EAVAIL;
   }));
   fi_cq_err_entry error = {};
-  ASSERT_EQ(fi_cq_readerr(peer_cq_, &error, 0), 1);
+  ASSERT_EQ(fi_cq_readerr(peer_.cq, &error, 0), 1);
   EXPECT_EQ(error.err, FI_ETRUNC);
   EXPECT_EQ(error.op_context, &context);
   EXPECT_EQ(owner_.freed, 1);
@@ -323,7 +314,7 @@ TEST_P(SrxPeerTest, ThePeerSrxPostsNothingAndOutlivesItsEndpoints) {
   EXPECT_EQ(fi_trecv(srx_ep_, buf, sizeof(buf), nullptr, 0, 0, 0, nullptr),
             -FI_ENOSYS);
   EXPECT_EQ(fi_close(&srx_ep_->fid), -FI_EBUSY);
-  EXPECT_EQ(fi_ep_bind(sender_ep_, &srx_ep_->fid, 0), -FI_EOPBADSTATE);
+  EXPECT_EQ(fi_ep_bind(sender_.ep, &srx_ep_->fid, 0), -FI_EOPBADSTATE);
 }
 
 // fi_srx_context's arguments (fi_peer(3): -FI_EINVAL for a malformed peer

@@ -69,49 +69,37 @@ class TcpPeerTest : public ::testing::Test {
                   },
                   &loopback_),
               0);
-    info_ = loopback_.info;
-    domain_ = loopback_.domain;
-    fi_av_attr av_attr = {};
-    av_attr.type = FI_AV_TABLE;
-    ASSERT_EQ(fi_av_open(domain_, &av_attr, &av_, nullptr), 0);
+    ASSERT_EQ(fabric::fixtures::OpenTableAv(loopback_.domain, &loopback_.av),
+              0);
     fi_cq_attr cq_attr = {};
     cq_attr.format = FI_CQ_FORMAT_TAGGED;
-    ASSERT_EQ(fi_cq_open(domain_, &cq_attr, &plain_cq_, nullptr), 0);
+    ASSERT_EQ(fi_cq_open(loopback_.domain, &cq_attr, &plain_.cq, nullptr), 0);
   }
 
   void TearDown() override {
-    // Children first; each fid_* starts with its struct fid.
-    for (void* object : {static_cast<void*>(peer_ep_),
-                         static_cast<void*>(plain_ep_),
-                         static_cast<void*>(peer_cq_),
-                         static_cast<void*>(plain_cq_),
-                         static_cast<void*>(av_)}) {
-      if (object != nullptr) EXPECT_EQ(fi_close(static_cast<fid*>(object)), 0);
-    }
+    EXPECT_EQ(fabric::fixtures::CloseAvEndpoint(&peer_), 0);
+    EXPECT_EQ(fabric::fixtures::CloseAvEndpoint(&plain_), 0);
     EXPECT_EQ(fabric::fixtures::CloseObjects(&loopback_), 0);
   }
 
-  // Opens peer_cq_ importing `owner`, and the two endpoints: peer_ep_ on
-  // it, plain_ep_ on plain_cq_; each in the AV of the other.
+  // Opens peer_.cq importing `owner`, and the two endpoints: peer_.ep on
+  // it, plain_.ep on plain_.cq; each in the AV of the other.
   void OpenEndpoints(fid_peer_cq* owner) {
     peer_context_ = {sizeof(fi_peer_cq_context), owner};
     fi_cq_attr attr = {};
     attr.format = FI_CQ_FORMAT_TAGGED;
     attr.flags = FI_PEER;
-    ASSERT_EQ(fi_cq_open(domain_, &attr, &peer_cq_, &peer_context_), 0);
-    for (auto [ep, cq] : {std::pair{&peer_ep_, peer_cq_},
-                          std::pair{&plain_ep_, plain_cq_}}) {
-      ASSERT_EQ(fi_endpoint(domain_, info_, ep, nullptr), 0);
-      ASSERT_EQ(fi_ep_bind(*ep, &av_->fid, 0), 0);
-      ASSERT_EQ(fi_ep_bind(*ep, &cq->fid, FI_TRANSMIT | FI_RECV), 0);
-      ASSERT_EQ(fi_enable(*ep), 0);
-    }
-    for (auto [ep, addr] : {std::pair{peer_ep_, &peer_addr_},
-                            std::pair{plain_ep_, &plain_addr_}}) {
+    ASSERT_EQ(fi_cq_open(loopback_.domain, &attr, &peer_.cq, &peer_context_),
+              0);
+    for (fabric::fixtures::AvEndpoint* end : {&peer_, &plain_}) {
+      ASSERT_EQ(
+          fabric::fixtures::OpenBoundEndpoint(loopback_.domain, loopback_.info,
+                                              loopback_.av, end->cq, &end->ep),
+          0);
       char name[64];
       size_t len = sizeof(name);
-      ASSERT_EQ(fi_getname(&ep->fid, name, &len), 0);
-      ASSERT_EQ(fi_av_insert(av_, name, 1, addr, 0, nullptr), 1);
+      ASSERT_EQ(fi_getname(&end->ep->fid, name, &len), 0);
+      ASSERT_EQ(fi_av_insert(loopback_.av, name, 1, &end->addr, 0, nullptr), 1);
     }
   }
 
@@ -122,48 +110,42 @@ class TcpPeerTest : public ::testing::Test {
     for (;;) {
       if (done()) return true;  // once: `done` may consume what it finds
       if (std::chrono::steady_clock::now() >= deadline) return false;
-      EXPECT_EQ(fi_cq_read(peer_cq_, nullptr, 0), 0);
+      EXPECT_EQ(fi_cq_read(peer_.cq, nullptr, 0), 0);
       fi_cq_tagged_entry entry;
-      fi_cq_read(plain_cq_, &entry, 1);
+      fi_cq_read(plain_.cq, &entry, 1);
     }
   }
 
   TestOwner owner_;
   fi_peer_cq_context peer_context_ = {};
   fabric::fixtures::Objects loopback_;
-  fi_info* info_ = nullptr;      // loopback_'s
-  fid_domain* domain_ = nullptr;  // loopback_'s
-  fid_av* av_ = nullptr;
-  fid_cq* plain_cq_ = nullptr;
-  fid_cq* peer_cq_ = nullptr;
-  fid_ep* peer_ep_ = nullptr;
-  fid_ep* plain_ep_ = nullptr;
-  fi_addr_t peer_addr_ = FI_ADDR_NOTAVAIL;
-  fi_addr_t plain_addr_ = FI_ADDR_NOTAVAIL;
+  // The endpoint whose CQ is the owner's peer CQ, and a plain one.
+  fabric::fixtures::AvEndpoint peer_;
+  fabric::fixtures::AvEndpoint plain_;
 };
 
 TEST_F(TcpPeerTest, CompletionsAndErrorsGoToTheOwner) {
   OpenEndpoints(&owner_.fid);
   char in[16] = {};
   int recv_context, send_context, cancelled_context;
-  ASSERT_EQ(fi_recv(peer_ep_, in, sizeof(in), nullptr, 0, &recv_context), 0);
-  ASSERT_EQ(fi_send(plain_ep_, "hello", 6, nullptr, peer_addr_, nullptr), 0);
+  ASSERT_EQ(fi_recv(peer_.ep, in, sizeof(in), nullptr, 0, &recv_context), 0);
+  ASSERT_EQ(fi_send(plain_.ep, "hello", 6, nullptr, peer_.addr, nullptr), 0);
   ASSERT_TRUE(ProgressUntil([&] { return owner_.entries.size() == 1; }));
   EXPECT_EQ(owner_.entries[0].op_context, &recv_context);
   EXPECT_EQ(owner_.entries[0].flags, FI_RECV | FI_MSG);
   EXPECT_EQ(owner_.entries[0].len, 6u);
-  EXPECT_EQ(owner_.sources[0], plain_addr_);  // FI_SOURCE, in the peer's AV
+  EXPECT_EQ(owner_.sources[0], plain_.addr);  // FI_SOURCE, in the peer's AV
   EXPECT_STREQ(in, "hello");
 
-  ASSERT_EQ(fi_send(peer_ep_, "back", 5, nullptr, plain_addr_, &send_context),
+  ASSERT_EQ(fi_send(peer_.ep, "back", 5, nullptr, plain_.addr, &send_context),
             0);
   ASSERT_TRUE(ProgressUntil([&] { return owner_.entries.size() == 2; }));
   EXPECT_EQ(owner_.entries[1].op_context, &send_context);
   EXPECT_EQ(owner_.entries[1].flags, FI_SEND | FI_MSG);
 
-  ASSERT_EQ(fi_recv(peer_ep_, in, sizeof(in), nullptr, 0, &cancelled_context),
+  ASSERT_EQ(fi_recv(peer_.ep, in, sizeof(in), nullptr, 0, &cancelled_context),
             0);
-  ASSERT_EQ(fi_cancel(&peer_ep_->fid, &cancelled_context), 0);
+  ASSERT_EQ(fi_cancel(&peer_.ep->fid, &cancelled_context), 0);
   ASSERT_TRUE(ProgressUntil([&] { return owner_.errors.size() == 1; }));
   EXPECT_EQ(owner_.errors[0].op_context, &cancelled_context);
   EXPECT_EQ(owner_.errors[0].err, FI_ECANCELED);
@@ -177,12 +159,12 @@ TEST_F(TcpPeerTest, ReadsOfThePeerCqAreNotImplemented) {
   fi_cq_tagged_entry entry;
   fi_addr_t source;
   fi_cq_err_entry error = {};
-  EXPECT_EQ(fi_cq_read(peer_cq_, &entry, 1), -FI_ENOSYS);
-  EXPECT_EQ(fi_cq_readfrom(peer_cq_, &entry, 1, &source), -FI_ENOSYS);
-  EXPECT_EQ(fi_cq_readerr(peer_cq_, &error, 0), -FI_ENOSYS);
-  EXPECT_EQ(fi_cq_sread(peer_cq_, &entry, 1, nullptr, 0), -FI_ENOSYS);
-  EXPECT_EQ(fi_cq_signal(peer_cq_), -FI_ENOSYS);
-  EXPECT_EQ(fi_cq_read(peer_cq_, nullptr, 0), 0);  // progress
+  EXPECT_EQ(fi_cq_read(peer_.cq, &entry, 1), -FI_ENOSYS);
+  EXPECT_EQ(fi_cq_readfrom(peer_.cq, &entry, 1, &source), -FI_ENOSYS);
+  EXPECT_EQ(fi_cq_readerr(peer_.cq, &error, 0), -FI_ENOSYS);
+  EXPECT_EQ(fi_cq_sread(peer_.cq, &entry, 1, nullptr, 0), -FI_ENOSYS);
+  EXPECT_EQ(fi_cq_signal(peer_.cq), -FI_ENOSYS);
+  EXPECT_EQ(fi_cq_read(peer_.cq, nullptr, 0), 0);  // progress
 }
 
 TEST_F(TcpPeerTest, MalformedPeerContextsAreRefused) {
@@ -190,14 +172,14 @@ TEST_F(TcpPeerTest, MalformedPeerContextsAreRefused) {
   attr.format = FI_CQ_FORMAT_TAGGED;
   attr.flags = FI_PEER;
   fid_cq* cq = nullptr;
-  EXPECT_EQ(fi_cq_open(domain_, &attr, &cq, nullptr), -FI_EINVAL);
+  EXPECT_EQ(fi_cq_open(loopback_.domain, &attr, &cq, nullptr), -FI_EINVAL);
   fi_peer_cq_context context = {0, &owner_.fid};  // size 0
-  EXPECT_EQ(fi_cq_open(domain_, &attr, &cq, &context), -FI_EINVAL);
+  EXPECT_EQ(fi_cq_open(loopback_.domain, &attr, &cq, &context), -FI_EINVAL);
   context = {sizeof(context), nullptr};  // no owner
-  EXPECT_EQ(fi_cq_open(domain_, &attr, &cq, &context), -FI_EINVAL);
+  EXPECT_EQ(fi_cq_open(loopback_.domain, &attr, &cq, &context), -FI_EINVAL);
   fid_peer_cq no_ops = {};
   context = {sizeof(context), &no_ops};
-  EXPECT_EQ(fi_cq_open(domain_, &attr, &cq, &context), -FI_EINVAL);
+  EXPECT_EQ(fi_cq_open(loopback_.domain, &attr, &cq, &context), -FI_EINVAL);
   EXPECT_EQ(cq, nullptr);
 }
 
@@ -206,28 +188,28 @@ TEST_F(TcpPeerTest, OneOfOurCqsOwnsAPeerCq) {
   fi_cq_attr attr = {};
   attr.format = FI_CQ_FORMAT_TAGGED;
   fid_cq* owner_cq = nullptr;
-  ASSERT_EQ(fi_cq_open(domain_, &attr, &owner_cq, nullptr), 0);
+  ASSERT_EQ(fi_cq_open(loopback_.domain, &attr, &owner_cq, nullptr), 0);
   fid_peer_cq* owner =
       fabric::UtilCqOwnerFid(fabric::FidCast<fabric::UtilCq>(owner_cq));
   EXPECT_EQ(owner->fid.fclass, FI_CLASS_PEER_CQ);
   OpenEndpoints(owner);
   char in[16] = {};
   int recv_context;
-  ASSERT_EQ(fi_recv(peer_ep_, in, sizeof(in), nullptr, 0, &recv_context), 0);
-  ASSERT_EQ(fi_send(plain_ep_, "owned", 6, nullptr, peer_addr_, nullptr), 0);
+  ASSERT_EQ(fi_recv(peer_.ep, in, sizeof(in), nullptr, 0, &recv_context), 0);
+  ASSERT_EQ(fi_send(plain_.ep, "owned", 6, nullptr, peer_.addr, nullptr), 0);
   fi_cq_tagged_entry entry = {};
   fi_addr_t source = FI_ADDR_UNSPEC;
   ASSERT_TRUE(ProgressUntil(
       [&] { return fi_cq_readfrom(owner_cq, &entry, 1, &source) == 1; }));
   EXPECT_EQ(entry.op_context, &recv_context);
   EXPECT_EQ(entry.flags, FI_RECV | FI_MSG);
-  EXPECT_EQ(source, plain_addr_);
+  EXPECT_EQ(source, plain_.addr);
   EXPECT_STREQ(in, "owned");
   // The peer CQ must close before its owner (fi_peer(3)).
-  EXPECT_EQ(fi_close(&peer_ep_->fid), 0);
-  peer_ep_ = nullptr;
-  EXPECT_EQ(fi_close(&peer_cq_->fid), 0);
-  peer_cq_ = nullptr;
+  EXPECT_EQ(fi_close(&peer_.ep->fid), 0);
+  peer_.ep = nullptr;
+  EXPECT_EQ(fi_close(&peer_.cq->fid), 0);
+  peer_.cq = nullptr;
   EXPECT_EQ(fi_close(&owner_cq->fid), 0);
 }
 
@@ -235,7 +217,8 @@ TEST_F(TcpPeerTest, OneOfOurCqsOwnsAPeerCq) {
 // endpoint's address in it (FI_ADDR_NOTAVAIL once removed).
 TEST_F(TcpPeerTest, OurAvAnswersAPeerProvider) {
   OpenEndpoints(&owner_.fid);
-  fid_peer_av* peer_av = fabric::UtilAvOwnerFid(fabric::AsUtilAv(&av_->fid));
+  fid_peer_av* peer_av =
+      fabric::UtilAvOwnerFid(fabric::AsUtilAv(&loopback_.av->fid));
   ASSERT_EQ(peer_av->fid.fclass, FI_CLASS_PEER_AV);
   const fi_ops_av_owner& ops = *peer_av->owner_ops;
   EXPECT_EQ(ops.size, sizeof(fi_ops_av_owner));
@@ -244,11 +227,11 @@ TEST_F(TcpPeerTest, OurAvAnswersAPeerProvider) {
   EXPECT_EQ(attr.type, FI_AV_TABLE);
   EXPECT_EQ(attr.count, 2u);
   EXPECT_EQ(ops.query(peer_av, nullptr), -FI_EINVAL);
-  EXPECT_EQ(ops.ep_addr(peer_av, peer_ep_), peer_addr_);
-  EXPECT_EQ(ops.ep_addr(peer_av, plain_ep_), plain_addr_);
+  EXPECT_EQ(ops.ep_addr(peer_av, peer_.ep), peer_.addr);
+  EXPECT_EQ(ops.ep_addr(peer_av, plain_.ep), plain_.addr);
   EXPECT_EQ(ops.ep_addr(peer_av, nullptr), FI_ADDR_NOTAVAIL);
-  ASSERT_EQ(fi_av_remove(av_, &plain_addr_, 1, 0), 0);
-  EXPECT_EQ(ops.ep_addr(peer_av, plain_ep_), FI_ADDR_NOTAVAIL);
+  ASSERT_EQ(fi_av_remove(loopback_.av, &plain_.addr, 1, 0), 0);
+  EXPECT_EQ(ops.ep_addr(peer_av, plain_.ep), FI_ADDR_NOTAVAIL);
   ASSERT_EQ(ops.query(peer_av, &attr), 0);
   EXPECT_EQ(attr.count, 1u);
 }
@@ -262,9 +245,9 @@ TEST_F(TcpPeerTest, OurAvSetListsItsMembersToAPeerProvider) {
   attr.start_addr = FI_ADDR_NOTAVAIL;
   attr.end_addr = FI_ADDR_NOTAVAIL;
   fid_av_set* set = nullptr;
-  ASSERT_EQ(fi_av_set(av_, &attr, &set, nullptr), 0);
-  ASSERT_EQ(fi_av_set_insert(set, plain_addr_), 0);
-  ASSERT_EQ(fi_av_set_insert(set, peer_addr_), 0);
+  ASSERT_EQ(fi_av_set(loopback_.av, &attr, &set, nullptr), 0);
+  ASSERT_EQ(fi_av_set_insert(set, plain_.addr), 0);
+  ASSERT_EQ(fi_av_set_insert(set, peer_.addr), 0);
   fid_peer_av_set* peer_set =
       fabric::UtilAvSetOwnerFid(fabric::AsUtilAvSet(set));
   ASSERT_EQ(peer_set->fid.fclass, FI_CLASS_PEER_AV_SET);
@@ -275,8 +258,8 @@ TEST_F(TcpPeerTest, OurAvSetListsItsMembersToAPeerProvider) {
   EXPECT_EQ(count, 2u);
   ASSERT_EQ(peer_set->owner_ops->members(peer_set, members, &count), 0);
   EXPECT_EQ(count, 2u);
-  EXPECT_EQ(members[0], plain_addr_);
-  EXPECT_EQ(members[1], peer_addr_);
+  EXPECT_EQ(members[0], plain_.addr);
+  EXPECT_EQ(members[1], peer_.addr);
   EXPECT_EQ(peer_set->owner_ops->members(peer_set, members, nullptr),
             -FI_EINVAL);
   EXPECT_EQ(fi_close(&set->fid), 0);
