@@ -32,21 +32,6 @@ int Fail(const char* what, int rc) {
   return 1;
 }
 
-// Reads `cq` until one entry or error; 1 or a negative fi_errno.
-ssize_t WaitOne(fid_cq* cq) {
-  fi_cq_msg_entry entry;
-  for (;;) {
-    ssize_t rc = fi_cq_read(cq, &entry, 1);
-    if (rc == -FI_EAGAIN) continue;
-    if (rc == -FI_EAVAIL) {
-      fi_cq_err_entry error = {};
-      fi_cq_readerr(cq, &error, 0);
-      return -error.err;
-    }
-    return rc;
-  }
-}
-
 // Drops CAP_SYS_PTRACE from every capability set of this process.
 bool DropPtrace() {
   __user_cap_header_struct header = {_LINUX_CAPABILITY_VERSION_3, 0};
@@ -120,7 +105,9 @@ int main(int argc, char** argv) {
     rc = static_cast<int>(
         fi_send(ep, buffer.data(), msg.len, nullptr, to_parent, &context));
     if (rc != 0) return Fail("fi_send", rc);
-    if ((got = WaitOne(cq)) != 1) return Fail("send", static_cast<int>(got));
+    if ((rc = fabric::fixtures::ReapCompletions(cq, 1)) != 0) {
+      return Fail("send", rc);
+    }
   }
   fabric::fixtures::CloseObjects(&rdm);
   fi_freeinfo(info);

@@ -36,19 +36,6 @@ int Fail(const char* what, size_t peer, ssize_t rc) {
   return 1;
 }
 
-// One completion of `cq`: 1, 0 (none yet) or a negative fi_errno.
-ssize_t Poll(fid_cq* cq) {
-  fi_cq_msg_entry entry;
-  ssize_t rc = fi_cq_read(cq, &entry, 1);
-  if (rc == -FI_EAGAIN) return 0;
-  if (rc == -FI_EAVAIL) {
-    fi_cq_err_entry error = {};
-    fi_cq_readerr(cq, &error, 0);
-    return -error.err;
-  }
-  return rc;
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -98,14 +85,14 @@ int main(int argc, char** argv) {
     ssize_t sent;
     while ((sent = fi_send(rdm.ep, &message, sizeof(message), nullptr, addr,
                            nullptr)) == -FI_EAGAIN) {
-      ssize_t got = Poll(rdm.cq);
+      ssize_t got = fabric::fixtures::PollOne(rdm.cq);
       if (got < 0) return Fail("send completion", done, got);
       done += static_cast<size_t>(got);
     }
     if (sent != 0) return Fail("fi_send", i, sent);
   }
   while (done < peers.size()) {
-    ssize_t got = Poll(rdm.cq);
+    ssize_t got = fabric::fixtures::PollOne(rdm.cq);
     if (got < 0) return Fail("send completion", done, got);
     done += static_cast<size_t>(got);
   }

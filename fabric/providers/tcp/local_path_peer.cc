@@ -44,23 +44,6 @@ std::vector<char> Message(uint64_t id, uint64_t seq, size_t size) {
   return data;
 }
 
-// Reads `cq` until `count` entries arrived; 0 or a negative fi_errno.
-int Reap(fid_cq* cq, size_t count) {
-  fi_cq_tagged_entry entry;
-  while (count > 0) {
-    ssize_t rc = fi_cq_read(cq, &entry, 1);
-    if (rc == -FI_EAGAIN) continue;
-    if (rc == -FI_EAVAIL) {
-      fi_cq_err_entry error = {};
-      fi_cq_readerr(cq, &error, 0);
-      return -error.err;
-    }
-    if (rc < 0) return static_cast<int>(rc);
-    --count;
-  }
-  return 0;
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -122,7 +105,8 @@ int main(int argc, char** argv) {
   std::vector<std::vector<char>> sent;
   for (uint64_t seq = 0; seq < count; ++seq) {
     bool big = crash && seq == count / 2;
-    if (big && (rc = Reap(cq, seq)) != 0) return Fail("completions", rc);
+    if (big && (rc = fabric::fixtures::ReapCompletions(cq, seq)) != 0)
+      return Fail("completions", rc);
     sent.push_back(Message(id, seq, big ? (1 << 20) : sizes[seq % 3]));
     for (;;) {
       rc = static_cast<int>(fi_tsend(ep, sent.back().data(), sent.back().size(),
@@ -134,7 +118,8 @@ int main(int argc, char** argv) {
     if (big) kill(getpid(), SIGKILL);
   }
   // The sends' completions and "done": count + 1 entries.
-  if ((rc = Reap(cq, count + 1)) != 0) return Fail("completions", rc);
+  if ((rc = fabric::fixtures::ReapCompletions(cq, count + 1)) != 0)
+    return Fail("completions", rc);
   if (std::string(done) != "done " + std::to_string(id)) {
     fprintf(stderr, "local_path_peer: got '%s'\n", done);
     return 1;
