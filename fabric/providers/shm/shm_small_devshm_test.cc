@@ -42,64 +42,57 @@ bool MountSmallDevShm(int kib) {
          mount("tmpfs", "/dev/shm", "tmpfs", 0, options.c_str()) == 0;
 }
 
-// Two tcp RDM endpoints on 127.0.0.1 (local paths through shm, the
-// default) and b's address in their AV.
-struct TcpPair {
-  fabric::fixtures::Objects loopback;
-  fid_av* av = nullptr;
-  fid_cq* cq = nullptr;
-  fid_ep* a = nullptr;
+// Two endpoints of one domain, AV and CQ (objects.ep is a), and b's
+// address in the AV.
+struct Pair {
+  fabric::fixtures::Objects objects;
   fid_ep* b = nullptr;
   fi_addr_t to_b = FI_ADDR_NOTAVAIL;
 };
 
-// Opens `pair`; 0 or the failing step.
-int OpenTcpPair(TcpPair* pair) {
+// Opens the AV, the CQ and both endpoints of `pair` in its domain; 0 or
+// the failing step.
+int OpenEndpoints(Pair* pair) {
+  fabric::fixtures::Objects& objects = pair->objects;
   fi_cq_attr cq_attr = {};
-  if (fabric::fixtures::OpenLoopbackDomain(
-          FI_EP_RDM, FI_MSG, [](fi_info*) {}, &pair->loopback) != 0 ||
-      fabric::fixtures::OpenTableAv(pair->loopback.domain, &pair->av) != 0 ||
-      fi_cq_open(pair->loopback.domain, &cq_attr, &pair->cq, nullptr) != 0) {
+  if (fabric::fixtures::OpenTableAv(objects.domain, &objects.av) != 0 ||
+      fi_cq_open(objects.domain, &cq_attr, &objects.cq, nullptr) != 0) {
     return 1;
   }
-  for (fid_ep** ep : {&pair->a, &pair->b}) {
-    if (fabric::fixtures::OpenBoundEndpoint(pair->loopback.domain,
-                                            pair->loopback.info, pair->av,
-                                            pair->cq, ep) != 0) {
+  for (fid_ep** ep : {&objects.ep, &pair->b}) {
+    if (fabric::fixtures::OpenBoundEndpoint(objects.domain, objects.info,
+                                            objects.av, objects.cq, ep) != 0) {
       return 2;
     }
   }
   sockaddr_in name = {};
   size_t len = sizeof(name);
   if (fi_getname(&pair->b->fid, &name, &len) != 0 ||
-      fi_av_insert(pair->av, &name, 1, &pair->to_b, 0, nullptr) != 1) {
+      fi_av_insert(objects.av, &name, 1, &pair->to_b, 0, nullptr) != 1) {
     return 3;
   }
   return 0;
 }
 
+int ClosePair(Pair* pair) {
+  if (pair->b != nullptr && fi_close(&pair->b->fid) != 0) return 1;
+  return fabric::fixtures::CloseObjects(&pair->objects);
+}
+
 // a's message reaches b (over TCP: shm has no room); 0 or the failing step.
-int TcpPairDelivers(TcpPair* pair) {
+int TcpPairDelivers(Pair* pair) {
   char in[8] = {};
   if (fi_recv(pair->b, in, sizeof(in), nullptr, FI_ADDR_UNSPEC, in) != 0 ||
-      fi_inject(pair->a, "tcp", 4, pair->to_b) != 0) {
+      fi_inject(pair->objects.ep, "tcp", 4, pair->to_b) != 0) {
     return 1;
   }
   fi_cq_msg_entry entry;
   for (int i = 0; i < 1000000; ++i) {
-    ssize_t rc = fi_cq_read(pair->cq, &entry, 1);
+    ssize_t rc = fi_cq_read(pair->objects.cq, &entry, 1);
     if (rc == 1) return strcmp(in, "tcp") == 0 ? 0 : 2;
     if (rc != -FI_EAGAIN) return 3;
   }
   return 4;
-}
-
-int CloseTcpPair(TcpPair* pair) {
-  for (fid* object :
-       {&pair->a->fid, &pair->b->fid, &pair->cq->fid, &pair->av->fid}) {
-    if (fi_close(object) != 0) return 1;
-  }
-  return fabric::fixtures::CloseObjects(&pair->loopback);
 }
 
 fi_info* ShmHints() {
@@ -133,51 +126,31 @@ int RunInChild() {
     return 12;
   }
   fi_freeinfo(hints);
-  fid_fabric* fabric;
-  fid_domain* domain;
-  fid_av* av;
-  fid_cq* cq;
-  fid_ep* a;
-  fid_ep* b;
-  fi_av_attr av_attr = {};
-  fi_cq_attr cq_attr = {};
-  if (fi_fabric(info->fabric_attr, &fabric, nullptr) != 0 ||
-      fi_domain(fabric, info, &domain, nullptr) != 0 ||
-      fi_av_open(domain, &av_attr, &av, nullptr) != 0 ||
-      fi_cq_open(domain, &cq_attr, &cq, nullptr) != 0) {
+  Pair shm;
+  shm.objects.info = info;
+  if (fi_fabric(info->fabric_attr, &shm.objects.fabric, nullptr) != 0 ||
+      fi_domain(shm.objects.fabric, info, &shm.objects.domain, nullptr) != 0 ||
+      OpenEndpoints(&shm) != 0) {
     return 13;
   }
-  for (fid_ep** ep : {&a, &b}) {
-    if (fi_endpoint(domain, info, ep, nullptr) != 0 ||
-        fi_ep_bind(*ep, &av->fid, 0) != 0 ||
-        fi_ep_bind(*ep, &cq->fid, FI_TRANSMIT | FI_RECV) != 0 ||
-        fi_enable(*ep) != 0) {
-      return 14;
-    }
+  // Two tcp RDM endpoints on 127.0.0.1 (local paths through shm, the
+  // default).
+  Pair tcp;
+  if (fabric::fixtures::OpenLoopbackDomain(
+          FI_EP_RDM, FI_MSG, [](fi_info*) {}, &tcp.objects) != 0 ||
+      OpenEndpoints(&tcp) != 0) {
+    return 20;
   }
-  sockaddr_in name = {};
-  size_t len = sizeof(name);
-  fi_addr_t to_b;
-  if (fi_getname(&b->fid, &name, &len) != 0 ||
-      fi_av_insert(av, &name, 1, &to_b, 0, nullptr) != 1) {
-    return 15;
-  }
-  TcpPair tcp;
-  if (OpenTcpPair(&tcp) != 0) return 20;
   // Someone else takes the space meanwhile.
   struct statvfs fs;
   if (statvfs("/dev/shm", &fs) != 0) return 16;
   int junk = open("/dev/shm/junk", O_RDWR | O_CREAT, 0600);
   off_t take = static_cast<off_t>(fs.f_bavail * fs.f_bsize) - 16 * 1024;
   if (junk < 0 || posix_fallocate(junk, 0, take) != 0) return 17;
-  if (fi_inject(a, "x", 2, to_b) != -FI_ENOSPC) return 18;
+  if (fi_inject(shm.objects.ep, "x", 2, shm.to_b) != -FI_ENOSPC) return 18;
   if (TcpPairDelivers(&tcp) != 0) return 21;
-  if (CloseTcpPair(&tcp) != 0) return 22;
-  for (fid* object :
-       {&a->fid, &b->fid, &cq->fid, &av->fid, &domain->fid, &fabric->fid}) {
-    if (fi_close(object) != 0) return 19;
-  }
-  fi_freeinfo(info);
+  if (ClosePair(&tcp) != 0) return 22;
+  if (ClosePair(&shm) != 0) return 19;
   return 0;
 }
 

@@ -18,6 +18,8 @@
 
 #include <vector>
 
+#include "fabric/fixtures/loopback.h"
+
 namespace {
 
 int Fail(const char* what, int rc) {
@@ -47,36 +49,35 @@ int main(int argc, char** argv) {
   fi_info* info = nullptr;
   int rc = fi_getinfo(FI_VERSION(1, 18), nullptr, nullptr, 0, hints, &info);
   if (rc != 0) return Fail("fi_getinfo", rc);
-  fid_fabric* fabric;
-  fid_domain* domain;
-  fid_eq* eq;
-  fid_cq* cq;
-  fid_ep* ep;
+  // Left open: the process ends killed.
+  fabric::fixtures::Objects client;
   fi_eq_attr eq_attr = {};
   fi_cq_attr cq_attr = {};
-  if ((rc = fi_fabric(info->fabric_attr, &fabric, nullptr)) != 0 ||
-      (rc = fi_eq_open(fabric, &eq_attr, &eq, nullptr)) != 0 ||
-      (rc = fi_domain(fabric, info, &domain, nullptr)) != 0 ||
-      (rc = fi_cq_open(domain, &cq_attr, &cq, nullptr)) != 0 ||
-      (rc = fi_endpoint(domain, info, &ep, nullptr)) != 0 ||
-      (rc = fi_ep_bind(ep, &eq->fid, 0)) != 0 ||
-      (rc = fi_ep_bind(ep, &cq->fid, FI_TRANSMIT | FI_RECV)) != 0 ||
-      (rc = fi_enable(ep)) != 0 ||
-      (rc = fi_connect(ep, &server, nullptr, 0)) != 0) {
+  if ((rc = fi_fabric(info->fabric_attr, &client.fabric, nullptr)) != 0 ||
+      (rc = fi_eq_open(client.fabric, &eq_attr, &client.eq, nullptr)) != 0 ||
+      (rc = fi_domain(client.fabric, info, &client.domain, nullptr)) != 0 ||
+      (rc = fi_cq_open(client.domain, &cq_attr, &client.cq, nullptr)) != 0 ||
+      (rc = fi_endpoint(client.domain, info, &client.ep, nullptr)) != 0 ||
+      (rc = fi_ep_bind(client.ep, &client.eq->fid, 0)) != 0 ||
+      (rc = fi_ep_bind(client.ep, &client.cq->fid, FI_TRANSMIT | FI_RECV)) !=
+          0 ||
+      (rc = fi_enable(client.ep)) != 0 ||
+      (rc = fi_connect(client.ep, &server, nullptr, 0)) != 0) {
     return Fail("setting up", rc);
   }
   fi_eq_cm_entry entry;
   uint32_t event = 0;
   ssize_t read;
   do {
-    read = fi_eq_read(eq, &event, &entry, sizeof(entry), 0);
+    read = fi_eq_read(client.eq, &event, &entry, sizeof(entry), 0);
   } while (read == -FI_EAGAIN);
   if (read < 0 || event != FI_CONNECTED) return Fail("connecting", -FI_EIO);
 
   static std::vector<char> buffer(64 << 20, 'k');
   iovec iov[4];
   for (iovec& piece : iov) piece = {buffer.data(), buffer.size()};
-  if ((rc = static_cast<int>(fi_sendv(ep, iov, nullptr, 4, 0, nullptr))) != 0) {
+  if ((rc = static_cast<int>(
+           fi_sendv(client.ep, iov, nullptr, 4, 0, nullptr))) != 0) {
     return Fail("fi_sendv", rc);
   }
   kill(getpid(), SIGKILL);

@@ -53,20 +53,20 @@ class TcpSrxOwnerTest : public ::testing::Test {
             &loopback_),
         0);
     fid_domain* domain = loopback_.domain;
-    ASSERT_EQ(fabric::fixtures::OpenTableAv(domain, &av_), 0);
+    ASSERT_EQ(fabric::fixtures::OpenTableAv(domain, &loopback_.av), 0);
     fi_cq_attr cq_attr = {};
     cq_attr.format = FI_CQ_FORMAT_TAGGED;
-    ASSERT_EQ(fi_cq_open(domain, &cq_attr, &cq_, nullptr), 0);
+    ASSERT_EQ(fi_cq_open(domain, &cq_attr, &loopback_.cq, nullptr), 0);
     for (fid_ep** ep : {&owner_ep_, &sender_ep_}) {
       ASSERT_EQ(fi_endpoint(domain, loopback_.info, ep, nullptr), 0);
-      ASSERT_EQ(fi_ep_bind(*ep, &av_->fid, 0), 0);
-      ASSERT_EQ(fi_ep_bind(*ep, &cq_->fid, FI_TRANSMIT | FI_RECV), 0);
+      ASSERT_EQ(fi_ep_bind(*ep, &loopback_.av->fid, 0), 0);
+      ASSERT_EQ(fi_ep_bind(*ep, &loopback_.cq->fid, FI_TRANSMIT | FI_RECV), 0);
       ASSERT_EQ(fi_enable(*ep), 0);
     }
     char name[64];
     size_t len = sizeof(name);
     ASSERT_EQ(fi_getname(&owner_ep_->fid, name, &len), 0);
-    ASSERT_EQ(fi_av_insert(av_, name, 1, &owner_addr_, 0, nullptr), 1);
+    ASSERT_EQ(fi_av_insert(loopback_.av, name, 1, &owner_addr_, 0, nullptr), 1);
     srx_ =
         fabric::stream::StreamEpOwnerSrx(fabric::stream::ToStreamEp(owner_ep_));
     peer_.ops = {.size = sizeof(fi_ops_srx_peer),
@@ -78,9 +78,8 @@ class TcpSrxOwnerTest : public ::testing::Test {
   }
 
   void TearDown() override {
-    for (fid* object : {&owner_ep_->fid, &sender_ep_->fid, &cq_->fid,
-                        &av_->fid}) {
-      EXPECT_EQ(fi_close(object), 0);
+    for (fid_ep* ep : {owner_ep_, sender_ep_}) {
+      EXPECT_EQ(fi_close(&ep->fid), 0);
     }
     EXPECT_EQ(fabric::fixtures::CloseObjects(&loopback_), 0);
   }
@@ -111,14 +110,12 @@ class TcpSrxOwnerTest : public ::testing::Test {
   bool ReadCq(fi_cq_tagged_entry* entry) {
     auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
     while (std::chrono::steady_clock::now() < deadline) {
-      if (fi_cq_read(cq_, entry, 1) == 1) return true;
+      if (fi_cq_read(loopback_.cq, entry, 1) == 1) return true;
     }
     return false;
   }
 
-  fabric::fixtures::Objects loopback_;
-  fid_av* av_ = nullptr;
-  fid_cq* cq_ = nullptr;
+  fabric::fixtures::Objects loopback_;  // with the AV and the one CQ
   fid_ep* owner_ep_ = nullptr;
   fid_ep* sender_ep_ = nullptr;
   fi_addr_t owner_addr_ = FI_ADDR_NOTAVAIL;
@@ -246,7 +243,8 @@ TEST_F(TcpSrxOwnerTest, AQueuedMessageStartsWhenItsReceiveIsPosted) {
   EXPECT_EQ(fi_cancel(&owner_ep_->fid, &context), -FI_ENOENT);
   srx_->owner_ops->free_entry(entry);
   fi_cq_tagged_entry completion;
-  EXPECT_EQ(fi_cq_read(cq_, &completion, 1), -FI_EAGAIN);  // the peer's
+  EXPECT_EQ(fi_cq_read(loopback_.cq, &completion, 1),
+            -FI_EAGAIN);  // the peer's
 }
 
 // A receive posted between the peer's get and its queue: queue starts it.
@@ -275,7 +273,8 @@ TEST_F(TcpSrxOwnerTest, QueuedPeerAndOwnUnexpectedMessagesMatchInOrder) {
     fi_cq_tagged_entry ignored;
     while (owner->unexpected.size() < count &&
            std::chrono::steady_clock::now() < deadline) {
-      fi_cq_read(cq_, &ignored, 1);  // sends complete: nothing to check
+      fi_cq_read(loopback_.cq, &ignored,
+                 1);  // sends complete: nothing to check
     }
     return owner->unexpected.size() == count;
   };
