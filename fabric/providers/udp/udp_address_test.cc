@@ -64,7 +64,7 @@ TEST_F(UdpAddressTest, SetnameRebindsBeforeEnable) {
   uint16_t port = 0;
   close(OpenPlainSocket(&port));  // a port that was free a moment ago
   fid_ep* ep = nullptr;
-  ASSERT_EQ(fi_endpoint(domain_, info_, &ep, nullptr), 0);
+  ASSERT_EQ(fi_endpoint(loopback_.domain, loopback_.info, &ep, nullptr), 0);
   sockaddr_in wanted = {};
   wanted.sin_family = AF_INET;
   wanted.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
@@ -87,7 +87,7 @@ TEST_F(UdpAddressTest, SetnameRebindsBeforeEnable) {
 TEST_F(UdpAddressTest, AddrStrEndpointsNameThemselvesAsStrings) {
   ASSERT_NO_FATAL_FAILURE(
       OpenDomain([](fi_info* hints) { hints->addr_format = FI_ADDR_STR; }));
-  ASSERT_EQ(info_->addr_format, FI_ADDR_STR);
+  ASSERT_EQ(loopback_.info->addr_format, FI_ADDR_STR);
   TestEndpoint& a = OpenEndpoint();
   TestEndpoint& b = OpenEndpoint();
   ASSERT_TRUE(a.ep != nullptr && b.ep != nullptr);
@@ -123,7 +123,7 @@ TEST_P(UdpTrafficClassTest, DatagramsCarryTheDomainsTrafficClass) {
   uint32_t tclass = GetParam();
   ASSERT_NO_FATAL_FAILURE(OpenDomain(
       [tclass](fi_info* hints) { hints->domain_attr->tclass = tclass; }));
-  EXPECT_EQ(info_->domain_attr->tclass, tclass);
+  EXPECT_EQ(loopback_.info->domain_attr->tclass, tclass);
   TestEndpoint& a = OpenEndpoint();
   ASSERT_TRUE(a.ep != nullptr);
   uint16_t port = 0;
@@ -135,7 +135,7 @@ TEST_P(UdpTrafficClassTest, DatagramsCarryTheDomainsTrafficClass) {
   peer.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
   peer.sin_port = htons(port);
   fi_addr_t peer_addr = FI_ADDR_NOTAVAIL;
-  ASSERT_EQ(fi_av_insert(av_, &peer, 1, &peer_addr, 0, nullptr), 1);
+  ASSERT_EQ(fi_av_insert(loopback_.av, &peer, 1, &peer_addr, 0, nullptr), 1);
   ASSERT_EQ(fi_send(a.ep, "tos", 4, nullptr, peer_addr, nullptr), 0);
 
   char data[16];

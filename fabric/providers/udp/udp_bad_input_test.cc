@@ -28,17 +28,21 @@ class UdpBadInputTest : public UdpLoopbackTest {
 
 TEST_F(UdpBadInputTest, FiEndpointChecksItsArguments) {
   fid_ep* ep = nullptr;
-  EXPECT_EQ(fi_endpoint(domain_, nullptr, &ep, nullptr), -FI_EINVAL);
-  EXPECT_EQ(fi_endpoint(domain_, info_, nullptr, nullptr), -FI_EINVAL);
-  EXPECT_EQ(fi_endpoint2(domain_, info_, &ep, FI_PEER, nullptr), -FI_EINVAL);
-  EXPECT_EQ(fi_endpoint2(domain_, info_, &ep, 1ULL << 3, nullptr),
-            -FI_EBADFLAGS);
+  EXPECT_EQ(fi_endpoint(loopback_.domain, nullptr, &ep, nullptr), -FI_EINVAL);
+  EXPECT_EQ(fi_endpoint(loopback_.domain, loopback_.info, nullptr, nullptr),
+            -FI_EINVAL);
+  EXPECT_EQ(
+      fi_endpoint2(loopback_.domain, loopback_.info, &ep, FI_PEER, nullptr),
+      -FI_EINVAL);
+  EXPECT_EQ(
+      fi_endpoint2(loopback_.domain, loopback_.info, &ep, 1ULL << 3, nullptr),
+      -FI_EBADFLAGS);
 
   auto with = [this](void (*edit)(fi_info*)) {
-    fi_info* info = fi_dupinfo(info_);
+    fi_info* info = fi_dupinfo(loopback_.info);
     edit(info);
     fid_ep* ep = nullptr;
-    int rc = fi_endpoint(domain_, info, &ep, nullptr);
+    int rc = fi_endpoint(loopback_.domain, info, &ep, nullptr);
     fi_freeinfo(info);
     if (ep != nullptr) fi_close(&ep->fid);
     return rc;
@@ -66,7 +70,7 @@ TEST_F(UdpBadInputTest, FiEndpointChecksItsArguments) {
 
 TEST_F(UdpBadInputTest, NothingMovesBeforeFiEnable) {
   fid_ep* ep = nullptr;
-  ASSERT_EQ(fi_endpoint(domain_, info_, &ep, nullptr), 0);
+  ASSERT_EQ(fi_endpoint(loopback_.domain, loopback_.info, &ep, nullptr), 0);
   char buf[8] = {};
   EXPECT_EQ(fi_send(ep, buf, 1, nullptr, 0, nullptr), -FI_EOPBADSTATE);
   EXPECT_EQ(fi_inject(ep, buf, 1, 0), -FI_EOPBADSTATE);
@@ -77,13 +81,13 @@ TEST_F(UdpBadInputTest, NothingMovesBeforeFiEnable) {
   EXPECT_EQ(fi_enable(ep), -FI_ENOCQ);
   fi_cq_attr cq_attr = {};
   fid_cq* cq = nullptr;
-  ASSERT_EQ(fi_cq_open(domain_, &cq_attr, &cq, nullptr), 0);
+  ASSERT_EQ(fi_cq_open(loopback_.domain, &cq_attr, &cq, nullptr), 0);
   EXPECT_EQ(fi_ep_bind(ep, &cq->fid, 0), -FI_EBADFLAGS);
   EXPECT_EQ(fi_ep_bind(ep, nullptr, FI_TRANSMIT), -FI_EINVAL);
   ASSERT_EQ(fi_ep_bind(ep, &cq->fid, FI_TRANSMIT | FI_RECV), 0);
   EXPECT_EQ(fi_ep_bind(ep, &cq->fid, FI_RECV), -FI_EINVAL);
   EXPECT_EQ(fi_enable(ep), -FI_ENOAV);
-  ASSERT_EQ(fi_ep_bind(ep, &av_->fid, 0), 0);
+  ASSERT_EQ(fi_ep_bind(ep, &loopback_.av->fid, 0), 0);
   ASSERT_EQ(fi_enable(ep), 0);
   // ...and nothing is reconfigured after it.
   EXPECT_EQ(fi_enable(ep), -FI_EOPBADSTATE);
@@ -92,7 +96,8 @@ TEST_F(UdpBadInputTest, NothingMovesBeforeFiEnable) {
   size_t length = sizeof(name);
   ASSERT_EQ(fi_getname(&ep->fid, name, &length), 0);
   EXPECT_EQ(fi_setname(&ep->fid, name, length), -FI_EOPBADSTATE);
-  EXPECT_EQ(TxSizeLeft(ep), static_cast<ssize_t>(info_->tx_attr->size));
+  EXPECT_EQ(TxSizeLeft(ep),
+            static_cast<ssize_t>(loopback_.info->tx_attr->size));
   EXPECT_EQ(fi_close(&ep->fid), 0);
   EXPECT_EQ(fi_close(&cq->fid), 0);
 }
@@ -132,12 +137,12 @@ TEST_F(UdpBadInputTest, SendsCheckEveryArgument) {
   EXPECT_EQ(fi_senddata(a.ep, buf, 1, nullptr, 7, b.addr, nullptr), -FI_ENOSYS);
   EXPECT_EQ(fi_injectdata(a.ep, buf, 1, 7, b.addr), -FI_ENOSYS);
   // None of these sent anything or wrote a completion.
-  EXPECT_TRUE(StaysEmpty(a.tx_cq));
+  EXPECT_TRUE(StaysEmpty(a.cq));
   EXPECT_EQ(fi_send(a.ep, buf, 1, nullptr, b.addr, nullptr), 0);
 }
 
 TEST_F(UdpBadInputTest, InjectIsLimitedByInjectSize) {
-  fi_info* small = fi_dupinfo(info_);
+  fi_info* small = fi_dupinfo(loopback_.info);
   small->tx_attr->inject_size = 8;
   EndpointOptions options;
   options.info = small;
@@ -166,7 +171,8 @@ TEST_F(UdpBadInputTest, ReceivesCheckEveryArgument) {
   fi_msg msg = {iov, nullptr, 1, 0, nullptr, 0};
   EXPECT_EQ(fi_recvmsg(b.ep, &msg, FI_MULTI_RECV), -FI_EBADFLAGS);
   EXPECT_EQ(fi_recvmsg(b.ep, &msg, FI_INJECT), -FI_EBADFLAGS);
-  EXPECT_EQ(RxSizeLeft(b.ep), static_cast<ssize_t>(info_->rx_attr->size));
+  EXPECT_EQ(RxSizeLeft(b.ep),
+            static_cast<ssize_t>(loopback_.info->rx_attr->size));
 }
 
 TEST_F(UdpBadInputTest, NameControlAndOptionCallsCheckArguments) {

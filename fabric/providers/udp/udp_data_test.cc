@@ -39,7 +39,7 @@ TEST_F(UdpDataTest, SendDeliversTheBytesAndBothSidesComplete) {
         fi_send(a.ep, out.data(), out.size(), nullptr, b.addr, &send_context),
         0);
     fi_cq_tagged_entry sent;
-    ASSERT_TRUE(ReadCompletion(a.tx_cq, &sent));
+    ASSERT_TRUE(ReadCompletion(a.cq, &sent));
     EXPECT_EQ(sent.op_context, &send_context);
     EXPECT_EQ(sent.flags, FI_SEND | FI_MSG);
     fi_cq_tagged_entry got;
@@ -50,7 +50,7 @@ TEST_F(UdpDataTest, SendDeliversTheBytesAndBothSidesComplete) {
     EXPECT_EQ(memcmp(in.data(), out.data(), size), 0);
   }
   EXPECT_TRUE(StaysEmpty(a.rx_cq));
-  EXPECT_TRUE(StaysEmpty(b.tx_cq));
+  EXPECT_TRUE(StaysEmpty(b.cq));
 }
 
 TEST_F(UdpDataTest, ReceivesCompleteInTheOrderPosted) {
@@ -107,11 +107,11 @@ TEST_F(UdpDataTest, SendmsgAndRecvmsgCarryContextsAndDescriptors) {
   std::vector<char> in(512);
   fid_mr* out_mr = nullptr;
   fid_mr* in_mr = nullptr;
-  ASSERT_EQ(fi_mr_reg(domain_, out.data(), out.size(), FI_SEND, 0, 1, 0,
-                      &out_mr, nullptr),
+  ASSERT_EQ(fi_mr_reg(loopback_.domain, out.data(), out.size(), FI_SEND, 0, 1,
+                      0, &out_mr, nullptr),
             0);
-  ASSERT_EQ(fi_mr_reg(domain_, in.data(), in.size(), FI_RECV, 0, 2, 0, &in_mr,
-                      nullptr),
+  ASSERT_EQ(fi_mr_reg(loopback_.domain, in.data(), in.size(), FI_RECV, 0, 2, 0,
+                      &in_mr, nullptr),
             0);
   void* in_desc = fi_mr_desc(in_mr);
   void* out_desc = fi_mr_desc(out_mr);
@@ -125,7 +125,7 @@ TEST_F(UdpDataTest, SendmsgAndRecvmsgCarryContextsAndDescriptors) {
   ASSERT_EQ(fi_sendmsg(a.ep, &send_msg, FI_COMPLETION | FI_TRANSMIT_COMPLETE),
             0);
   fi_cq_tagged_entry entry;
-  ASSERT_TRUE(ReadCompletion(a.tx_cq, &entry));
+  ASSERT_TRUE(ReadCompletion(a.cq, &entry));
   EXPECT_EQ(entry.op_context, &send_context);
   ASSERT_TRUE(ReadCompletion(b.rx_cq, &entry));
   EXPECT_EQ(entry.op_context, &recv_context);
@@ -146,12 +146,12 @@ TEST_F(UdpDataTest, InjectCountsWithoutACompletion) {
   char out[] = "injected";
   ASSERT_EQ(fi_inject(a.ep, out, sizeof(out), b.addr), 0);
   memset(out, 'x', sizeof(out));  // the buffer is the caller's again
-  EXPECT_EQ(fi_cntr_read(a.send_cntr), 1u);
+  EXPECT_EQ(fi_cntr_read(a.tx_cntr), 1u);
   fi_cq_tagged_entry got;
   ASSERT_TRUE(ReadCompletion(b.rx_cq, &got));
   EXPECT_STREQ(in, "injected");
-  EXPECT_EQ(fi_cntr_read(b.recv_cntr), 1u);
-  EXPECT_TRUE(StaysEmpty(a.tx_cq));
+  EXPECT_EQ(fi_cntr_read(b.rx_cntr), 1u);
+  EXPECT_TRUE(StaysEmpty(a.cq));
 
   // fi_sendmsg with FI_INJECT copies too, but completes like any send.
   char again[] = "again";
@@ -161,11 +161,11 @@ TEST_F(UdpDataTest, InjectCountsWithoutACompletion) {
   ASSERT_EQ(fi_sendmsg(a.ep, &msg, FI_INJECT), 0);
   memset(again, 'x', sizeof(again));
   fi_cq_tagged_entry sent;
-  ASSERT_TRUE(ReadCompletion(a.tx_cq, &sent));
+  ASSERT_TRUE(ReadCompletion(a.cq, &sent));
   EXPECT_EQ(sent.op_context, again);
   ASSERT_TRUE(ReadCompletion(b.rx_cq, &got));
   EXPECT_STREQ(in, "again");
-  EXPECT_EQ(fi_cntr_read(a.send_cntr), 2u);
+  EXPECT_EQ(fi_cntr_read(a.tx_cntr), 2u);
 }
 
 TEST_F(UdpDataTest, LongerDatagramTruncatesWithEtrunc) {
@@ -188,14 +188,14 @@ TEST_F(UdpDataTest, LongerDatagramTruncatesWithEtrunc) {
   EXPECT_EQ(error.len, 10u);
   EXPECT_EQ(error.olen, 15u);
   EXPECT_EQ(memcmp(in, out.data(), sizeof(in)), 0);
-  EXPECT_EQ(fi_cntr_readerr(b.recv_cntr), 1u);
-  EXPECT_EQ(fi_cntr_read(b.recv_cntr), 0u);
+  EXPECT_EQ(fi_cntr_readerr(b.rx_cntr), 1u);
+  EXPECT_EQ(fi_cntr_read(b.rx_cntr), 0u);
 }
 
 TEST_F(UdpDataTest, ReadfromNamesTheSenderWithFiSource) {
   ASSERT_NO_FATAL_FAILURE(
       OpenDomain([](fi_info* hints) { hints->caps |= FI_SOURCE; }));
-  ASSERT_TRUE(info_->caps & FI_SOURCE);
+  ASSERT_TRUE(loopback_.info->caps & FI_SOURCE);
   TestEndpoint& a = OpenEndpoint();
   TestEndpoint& b = OpenEndpoint();
   EndpointOptions stranger;
@@ -217,7 +217,7 @@ TEST_F(UdpDataTest, ReadfromNamesTheSenderWithFiSource) {
 
 TEST_F(UdpDataTest, WithoutFiSourceReadfromSaysNotAvailable) {
   ASSERT_NO_FATAL_FAILURE(OpenDomain());
-  ASSERT_FALSE(info_->caps & FI_SOURCE);
+  ASSERT_FALSE(loopback_.info->caps & FI_SOURCE);
   TestEndpoint& a = OpenEndpoint();
   TestEndpoint& b = OpenEndpoint();
   ASSERT_TRUE(a.ep != nullptr && b.ep != nullptr);
@@ -243,10 +243,10 @@ TEST_F(UdpDataTest, SelectiveCompletionReportsOnlyFiCompletion) {
   char in[16] = {};
   ASSERT_EQ(fi_recv(b.ep, in, sizeof(in), nullptr, 0, nullptr), 0);
   ASSERT_EQ(fi_send(a.ep, "quiet", 6, nullptr, b.addr, nullptr), 0);
-  EXPECT_EQ(fi_cntr_read(a.send_cntr), 1u);
-  EXPECT_EQ(fi_cntr_wait(b.recv_cntr, 1, 5000), 0);
+  EXPECT_EQ(fi_cntr_read(a.tx_cntr), 1u);
+  EXPECT_EQ(fi_cntr_wait(b.rx_cntr, 1, 5000), 0);
   EXPECT_STREQ(in, "quiet");
-  EXPECT_TRUE(StaysEmpty(a.tx_cq));
+  EXPECT_TRUE(StaysEmpty(a.cq));
   EXPECT_TRUE(StaysEmpty(b.rx_cq));
 
   int recv_context = 0;
@@ -258,7 +258,7 @@ TEST_F(UdpDataTest, SelectiveCompletionReportsOnlyFiCompletion) {
   fi_msg send_msg = {&out_iov, nullptr, 1, b.addr, &send_context, 0};
   ASSERT_EQ(fi_sendmsg(a.ep, &send_msg, FI_COMPLETION), 0);
   fi_cq_tagged_entry entry;
-  ASSERT_TRUE(ReadCompletion(a.tx_cq, &entry));
+  ASSERT_TRUE(ReadCompletion(a.cq, &entry));
   EXPECT_EQ(entry.op_context, &send_context);
   ASSERT_TRUE(ReadCompletion(b.rx_cq, &entry));
   EXPECT_EQ(entry.op_context, &recv_context);
@@ -272,10 +272,10 @@ TEST_F(UdpDataTest, SelectiveCompletionReportsOnlyFiCompletion) {
   EXPECT_EQ(flags, FI_COMPLETION);
   ASSERT_EQ(fi_recv(b.ep, in, sizeof(in), nullptr, 0, nullptr), 0);
   ASSERT_EQ(fi_send(a.ep, "set", 4, nullptr, b.addr, &send_context), 0);
-  ASSERT_TRUE(ReadCompletion(a.tx_cq, &entry));
+  ASSERT_TRUE(ReadCompletion(a.cq, &entry));
   EXPECT_EQ(entry.op_context, &send_context);
-  EXPECT_EQ(fi_cntr_wait(b.recv_cntr, 3, 5000), 0);
-  EXPECT_EQ(fi_cntr_read(a.send_cntr), 3u);
+  EXPECT_EQ(fi_cntr_wait(b.rx_cntr, 3, 5000), 0);
+  EXPECT_EQ(fi_cntr_read(a.tx_cntr), 3u);
 }
 
 TEST_F(UdpDataTest, CountersAloneTrackAnEndpointWithoutCqs) {
@@ -291,17 +291,16 @@ TEST_F(UdpDataTest, CountersAloneTrackAnEndpointWithoutCqs) {
   ASSERT_EQ(fi_recv(b.ep, in, sizeof(in), nullptr, 0, nullptr), 0);
   ASSERT_EQ(fi_send(a.ep, "abc", 4, nullptr, b.addr, nullptr), 0);
   ASSERT_EQ(fi_send(a.ep, "too long", 9, nullptr, b.addr, nullptr), 0);
-  EXPECT_EQ(fi_cntr_read(a.send_cntr), 2u);
+  EXPECT_EQ(fi_cntr_read(a.tx_cntr), 2u);
   // The second datagram does not fit: an error count, no CQ to tell. (Not
   // fi_cntr_wait: it returns -FI_EAVAIL once the error is counted, which
   // progress may do before the first datagram's count is waited for.)
   auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
-  while ((fi_cntr_read(b.recv_cntr) == 0 ||
-          fi_cntr_readerr(b.recv_cntr) == 0) &&
+  while ((fi_cntr_read(b.rx_cntr) == 0 || fi_cntr_readerr(b.rx_cntr) == 0) &&
          std::chrono::steady_clock::now() < deadline) {
   }
-  EXPECT_EQ(fi_cntr_readerr(b.recv_cntr), 1u);
-  EXPECT_EQ(fi_cntr_read(b.recv_cntr), 1u);
+  EXPECT_EQ(fi_cntr_readerr(b.rx_cntr), 1u);
+  EXPECT_EQ(fi_cntr_read(b.rx_cntr), 1u);
 }
 
 TEST_F(UdpDataTest, CancelledReceiveCompletesWithEcanceled) {
@@ -311,7 +310,8 @@ TEST_F(UdpDataTest, CancelledReceiveCompletesWithEcanceled) {
   char in[16];
   int context = 0;
   ASSERT_EQ(fi_recv(b.ep, in, sizeof(in), nullptr, 0, &context), 0);
-  EXPECT_EQ(RxSizeLeft(b.ep), static_cast<ssize_t>(info_->rx_attr->size - 1));
+  EXPECT_EQ(RxSizeLeft(b.ep),
+            static_cast<ssize_t>(loopback_.info->rx_attr->size - 1));
   ASSERT_EQ(fi_cancel(&b.ep->fid, &context), 0);
   fi_cq_err_entry error;
   ASSERT_TRUE(ReadError(b.rx_cq, &error));
@@ -321,7 +321,8 @@ TEST_F(UdpDataTest, CancelledReceiveCompletesWithEcanceled) {
   EXPECT_EQ(fi_cancel(&b.ep->fid, &context), -FI_ENOENT);
   int other = 0;
   EXPECT_EQ(fi_cancel(&b.ep->fid, &other), -FI_ENOENT);
-  EXPECT_EQ(RxSizeLeft(b.ep), static_cast<ssize_t>(info_->rx_attr->size));
+  EXPECT_EQ(RxSizeLeft(b.ep),
+            static_cast<ssize_t>(loopback_.info->rx_attr->size));
 }
 
 TEST_F(UdpDataTest, DatagramWithoutAPostedReceiveIsDropped) {
@@ -343,7 +344,7 @@ TEST_F(UdpDataTest, DatagramWithoutAPostedReceiveIsDropped) {
 
 TEST_F(UdpDataTest, ReceiveQueueIsLimitedByRxSize) {
   ASSERT_NO_FATAL_FAILURE(OpenDomain());
-  fi_info* small = fi_dupinfo(info_);
+  fi_info* small = fi_dupinfo(loopback_.info);
   small->rx_attr->size = 2;
   EndpointOptions options;
   options.info = small;
@@ -372,7 +373,7 @@ TEST_F(UdpDataTest, FullTransmitCqRefusesSendsUntilRead) {
   ASSERT_EQ(fi_send(a.ep, "1", 1, nullptr, b.addr, nullptr), 0);
   EXPECT_EQ(fi_send(a.ep, "2", 1, nullptr, b.addr, nullptr), -FI_EAGAIN);
   fi_cq_tagged_entry entry;
-  ASSERT_TRUE(ReadCompletion(a.tx_cq, &entry));
+  ASSERT_TRUE(ReadCompletion(a.cq, &entry));
   EXPECT_EQ(fi_send(a.ep, "3", 1, nullptr, b.addr, nullptr), 0);
 }
 
@@ -381,13 +382,13 @@ TEST_F(UdpDataTest, ClosingReleasesTheReceiveCqSlotsOfPostedReceives) {
   fi_cq_attr attr = {};
   attr.size = 2;
   fid_cq* cq = nullptr;
-  ASSERT_EQ(fi_cq_open(domain_, &attr, &cq, nullptr), 0);
+  ASSERT_EQ(fi_cq_open(loopback_.domain, &attr, &cq, nullptr), 0);
   char in[8];
   for (int round = 0; round < 2; ++round) {
     fid_ep* ep = nullptr;
-    ASSERT_EQ(fi_endpoint(domain_, info_, &ep, nullptr), 0);
+    ASSERT_EQ(fi_endpoint(loopback_.domain, loopback_.info, &ep, nullptr), 0);
     ASSERT_EQ(fi_ep_bind(ep, &cq->fid, FI_TRANSMIT | FI_RECV), 0);
-    ASSERT_EQ(fi_ep_bind(ep, &av_->fid, 0), 0);
+    ASSERT_EQ(fi_ep_bind(ep, &loopback_.av->fid, 0), 0);
     ASSERT_EQ(fi_enable(ep), 0);
     EXPECT_EQ(fi_recv(ep, in, 8, nullptr, 0, nullptr), 0);
     EXPECT_EQ(fi_recv(ep, in, 8, nullptr, 0, nullptr), 0);

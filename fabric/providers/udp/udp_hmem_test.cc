@@ -52,8 +52,8 @@ TEST_F(UdpHmemTest, OverrideSeesEveryPieceOfSendsAndReceives) {
 
   // fi_inject and registered buffers go through it too.
   fid_mr* mr = nullptr;
-  ASSERT_EQ(fi_mr_reg(domain_, first.data(), first.size(), FI_RECV, 0, 1, 0,
-                      &mr, nullptr),
+  ASSERT_EQ(fi_mr_reg(loopback_.domain, first.data(), first.size(), FI_RECV, 0,
+                      1, 0, &mr, nullptr),
             0);
   ASSERT_EQ(
       fi_recv(b.ep, first.data(), first.size(), fi_mr_desc(mr), 0, nullptr), 0);

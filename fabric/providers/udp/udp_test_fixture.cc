@@ -25,26 +25,31 @@ void UdpLoopbackTest::OpenDomain(const std::function<void(fi_info*)>& adjust,
   hints->addr_format = FI_SOCKADDR_IN;
   hints->caps = FI_MSG;
   if (adjust) adjust(hints);
-  int rc = fi_getinfo(FI_VERSION(1, 18), nullptr, nullptr, 0, hints, &info_);
+  int rc = fi_getinfo(FI_VERSION(1, 18), nullptr, nullptr, 0, hints,
+                      &loopback_.info);
   fi_freeinfo(hints);
   ASSERT_EQ(rc, 0) << fi_strerror(-rc);
-  ASSERT_EQ(fi_fabric(info_->fabric_attr, &fabric_, nullptr), 0);
-  ASSERT_EQ(fi_domain(fabric_, info_, &domain_, nullptr), 0);
+  ASSERT_EQ(fi_fabric(loopback_.info->fabric_attr, &loopback_.fabric, nullptr),
+            0);
+  ASSERT_EQ(
+      fi_domain(loopback_.fabric, loopback_.info, &loopback_.domain, nullptr),
+      0);
   if (hmem != nullptr) {
-    ASSERT_EQ(fi_set_ops(&domain_->fid, FI_SET_OPS_HMEM_OVERRIDE, 0,
+    ASSERT_EQ(fi_set_ops(&loopback_.domain->fid, FI_SET_OPS_HMEM_OVERRIDE, 0,
                          const_cast<fi_hmem_override_ops*>(hmem), nullptr),
               0);
   }
   fi_av_attr av_attr = {};
   av_attr.type = FI_AV_TABLE;
-  ASSERT_EQ(fi_av_open(domain_, &av_attr, &av_, nullptr), 0);
+  ASSERT_EQ(fi_av_open(loopback_.domain, &av_attr, &loopback_.av, nullptr), 0);
 }
 
 TestEndpoint& UdpLoopbackTest::OpenEndpoint(const EndpointOptions& options) {
   TestEndpoint& t = endpoints_.emplace_back();
   fid_ep* ep = nullptr;
-  fi_info* info = const_cast<fi_info*>(options.info ? options.info : info_);
-  int rc = fi_endpoint(domain_, info, &ep, nullptr);
+  fi_info* info =
+      const_cast<fi_info*>(options.info ? options.info : loopback_.info);
+  int rc = fi_endpoint(loopback_.domain, info, &ep, nullptr);
   if (rc != 0) {
     ADD_FAILURE() << "fi_endpoint: " << fi_strerror(-rc);
     return t;
@@ -54,21 +59,21 @@ TestEndpoint& UdpLoopbackTest::OpenEndpoint(const EndpointOptions& options) {
     fi_cq_attr attr = {};
     attr.format = FI_CQ_FORMAT_TAGGED;
     attr.size = options.cq_size;
-    ok &= fi_cq_open(domain_, &attr, &t.tx_cq, nullptr) == 0;
-    ok &= fi_cq_open(domain_, &attr, &t.rx_cq, nullptr) == 0;
-    ok = ok && fi_ep_bind(ep, &t.tx_cq->fid, options.tx_cq_flags) == 0 &&
+    ok &= fi_cq_open(loopback_.domain, &attr, &t.cq, nullptr) == 0;
+    ok &= fi_cq_open(loopback_.domain, &attr, &t.rx_cq, nullptr) == 0;
+    ok = ok && fi_ep_bind(ep, &t.cq->fid, options.tx_cq_flags) == 0 &&
          fi_ep_bind(ep, &t.rx_cq->fid, options.rx_cq_flags) == 0;
   }
   if (options.counters) {
     fi_cntr_attr attr = {};
     attr.events = FI_CNTR_EVENTS_COMP;
     attr.wait_obj = FI_WAIT_UNSPEC;
-    ok &= fi_cntr_open(domain_, &attr, &t.send_cntr, nullptr) == 0;
-    ok &= fi_cntr_open(domain_, &attr, &t.recv_cntr, nullptr) == 0;
-    ok = ok && fi_ep_bind(ep, &t.send_cntr->fid, FI_SEND) == 0 &&
-         fi_ep_bind(ep, &t.recv_cntr->fid, FI_RECV) == 0;
+    ok &= fi_cntr_open(loopback_.domain, &attr, &t.tx_cntr, nullptr) == 0;
+    ok &= fi_cntr_open(loopback_.domain, &attr, &t.rx_cntr, nullptr) == 0;
+    ok = ok && fi_ep_bind(ep, &t.tx_cntr->fid, FI_SEND) == 0 &&
+         fi_ep_bind(ep, &t.rx_cntr->fid, FI_RECV) == 0;
   }
-  ok = ok && fi_ep_bind(ep, &av_->fid, 0) == 0 && fi_enable(ep) == 0;
+  ok = ok && fi_ep_bind(ep, &loopback_.av->fid, 0) == 0 && fi_enable(ep) == 0;
   t.ep = ep;
   if (!ok) {
     ADD_FAILURE() << "the endpoint's objects did not open, bind or enable";
@@ -80,20 +85,8 @@ TestEndpoint& UdpLoopbackTest::OpenEndpoint(const EndpointOptions& options) {
 }
 
 void UdpLoopbackTest::CloseEndpoint(TestEndpoint& t) {
-  if (t.ep != nullptr) {
-    EXPECT_EQ(fi_close(&t.ep->fid), 0);
-  }
-  for (fid_cq* cq : {t.tx_cq, t.rx_cq}) {
-    if (cq != nullptr) {
-      EXPECT_EQ(fi_close(&cq->fid), 0);
-    }
-  }
-  for (fid_cntr* cntr : {t.send_cntr, t.recv_cntr}) {
-    if (cntr != nullptr) {
-      EXPECT_EQ(fi_close(&cntr->fid), 0);
-    }
-  }
-  t = TestEndpoint();
+  EXPECT_EQ(fixtures::CloseObjects(&t), 0);
+  t.addr = FI_ADDR_NOTAVAIL;
 }
 
 fi_addr_t UdpLoopbackTest::InsertName(fid_ep* ep) {
@@ -101,22 +94,13 @@ fi_addr_t UdpLoopbackTest::InsertName(fid_ep* ep) {
   size_t length = sizeof(name);
   fi_addr_t addr = FI_ADDR_NOTAVAIL;
   EXPECT_EQ(fi_getname(&ep->fid, name, &length), 0);
-  EXPECT_EQ(fi_av_insert(av_, name, 1, &addr, 0, nullptr), 1);
+  EXPECT_EQ(fi_av_insert(loopback_.av, name, 1, &addr, 0, nullptr), 1);
   return addr;
 }
 
 void UdpLoopbackTest::TearDown() {
   for (TestEndpoint& t : endpoints_) CloseEndpoint(t);
-  if (av_ != nullptr) {
-    EXPECT_EQ(fi_close(&av_->fid), 0);
-  }
-  if (domain_ != nullptr) {
-    EXPECT_EQ(fi_close(&domain_->fid), 0);
-  }
-  if (fabric_ != nullptr) {
-    EXPECT_EQ(fi_close(&fabric_->fid), 0);
-  }
-  fi_freeinfo(info_);
+  EXPECT_EQ(fixtures::CloseObjects(&loopback_), 0);
 }
 
 ::testing::AssertionResult ReadCompletion(fid_cq* cq, fi_cq_tagged_entry* entry,

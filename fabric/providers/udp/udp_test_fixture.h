@@ -17,16 +17,15 @@
 #include <functional>
 #include <vector>
 
+#include "fabric/fixtures/loopback.h"
 #include "gtest/gtest.h"
 
 namespace fabric {
 
-struct TestEndpoint {
-  fid_ep* ep = nullptr;
-  fid_cq* tx_cq = nullptr;  // FI_CQ_FORMAT_TAGGED
-  fid_cq* rx_cq = nullptr;
-  fid_cntr* send_cntr = nullptr;
-  fid_cntr* recv_cntr = nullptr;
+// An endpoint with what EndpointOptions asked for: CQs (cq for transmits,
+// rx_cq for receives; FI_CQ_FORMAT_TAGGED) and counters (tx_cntr for
+// FI_SEND, rx_cntr for FI_RECV).
+struct TestEndpoint : fixtures::Objects {
   fi_addr_t addr = FI_ADDR_NOTAVAIL;  // its name in the fixture's AV
 };
 
@@ -37,7 +36,7 @@ struct EndpointOptions {
   uint64_t rx_cq_flags = FI_RECV;
   size_t cq_size = 0;  // 0: the domain's default
   bool insert_in_av = true;
-  const fi_info* info = nullptr;  // fi_endpoint's; null: the fixture's info_
+  const fi_info* info = nullptr;  // fi_endpoint's; null: the fixture's
 };
 
 class UdpLoopbackTest : public ::testing::Test {
@@ -56,10 +55,7 @@ class UdpLoopbackTest : public ::testing::Test {
   fi_addr_t InsertName(fid_ep* ep);
   void TearDown() override;
 
-  fi_info* info_ = nullptr;
-  fid_fabric* fabric_ = nullptr;
-  fid_domain* domain_ = nullptr;
-  fid_av* av_ = nullptr;
+  fixtures::Objects loopback_;  // info, fabric, domain and AV
   std::deque<TestEndpoint> endpoints_;
 };
 
