@@ -37,12 +37,13 @@ int ControlCntr(fid* object, int command, void* arg) {
   return FidCast<UtilCntr>(object)->wait->Control(command, arg);
 }
 
-// Applies `update` to the count under the lock and wakes waiters.
-template <typename Update>
-int Change(fid_cntr* cntr_fid, Update update) {
+// Adds `value` to the count (`errors`: the error count), or sets it to
+// `value`, under the lock, and wakes waiters.
+int Change(fid_cntr* cntr_fid, bool errors, bool add, uint64_t value) {
   UtilCntr& cntr = *ToUtilCntr(cntr_fid);
-  std::lock_guard<std::mutex> lock(cntr.wait->mutex());
-  update(cntr);
+  MutexLock lock(cntr.wait->mutex());
+  uint64_t& count = errors ? cntr.errors : cntr.value;
+  count = add ? count + value : value;
   cntr.wait->Signal();
   return 0;
 }
@@ -50,28 +51,28 @@ int Change(fid_cntr* cntr_fid, Update update) {
 uint64_t ReadCntr(fid_cntr* cntr_fid) {
   UtilCntr& cntr = *ToUtilCntr(cntr_fid);
   cntr.wait->Progress();
-  std::lock_guard<std::mutex> lock(cntr.wait->mutex());
+  MutexLock lock(cntr.wait->mutex());
   return cntr.value;
 }
 
 uint64_t ReadErrCntr(fid_cntr* cntr_fid) {
   UtilCntr& cntr = *ToUtilCntr(cntr_fid);
   cntr.wait->Progress();
-  std::lock_guard<std::mutex> lock(cntr.wait->mutex());
+  MutexLock lock(cntr.wait->mutex());
   return cntr.errors;
 }
 
 int AddCntr(fid_cntr* cntr, uint64_t value) {
-  return Change(cntr, [value](UtilCntr& c) { c.value += value; });
+  return Change(cntr, false, true, value);
 }
 int SetCntr(fid_cntr* cntr, uint64_t value) {
-  return Change(cntr, [value](UtilCntr& c) { c.value = value; });
+  return Change(cntr, false, false, value);
 }
 int AddErrCntr(fid_cntr* cntr, uint64_t value) {
-  return Change(cntr, [value](UtilCntr& c) { c.errors += value; });
+  return Change(cntr, true, true, value);
 }
 int SetErrCntr(fid_cntr* cntr, uint64_t value) {
-  return Change(cntr, [value](UtilCntr& c) { c.errors = value; });
+  return Change(cntr, true, false, value);
 }
 
 // Returns 0 once the count reaches `threshold`, -FI_EAVAIL when the error
@@ -83,11 +84,14 @@ int WaitCntr(fid_cntr* cntr_fid, uint64_t threshold, int timeout) {
             "fi_cntr_wait on a counter opened with FI_WAIT_NONE\n");
     return -FI_EINVAL;
   }
-  std::unique_lock<std::mutex> lock(cntr.wait->mutex());
+  CondLock lock(cntr.wait->mutex());
   const uint64_t errors = cntr.errors;
-  bool woke = cntr.wait->Wait(lock, timeout, [&cntr, threshold, errors] {
-    return cntr.value >= threshold || cntr.errors != errors;
-  });
+  bool woke = cntr.wait->Wait(
+      lock, timeout,
+      [&cntr, threshold, errors]()
+          ABSL_EXCLUSIVE_LOCKS_REQUIRED(cntr.wait->mutex()) {
+            return cntr.value >= threshold || cntr.errors != errors;
+          });
   if (cntr.errors != errors) return -FI_EAVAIL;
   return woke ? 0 : -FI_ETIMEDOUT;
 }
@@ -114,8 +118,8 @@ absl::Status CheckAttr(const UtilDomain& domain, const fi_cntr_attr& attr) {
   size_t limit = domain.info->domain_attr->cntr_cnt;
   if (static_cast<size_t>(domain.cntr_count.load()) >= limit) {
     return FiError(FI_ENOSPC, absl::StrCat("fi_cntr_open: the domain's "
-                                           "cntr_cnt (", limit,
-                                           ") counters are open"));
+                                           "cntr_cnt (",
+                                           limit, ") counters are open"));
   }
   return absl::OkStatus();
 }
@@ -136,14 +140,14 @@ int OpenUtilCntr(fid_domain* domain_fid, fi_cntr_attr* attr,
   // A NULL attr means the defaults (fi_cntr(3)).
   fi_cntr_attr defaults = {};
   const fi_cntr_attr& effective = attr != nullptr ? *attr : defaults;
-  absl::Status status =
-      cntr_out == nullptr ? FiError(FI_EINVAL, "fi_cntr_open: cntr is NULL")
-                          : CheckAttr(*domain, effective);
+  absl::Status status = cntr_out == nullptr
+                            ? FiError(FI_EINVAL, "fi_cntr_open: cntr is NULL")
+                            : CheckAttr(*domain, effective);
   absl::StatusOr<std::unique_ptr<WaitObject>> wait =
-      status.ok() ? CreateWaitObject(EnumValue(effective.wait_obj),
-                                     effective.wait_set, *domain->fabric,
-                                     domain->progress.get())
-                  : status;
+      status.ok()
+          ? CreateWaitObject(EnumValue(effective.wait_obj), effective.wait_set,
+                             *domain->fabric, domain->progress.get())
+          : status;
   if (!wait.ok()) {
     FI_WARN(domain->fabric->provider->c_provider(), FI_LOG_CNTR, "%s\n",
             std::string(wait.status().message()).c_str());
@@ -174,7 +178,7 @@ int CntrTryWait(fid* object) {
   if (cntr == nullptr) return -FI_EINVAL;
   cntr->wait->Progress();
   if (!cntr->wait->PrepareToSleep()) return -FI_EAGAIN;
-  std::lock_guard<std::mutex> lock(cntr->wait->mutex());
+  MutexLock lock(cntr->wait->mutex());
   cntr->wait->Clear();
   return 0;
 }

@@ -14,6 +14,7 @@
 #include <atomic>
 #include <memory>
 
+#include "absl/base/thread_annotations.h"
 #include "fabric/providers/util/domain.h"
 #include "fabric/providers/util/fid_cast.h"
 #include "fabric/providers/util/wait_object.h"
@@ -25,8 +26,8 @@ struct UtilCntr {
   fid_cntr cntr_fid;  // first: the application's fid_cntr* is this
   UtilDomain* domain;
   std::unique_ptr<WaitObject> wait;
-  uint64_t value = 0;   // guarded by wait->mutex()
-  uint64_t errors = 0;  // likewise
+  uint64_t value ABSL_GUARDED_BY(wait->mutex()) = 0;
+  uint64_t errors ABSL_GUARDED_BY(wait->mutex()) = 0;
   std::atomic<int> open_children{0};
 };
 FABRIC_BEGINS_WITH(UtilCntr, cntr_fid);

@@ -118,13 +118,11 @@ void Release(UtilCq& cq, size_t count) {
                  std::memory_order_release);
 }
 
-// Copies up to `count` completions from the head (stopping at an error);
-// the lock is held.
-ssize_t TakeCompletions(UtilCq& cq, void* buf, size_t count,
-                        fi_addr_t* sources) {
+// Copies up to `count` completions from the head (stopping at an error).
+ssize_t TakeCompletions(UtilCq& cq, void* buf, size_t count, fi_addr_t* sources)
+    ABSL_EXCLUSIVE_LOCKS_REQUIRED(cq.wait->mutex()) {
   size_t taken = 0;
-  while (taken < count && !cq.entries.empty() &&
-         !cq.entries.front().is_error) {
+  while (taken < count && !cq.entries.empty() && !cq.entries.front().is_error) {
     const CqEntry& entry = cq.entries.front();
     CqStoreEntry(cq, entry.completion, buf, taken);
     if (sources != nullptr) sources[taken] = entry.source;
@@ -176,8 +174,7 @@ ssize_t CheckReadArguments(const UtilCq& cq, const void* buf, size_t count) {
 bool RunsProgress(UtilCq& cq, bool asked_producer) {
   if (!asked_producer) return true;  // no shared write on that path
   const fi_info* info = cq.domain->info.get();
-  if (info == nullptr ||
-      info->domain_attr->data_progress == FI_PROGRESS_AUTO) {
+  if (info == nullptr || info->domain_attr->data_progress == FI_PROGRESS_AUTO) {
     return true;
   }
   if (cq.direct_empty_reads.fetch_add(1, std::memory_order_relaxed) + 1 <
@@ -211,7 +208,7 @@ ssize_t ReadFromCq(fid_cq* cq_fid, void* buf, size_t count,
     }
     if (cq.size.load(std::memory_order_acquire) == 0) return -FI_EAGAIN;
   }
-  std::unique_lock<std::mutex> lock(cq.wait->mutex());
+  CondLock lock(cq.wait->mutex());
   if (count == 0) return cq.entries.empty() ? -FI_EAGAIN : 0;
   return TakeCompletions(cq, buf, count, sources);
 }
@@ -220,23 +217,26 @@ ssize_t ReadCq(fid_cq* cq, void* buf, size_t count) {
   return ReadFromCq(cq, buf, count, nullptr);
 }
 
-ssize_t SreadFromCq(fid_cq* cq_fid, void* buf, size_t count,
-                    fi_addr_t* sources, const void* cond, int timeout) {
+ssize_t SreadFromCq(fid_cq* cq_fid, void* buf, size_t count, fi_addr_t* sources,
+                    const void* cond, int timeout) {
   UtilCq& cq = *ToUtilCq(cq_fid);
   if (ssize_t rc = CheckReadArguments(cq, buf, count); rc != 0) return rc;
   if (!cq.wait->can_block()) {
-    return Fail(cq, FI_EINVAL, "fi_cq_sread on a CQ opened with "
-                               "FI_WAIT_NONE");
+    return Fail(cq, FI_EINVAL,
+                "fi_cq_sread on a CQ opened with "
+                "FI_WAIT_NONE");
   }
   size_t threshold = 1;
   if (cq.wait_cond == FI_CQ_COND_THRESHOLD && cond != nullptr) {
     threshold = std::max<size_t>(1, *static_cast<const size_t*>(cond));
   }
-  std::unique_lock<std::mutex> lock(cq.wait->mutex());
-  bool woke = cq.wait->Wait(lock, timeout, [&cq, threshold] {
-    return cq.signaled || cq.entries.size() >= threshold ||
-           (!cq.entries.empty() && cq.entries.front().is_error);
-  });
+  CondLock lock(cq.wait->mutex());
+  bool woke = cq.wait->Wait(
+      lock, timeout,
+      [&cq, threshold]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(cq.wait->mutex()) {
+        return cq.signaled || cq.entries.size() >= threshold ||
+               (!cq.entries.empty() && cq.entries.front().is_error);
+      });
   if (cq.signaled) {
     cq.signaled = false;
     return -FI_ECANCELED;
@@ -254,7 +254,7 @@ ssize_t ReadErrCq(fid_cq* cq_fid, fi_cq_err_entry* buf, uint64_t flags) {
   UtilCq& cq = *ToUtilCq(cq_fid);
   if (buf == nullptr) return Fail(cq, FI_EINVAL, "fi_cq_readerr: buf is NULL");
   if (flags != 0) return Fail(cq, FI_EBADFLAGS, "fi_cq_readerr: unknown flags");
-  std::lock_guard<std::mutex> lock(cq.wait->mutex());
+  MutexLock lock(cq.wait->mutex());
   if (cq.entries.empty() || !cq.entries.front().is_error) return -FI_EAGAIN;
   CqError& head = cq.errors.front();
   DeliverErrorEntry(ApiVersion(cq), head.error, std::move(head.err_data),
@@ -269,7 +269,7 @@ ssize_t ReadErrCq(fid_cq* cq_fid, fi_cq_err_entry* buf, uint64_t flags) {
 
 int SignalCq(fid_cq* cq_fid) {
   UtilCq& cq = *ToUtilCq(cq_fid);
-  std::lock_guard<std::mutex> lock(cq.wait->mutex());
+  MutexLock lock(cq.wait->mutex());
   cq.signaled = true;
   cq.wait->Signal();
   return 0;
@@ -303,7 +303,7 @@ int Push(UtilCq& cq, const CqEntry& entry, CqError* error, bool reserved) {
   if (!reserved && !TakeRoom(cq)) {
     cq.committed.fetch_add(1, std::memory_order_relaxed);
   }
-  std::lock_guard<std::mutex> lock(cq.wait->mutex());
+  MutexLock lock(cq.wait->mutex());
   cq.entries.push_back(entry);
   if (error != nullptr) cq.errors.push_back(std::move(*error));
   cq.size.store(cq.entries.size(), std::memory_order_release);
@@ -330,19 +330,19 @@ absl::Status CheckAttr(const UtilDomain& domain, const fi_cq_attr& attr) {
   }
   int format = EnumValue(attr.format);
   if (format < FI_CQ_FORMAT_UNSPEC || format > FI_CQ_FORMAT_TAGGED) {
-    return FiError(FI_EINVAL, absl::StrCat("fi_cq_open: unknown format ",
-                                           format));
+    return FiError(FI_EINVAL,
+                   absl::StrCat("fi_cq_open: unknown format ", format));
   }
   int wait_cond = EnumValue(attr.wait_cond);
   if (wait_cond != FI_CQ_COND_NONE && wait_cond != FI_CQ_COND_THRESHOLD) {
-    return FiError(FI_EINVAL, absl::StrCat("fi_cq_open: unknown wait_cond ",
-                                           wait_cond));
+    return FiError(FI_EINVAL,
+                   absl::StrCat("fi_cq_open: unknown wait_cond ", wait_cond));
   }
-  if (domain.cq_count.load() >= static_cast<int>(domain.info->domain_attr->cq_cnt)) {
-    return FiError(FI_ENOSPC,
-                   absl::StrCat("fi_cq_open: the domain's cq_cnt (",
-                                domain.info->domain_attr->cq_cnt,
-                                ") CQs are open"));
+  if (domain.cq_count.load() >=
+      static_cast<int>(domain.info->domain_attr->cq_cnt)) {
+    return FiError(FI_ENOSPC, absl::StrCat("fi_cq_open: the domain's cq_cnt (",
+                                           domain.info->domain_attr->cq_cnt,
+                                           ") CQs are open"));
   }
   return absl::OkStatus();
 }
@@ -389,11 +389,12 @@ int OpenUtilCq(fid_domain* domain_fid, fi_cq_attr* attr, fid_cq** cq_out,
   cq->cq_fid.ops = cq->peer != nullptr ? &kPeerCqOps : &kCqOps;
   InitOwnerFid(cq);
   cq->domain = domain;
-  cq->format = attr->format == FI_CQ_FORMAT_UNSPEC ? FI_CQ_FORMAT_CONTEXT
-                                                   : attr->format;
+  cq->format =
+      attr->format == FI_CQ_FORMAT_UNSPEC ? FI_CQ_FORMAT_CONTEXT : attr->format;
   cq->entry_size = EntrySize(cq->format);
-  cq->capacity = attr->size != 0 ? attr->size : domain->info->rx_attr->size +
-                                                    domain->info->tx_attr->size;
+  cq->capacity = attr->size != 0 ? attr->size
+                                 : domain->info->rx_attr->size +
+                                       domain->info->tx_attr->size;
   cq->wait_cond = attr->wait_cond;
   cq->wait = *std::move(wait);
   domain->cq_count.fetch_add(1);
@@ -414,8 +415,8 @@ void CqClearDirect(UtilCq* cq, CqDirectProducer* producer) {
   while (cq->direct_readers.load() != 0) std::this_thread::yield();
 }
 
-size_t CqReadDirectFrom(fid_cq* cq_fid, CqDirectProducer* producer,
-                        void* buf, size_t count) {
+size_t CqReadDirectFrom(fid_cq* cq_fid, CqDirectProducer* producer, void* buf,
+                        size_t count) {
   UtilCq* cq = ToUtilCq(cq_fid);
   if (count == 0 || cq->size.load(std::memory_order_acquire) != 0) return 0;
   return producer->ReadDirect(cq, buf, count, nullptr);
@@ -433,8 +434,8 @@ void CqUnreserve(UtilCq* cq) {
   cq->committed.fetch_sub(1, std::memory_order_relaxed);
 }
 
-int CqWrite(UtilCq* cq, const fi_cq_tagged_entry& completion,
-            fi_addr_t source, bool reserved) {
+int CqWrite(UtilCq* cq, const fi_cq_tagged_entry& completion, fi_addr_t source,
+            bool reserved) {
   if (cq->peer != nullptr) {
     return static_cast<int>(cq->peer->owner_ops->write(
         cq->peer, completion.op_context, completion.flags, completion.len,
@@ -465,7 +466,7 @@ int CqWriteError(UtilCq* cq, const fi_cq_err_entry& error, bool reserved) {
 ssize_t CqReadWithoutProgress(fid_cq* cq_fid, void* buf, size_t count) {
   UtilCq& cq = *ToUtilCq(cq_fid);
   if (cq.size.load(std::memory_order_acquire) == 0) return -FI_EAGAIN;
-  std::lock_guard<std::mutex> lock(cq.wait->mutex());
+  MutexLock lock(cq.wait->mutex());
   return TakeCompletions(cq, buf, count, nullptr);
 }
 
@@ -474,7 +475,7 @@ int CqTryWait(fid* object) {
   if (cq == nullptr) return -FI_EINVAL;
   cq->wait->Progress();
   if (!cq->wait->PrepareToSleep()) return -FI_EAGAIN;
-  std::lock_guard<std::mutex> lock(cq->wait->mutex());
+  MutexLock lock(cq->wait->mutex());
   return cq->entries.empty() ? 0 : -FI_EAGAIN;
 }
 

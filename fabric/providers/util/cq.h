@@ -25,6 +25,7 @@
 #include <memory>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
 #include "fabric/providers/util/domain.h"
 #include "fabric/providers/util/fid_cast.h"
 #include "fabric/providers/util/ring_queue.h"
@@ -58,12 +59,13 @@ struct UtilCq {
   size_t capacity;
   fi_cq_wait_cond wait_cond;
   std::unique_ptr<WaitObject> wait;
-  RingQueue<CqEntry> entries;       // guarded by wait->mutex()
-  RingQueue<CqError> errors;        // one per error entry; guarded likewise
+  RingQueue<CqEntry> entries ABSL_GUARDED_BY(wait->mutex());
+  // One per error entry.
+  RingQueue<CqError> errors ABSL_GUARDED_BY(wait->mutex());
   // entries.size(), stored whenever it changes: what a read of an empty CQ
   // checks instead of taking the lock (a polling loop's common case).
   std::atomic<size_t> size{0};
-  bool signaled = false;            // fi_cq_signal, guarded likewise
+  bool signaled ABSL_GUARDED_BY(wait->mutex()) = false;  // fi_cq_signal
   // Entries plus the room promised to posted operations (CqReserve) is
   // `committed - taken`, at most capacity. Posting takes no lock (a
   // compare-and-swap on `committed`); reading entries adds to `taken`,

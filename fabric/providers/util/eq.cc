@@ -15,8 +15,8 @@
 #include "fabric/providers/util/error_entry.h"
 #include "fabric/providers/util/fid_ops.h"
 #include "fabric/providers/util/peer_eq.h"
-#include "fabric/providers/util/wait_set.h"
 #include "fabric/providers/util/wait_object.h"
+#include "fabric/providers/util/wait_set.h"
 
 namespace fabric {
 namespace {
@@ -42,11 +42,14 @@ int CloseEq(fid* object) {
             eq->open_children.load());
     return -FI_EBUSY;
   }
-  for (EqEntry& entry : eq->entries) {
-    // Connection requests own an fi_info the application never read.
-    if (!entry.is_error && entry.event == FI_CONNREQ &&
-        entry.data.size() >= sizeof(fi_eq_cm_entry)) {
-      fi_freeinfo(reinterpret_cast<fi_eq_cm_entry*>(entry.data.data())->info);
+  {
+    MutexLock lock(eq->wait->mutex());
+    for (EqEntry& entry : eq->entries) {
+      // Connection requests own an fi_info the application never read.
+      if (!entry.is_error && entry.event == FI_CONNREQ &&
+          entry.data.size() >= sizeof(fi_eq_cm_entry)) {
+        fi_freeinfo(reinterpret_cast<fi_eq_cm_entry*>(entry.data.data())->info);
+      }
     }
   }
   eq->fabric->open_children.fetch_sub(1);
@@ -58,10 +61,10 @@ int ControlEq(fid* object, int command, void* arg) {
   return FidCast<UtilEq>(object)->wait->Control(command, arg);
 }
 
-// Takes (or with FI_PEEK, copies) the head entry; the lock is held and the
-// queue is not empty.
+// Takes (or with FI_PEEK, copies) the head entry; the queue is not empty.
 ssize_t ReadHead(UtilEq& eq, uint32_t* event, void* buf, size_t len,
-                 uint64_t flags) {
+                 uint64_t flags)
+    ABSL_EXCLUSIVE_LOCKS_REQUIRED(eq.wait->mutex()) {
   EqEntry& head = eq.entries.front();
   if (head.is_error) return -FI_EAVAIL;
   if (len < head.data.size()) {
@@ -95,7 +98,7 @@ ssize_t ReadEq(fid_eq* eq_fid, uint32_t* event, void* buf, size_t len,
     return rc;
   }
   eq.wait->Progress();
-  std::lock_guard<std::mutex> lock(eq.wait->mutex());
+  MutexLock lock(eq.wait->mutex());
   if (eq.entries.empty()) return -FI_EAGAIN;
   return ReadHead(eq, event, buf, len, flags);
 }
@@ -107,11 +110,15 @@ ssize_t SreadEq(fid_eq* eq_fid, uint32_t* event, void* buf, size_t len,
     return rc;
   }
   if (!eq.wait->can_block()) {
-    return Fail(eq, FI_EINVAL, "fi_eq_sread on an EQ opened with "
-                               "FI_WAIT_NONE");
+    return Fail(eq, FI_EINVAL,
+                "fi_eq_sread on an EQ opened with "
+                "FI_WAIT_NONE");
   }
-  std::unique_lock<std::mutex> lock(eq.wait->mutex());
-  if (!eq.wait->Wait(lock, timeout, [&eq] { return !eq.entries.empty(); })) {
+  CondLock lock(eq.wait->mutex());
+  if (!eq.wait->Wait(lock, timeout,
+                     [&eq]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(eq.wait->mutex()) {
+                       return !eq.entries.empty();
+                     })) {
     return -FI_EAGAIN;
   }
   return ReadHead(eq, event, buf, len, flags);
@@ -123,7 +130,7 @@ ssize_t ReadErrEq(fid_eq* eq_fid, fi_eq_err_entry* buf, uint64_t flags) {
   if ((flags & ~FI_PEEK) != 0) {
     return Fail(eq, FI_EBADFLAGS, "fi_eq_readerr: only FI_PEEK is valid");
   }
-  std::lock_guard<std::mutex> lock(eq.wait->mutex());
+  MutexLock lock(eq.wait->mutex());
   if (eq.entries.empty() || !eq.entries.front().is_error) return -FI_EAGAIN;
   EqEntry& head = eq.entries.front();
   DeliverErrorEntry(eq.fabric->fabric_fid.api_version, head.error, head.data,
@@ -136,7 +143,7 @@ ssize_t ReadErrEq(fid_eq* eq_fid, fi_eq_err_entry* buf, uint64_t flags) {
 }
 
 ssize_t Push(UtilEq& eq, EqEntry entry) {
-  std::lock_guard<std::mutex> lock(eq.wait->mutex());
+  MutexLock lock(eq.wait->mutex());
   if (eq.entries.size() >= eq.capacity) return -FI_EAGAIN;
   eq.entries.push_back(std::move(entry));
   eq.wait->Signal();
@@ -151,11 +158,11 @@ ssize_t WriteEq(fid_eq* eq_fid, uint32_t event, const void* buf, size_t len,
   }
   if (flags == kEqWriteError) {
     if (buf == nullptr || len != sizeof(fi_eq_err_entry)) {
-      return Fail(eq, FI_EINVAL, "fi_eq_write: an error needs a "
-                                 "struct fi_eq_err_entry");
+      return Fail(eq, FI_EINVAL,
+                  "fi_eq_write: an error needs a "
+                  "struct fi_eq_err_entry");
     }
-    ssize_t rc =
-        EqPostError(eq_fid, *static_cast<const fi_eq_err_entry*>(buf));
+    ssize_t rc = EqPostError(eq_fid, *static_cast<const fi_eq_err_entry*>(buf));
     return rc < 0 ? rc : static_cast<ssize_t>(len);
   }
   if (flags != 0) return Fail(eq, FI_EBADFLAGS, "fi_eq_write: unknown flags");
@@ -195,17 +202,16 @@ int OpenUtilEq(fid_fabric* fabric_fid, fi_eq_attr* attr, fid_eq** eq_out,
   }
   int wait_kind;
   memcpy(&wait_kind, &attr->wait_obj, sizeof(wait_kind));
-  absl::StatusOr<std::unique_ptr<WaitObject>> wait =
-      CreateWaitObject(wait_kind, attr->wait_set, *fabric,
-                       fabric->progress.get());
+  absl::StatusOr<std::unique_ptr<WaitObject>> wait = CreateWaitObject(
+      wait_kind, attr->wait_set, *fabric, fabric->progress.get());
   if (!wait.ok()) {
     FI_WARN(log, FI_LOG_EQ, "fi_eq_open: %s\n",
             std::string(wait.status().message()).c_str());
     return ToFiErrno(wait.status());
   }
-  absl::StatusOr<fid_eq*> owner =
-      (attr->flags & FI_PEER) ? ImportedPeerEq(context)
-                              : absl::StatusOr<fid_eq*>(nullptr);
+  absl::StatusOr<fid_eq*> owner = (attr->flags & FI_PEER)
+                                      ? ImportedPeerEq(context)
+                                      : absl::StatusOr<fid_eq*>(nullptr);
   if (!owner.ok()) {
     FI_WARN(log, FI_LOG_EQ, "%s\n",
             std::string(owner.status().message()).c_str());
@@ -265,7 +271,7 @@ UtilEq* AsUtilEq(fid* object) {
 ssize_t EqReadWithoutProgress(fid_eq* eq_fid, uint32_t* event, void* buf,
                               size_t len) {
   UtilEq& eq = *ToUtilEq(eq_fid);
-  std::lock_guard<std::mutex> lock(eq.wait->mutex());
+  MutexLock lock(eq.wait->mutex());
   if (eq.entries.empty()) return -FI_EAGAIN;
   return ReadHead(eq, event, buf, len, 0);
 }
@@ -274,7 +280,7 @@ int EqTryWait(fid* object) {
   UtilEq* eq = AsUtilEq(object);
   if (eq == nullptr) return -FI_EINVAL;
   eq->wait->Progress();
-  std::lock_guard<std::mutex> lock(eq->wait->mutex());
+  MutexLock lock(eq->wait->mutex());
   return eq->entries.empty() ? 0 : -FI_EAGAIN;
 }
 

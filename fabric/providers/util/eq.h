@@ -17,6 +17,7 @@
 #include <memory>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
 #include "fabric/providers/util/fabric.h"
 #include "fabric/providers/util/fid_cast.h"
 #include "fabric/providers/util/wait_object.h"
@@ -39,7 +40,7 @@ struct UtilEq {
   size_t capacity;
   bool writable;  // opened with FI_WRITE
   std::unique_ptr<WaitObject> wait;
-  std::deque<EqEntry> entries;        // guarded by wait->mutex()
+  std::deque<EqEntry> entries ABSL_GUARDED_BY(wait->mutex());
   std::vector<char> last_err_data;  // what readerr last pointed the app at
   std::atomic<int> open_children{0};
   // Opened with FI_PEER: the owner's EQ, which gets every event posted

@@ -4,7 +4,8 @@
 // `bazel build --config=clang`, run by CI): Mutex, a std::mutex the
 // analysis knows, and MutexLock, the scoped lock of Mutex, FutexMutex and
 // OptionalMutex (std::lock_guard is not annotated, so the analysis cannot
-// see what it holds). What a lock guards says so in code:
+// see what it holds), and CondLock, the one a std::condition_variable waits
+// with. What a lock guards says so in code:
 //
 //   Mutex registry_mutex_;
 //   std::vector<Source*> sources_ ABSL_GUARDED_BY(registry_mutex_);
@@ -31,6 +32,10 @@ class ABSL_LOCKABLE Mutex {
     return mutex_.try_lock();
   }
   void unlock() ABSL_UNLOCK_FUNCTION() { mutex_.unlock(); }
+
+  // The std::mutex itself, for what must name it: CondLock, and the
+  // pthread handle FI_WAIT_MUTEX_COND hands to the application.
+  std::mutex& native() { return mutex_; }
 
  private:
   std::mutex mutex_;
@@ -62,6 +67,23 @@ class ABSL_SCOPED_LOCKABLE MutexLock {
  private:
   LockableMutex& mutex_;
   bool held_ = true;
+};
+
+// Holds a Mutex for its scope as a std::unique_lock on its std::mutex, so
+// that a std::condition_variable can wait with it (the wait releases and
+// retakes the mutex; to the analysis it stays held).
+class ABSL_SCOPED_LOCKABLE CondLock {
+ public:
+  explicit CondLock(Mutex& mutex) ABSL_EXCLUSIVE_LOCK_FUNCTION(mutex)
+      : lock_(mutex.native()) {}
+  ~CondLock() ABSL_UNLOCK_FUNCTION() {}
+  CondLock(const CondLock&) = delete;
+  CondLock& operator=(const CondLock&) = delete;
+
+  std::unique_lock<std::mutex>& get() { return lock_; }
+
+ private:
+  std::unique_lock<std::mutex> lock_;
 };
 
 }  // namespace fabric

@@ -51,10 +51,10 @@ int ClosePollSet(fid* object) {
 
 bool HasNews(Member& member) {
   if (member.cq != nullptr) {
-    std::lock_guard<std::mutex> lock(member.cq->wait->mutex());
+    MutexLock lock(member.cq->wait->mutex());
     return !member.cq->entries.empty();
   }
-  std::lock_guard<std::mutex> lock(member.cntr->wait->mutex());
+  MutexLock lock(member.cntr->wait->mutex());
   bool changed = member.cntr->value != member.seen_value ||
                  member.cntr->errors != member.seen_errors;
   member.seen_value = member.cntr->value;

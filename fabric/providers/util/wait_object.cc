@@ -1,9 +1,9 @@
 #include "fabric/providers/util/wait_object.h"
 
 #include <errno.h>
+#include <poll.h>
 #include <rdma/fi_errno.h>
 #include <string.h>
-#include <poll.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
@@ -51,7 +51,7 @@ absl::StatusOr<std::unique_ptr<WaitObject>> WaitObject::Create(
   WaitObject& object = **wait;
   object.engine_ = engine;
   if (set != nullptr) {
-    std::lock_guard<std::mutex> lock(set->engines_mutex);
+    MutexLock lock(set->engines_mutex);
     ++set->engines[engine];
   }
   if (object.fd_ >= 0) {
@@ -75,8 +75,8 @@ absl::StatusOr<std::unique_ptr<WaitObject>> WaitObject::CreateKind(
     case FI_WAIT_UNSPEC:
     case FI_WAIT_FD:
     case FI_WAIT_POLLFD: {
-      std::unique_ptr<WaitObject> wait(new WaitObject(
-          kind == FI_WAIT_POLLFD ? FI_WAIT_POLLFD : FI_WAIT_FD));
+      std::unique_ptr<WaitObject> wait(
+          new WaitObject(kind == FI_WAIT_POLLFD ? FI_WAIT_POLLFD : FI_WAIT_FD));
       wait->fd_ = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
       if (wait->fd_ < 0) {
         return FiError(errno == EMFILE ? FI_EMFILE : FI_ENOMEM,
@@ -104,7 +104,7 @@ WaitObject::~WaitObject() {
   if (set_ != nullptr) {
     set_->members.fetch_sub(1);
     if (engine_ != nullptr) {
-      std::lock_guard<std::mutex> lock(set_->engines_mutex);
+      MutexLock lock(set_->engines_mutex);
       if (--set_->engines[engine_] == 0) set_->engines.erase(engine_);
     }
   }
@@ -119,7 +119,7 @@ void WaitObject::Signal() {
   cond_.notify_all();
   if (set_ != nullptr) {
     // Lock order: a member's mutex, then its set's; never the reverse.
-    std::lock_guard<std::mutex> lock(set_->wait->mutex());
+    MutexLock lock(set_->wait->mutex());
     set_->signaled = true;
     set_->wait->Signal();
   }
@@ -132,7 +132,7 @@ void WaitObject::Clear() {
 }
 
 void WaitObject::AddEngine(std::shared_ptr<ProgressEngine> engine) {
-  std::lock_guard<std::mutex> lock(extra_mutex_);
+  MutexLock lock(extra_mutex_);
   auto& entry = extra_[engine.get()];
   if (entry.second++ > 0) return;
   if (fd_exported_) engine->KeepArmed();
@@ -147,14 +147,14 @@ void WaitObject::AddEngine(std::shared_ptr<ProgressEngine> engine) {
 }
 
 void WaitObject::ExportFd() {
-  std::lock_guard<std::mutex> lock(extra_mutex_);
+  MutexLock lock(extra_mutex_);
   fd_exported_ = true;
   if (engine_ != nullptr) engine_->KeepArmed();
   for (const auto& [engine, entry] : extra_) engine->KeepArmed();
 }
 
 void WaitObject::RemoveEngine(ProgressEngine* engine) {
-  std::lock_guard<std::mutex> lock(extra_mutex_);
+  MutexLock lock(extra_mutex_);
   auto it = extra_.find(engine);
   if (it == extra_.end() || --it->second.second > 0) return;
   if (poll_fd_ >= 0) epoll_ctl(poll_fd_, EPOLL_CTL_DEL, engine->fd(), nullptr);
@@ -165,30 +165,30 @@ void WaitObject::RemoveEngine(ProgressEngine* engine) {
 void WaitObject::RunExtraEngines() {
   absl::InlinedVector<std::shared_ptr<ProgressEngine>, 4> engines;
   {
-    std::lock_guard<std::mutex> lock(extra_mutex_);
+    MutexLock lock(extra_mutex_);
     for (const auto& [engine, entry] : extra_) engines.push_back(entry.first);
   }
   for (const auto& engine : engines) engine->Run();
 }
 
-bool WaitObject::Wait(std::unique_lock<std::mutex>& lock, int timeout_ms,
+bool WaitObject::Wait(CondLock& lock, int timeout_ms,
                       const std::function<bool()>& ready) {
   if ((engine_ != nullptr && engine_->has_sources()) ||
       extra_count_.load(std::memory_order_relaxed) > 0) {
     return WaitWithProgress(lock, timeout_ms, ready);
   }
   if (timeout_ms < 0) {
-    cond_.wait(lock, ready);
+    cond_.wait(lock.get(), ready);
     return true;
   }
-  return cond_.wait_for(lock, std::chrono::milliseconds(timeout_ms), ready);
+  return cond_.wait_for(lock.get(), std::chrono::milliseconds(timeout_ms),
+                        ready);
 }
 
-bool WaitObject::WaitWithProgress(std::unique_lock<std::mutex>& lock,
-                                  int timeout_ms,
+bool WaitObject::WaitWithProgress(CondLock& lock, int timeout_ms,
                                   const std::function<bool()>& ready) {
-  auto deadline = std::chrono::steady_clock::now() +
-                  std::chrono::milliseconds(timeout_ms);
+  auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
   while (!ready()) {
     int slice = kProgressSliceMillis;
     if (timeout_ms >= 0) {
@@ -197,14 +197,15 @@ bool WaitObject::WaitWithProgress(std::unique_lock<std::mutex>& lock,
       if (left.count() <= 0) return false;
       slice = std::min<int>(slice, static_cast<int>(left.count()));
     }
-    lock.unlock();
+    // The engines take their sources' locks: not under this one.
+    lock.get().unlock();
     if (engine_ != nullptr) {
       engine_->WaitAndRun(slice);
     } else {
       std::this_thread::sleep_for(std::chrono::milliseconds(slice));
     }
     if (extra_count_.load(std::memory_order_relaxed) > 0) RunExtraEngines();
-    lock.lock();
+    lock.get().lock();
   }
   return true;
 }
@@ -235,7 +236,7 @@ int WaitObject::Control(int command, void* arg) {
     }
     case FI_WAIT_MUTEX_COND: {
       auto* mutex_cond = static_cast<fi_mutex_cond*>(arg);
-      mutex_cond->mutex = mutex_.native_handle();
+      mutex_cond->mutex = mutex_.native().native_handle();
       mutex_cond->cond = cond_.native_handle();
       return 0;
     }

@@ -26,31 +26,21 @@
 
 #include <rdma/fi_eq.h>
 
-#include <condition_variable>
 #include <atomic>
+#include <condition_variable>
 #include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
+#include "fabric/providers/util/mutex.h"
 #include "fabric/providers/util/progress.h"
 
 namespace fabric {
 
-class WaitObject;
-
-// What a wait set (fi_wait_open) shares with its members: their signals
-// wake it. A member's WaitObject keeps `members` counted while it lives.
-struct WaitSetState {
-  std::unique_ptr<WaitObject> wait;  // the set's own: FD, MUTEX_COND, YIELD
-  bool signaled = false;             // guarded by wait->mutex()
-  std::atomic<int> members{0};
-  // The progress engines of the members (counted per member), which
-  // fi_wait advances while it blocks.
-  std::mutex engines_mutex;
-  std::map<ProgressEngine*, int> engines;
-};
+struct WaitSetState;
 
 class WaitObject {
  public:
@@ -66,7 +56,7 @@ class WaitObject {
 
   // The lock that guards the owner's entries; Signal, Clear and Wait are
   // called with it held.
-  std::mutex& mutex() { return mutex_; }
+  Mutex& mutex() ABSL_LOCK_RETURNED(mutex_) { return mutex_; }
 
   // Advances the owner's sources (manual progress); call without mutex().
   void Progress() {
@@ -86,13 +76,16 @@ class WaitObject {
     return engine_ == nullptr || engine_->PrepareToSleep();
   }
 
-  void Signal();  // entries became available
-  void Clear();   // no entry is available any more
+  // Entries became available.
+  void Signal() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
+  // No entry is available any more.
+  void Clear() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
 
   // Waits, with `lock` (on mutex()) held, until `ready` or `timeout_ms`
-  // passes (negative: no limit). False on timeout.
-  bool Wait(std::unique_lock<std::mutex>& lock, int timeout_ms,
-            const std::function<bool()>& ready);
+  // passes (negative: no limit). False on timeout. `ready` runs with the
+  // lock held.
+  bool Wait(CondLock& lock, int timeout_ms, const std::function<bool()>& ready)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
 
   // fi_control on the owner: FI_GETWAIT (*(int*)arg = the fd, an
   // fi_wait_pollfd, -FI_ETOOSMALL with nfds = 1 when it has no room, or
@@ -103,14 +96,15 @@ class WaitObject {
   explicit WaitObject(fi_wait_obj kind) : kind_(kind) {}
   static absl::StatusOr<std::unique_ptr<WaitObject>> CreateKind(
       int kind, WaitSetState* set);
-  bool WaitWithProgress(std::unique_lock<std::mutex>& lock, int timeout_ms,
-                        const std::function<bool()>& ready);
+  bool WaitWithProgress(CondLock& lock, int timeout_ms,
+                        const std::function<bool()>& ready)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
   void RunExtraEngines();
   void ExportFd();
 
   const fi_wait_obj kind_;
   WaitSetState* set_ = nullptr;  // for FI_WAIT_SET
-  std::mutex mutex_;
+  Mutex mutex_;
   std::condition_variable cond_;
   ProgressEngine* engine_ = nullptr;
   int fd_ = -1;       // eventfd, for FI_WAIT_FD
@@ -118,13 +112,25 @@ class WaitObject {
   // AddEngine's engines, with their counts. A leaf lock: the engines run
   // outside it (they take their sources' locks), on shared copies, so that
   // a domain closing meanwhile does not free one that is running.
-  std::mutex extra_mutex_;
+  Mutex extra_mutex_;
   std::map<ProgressEngine*, std::pair<std::shared_ptr<ProgressEngine>, int>>
-      extra_;
+      extra_ ABSL_GUARDED_BY(extra_mutex_);
   std::atomic<int> extra_count_{0};
   // The application has the fd (FI_GETWAIT) and may block on it after
   // fi_trywait: the engines keep their sources in the fds it includes.
-  bool fd_exported_ = false;  // guarded by extra_mutex_
+  bool fd_exported_ ABSL_GUARDED_BY(extra_mutex_) = false;
+};
+
+// What a wait set (fi_wait_open) shares with its members: their signals
+// wake it. A member's WaitObject keeps `members` counted while it lives.
+struct WaitSetState {
+  std::unique_ptr<WaitObject> wait;  // the set's own: FD, MUTEX_COND, YIELD
+  bool signaled ABSL_GUARDED_BY(wait->mutex()) = false;
+  std::atomic<int> members{0};
+  // The progress engines of the members (counted per member), which
+  // fi_wait advances while it blocks.
+  Mutex engines_mutex;
+  std::map<ProgressEngine*, int> engines ABSL_GUARDED_BY(engines_mutex);
 };
 
 }  // namespace fabric

@@ -1,13 +1,12 @@
 #include "fabric/providers/util/wait_set.h"
 
-#include <algorithm>
-#include <chrono>
-#include <vector>
-
 #include <rdma/fi_errno.h>
 #include <rdma/providers/fi_log.h>
 
+#include <algorithm>
+#include <chrono>
 #include <mutex>
+#include <vector>
 
 #include "fabric/api/core/enum_value.h"
 #include "fabric/api/core/status.h"
@@ -39,7 +38,7 @@ constexpr int kSetSliceMillis = 1;
 void AdvanceMembers(WaitSetState& state) {
   std::vector<ProgressEngine*> engines;
   {
-    std::lock_guard<std::mutex> lock(state.engines_mutex);
+    MutexLock lock(state.engines_mutex);
     for (const auto& [engine, count] : state.engines) {
       if (engine != nullptr) engines.push_back(engine);
     }
@@ -53,7 +52,7 @@ int WaitOnSet(fid_wait* waitset, int timeout) {
   WaitSetState& state = ToUtilWaitSet(&waitset->fid)->state;
   auto deadline = std::chrono::steady_clock::now() +
                   std::chrono::milliseconds(std::max(timeout, 0));
-  std::unique_lock<std::mutex> lock(state.wait->mutex());
+  CondLock lock(state.wait->mutex());
   // The members' sources advance while the set waits, a slice at a time.
   while (!state.signaled) {
     int slice = kSetSliceMillis;
@@ -63,11 +62,13 @@ int WaitOnSet(fid_wait* waitset, int timeout) {
       if (left.count() <= 0) return -FI_ETIMEDOUT;
       slice = std::min<int>(slice, static_cast<int>(left.count()));
     }
-    lock.unlock();
+    lock.get().unlock();  // the members' engines take their own locks
     AdvanceMembers(state);
-    lock.lock();
+    lock.get().lock();
     if (state.signaled) break;
-    state.wait->Wait(lock, slice, [&state] { return state.signaled; });
+    state.wait->Wait(lock, slice,
+                     [&state]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(
+                         state.wait->mutex()) { return state.signaled; });
   }
   state.signaled = false;
   state.wait->Clear();
@@ -105,11 +106,13 @@ int OpenUtilWaitSet(fid_fabric* fabric_fid, fi_wait_attr* attr,
   }
   int kind = EnumValue(attr->wait_obj);
   if (kind == FI_WAIT_NONE || kind == FI_WAIT_SET) {
-    FI_WARN(log, FI_LOG_FABRIC, "fi_wait_open: a set needs a wait object "
-                                "an application can block on\n");
+    FI_WARN(log, FI_LOG_FABRIC,
+            "fi_wait_open: a set needs a wait object "
+            "an application can block on\n");
     return -FI_EINVAL;
   }
-  absl::StatusOr<std::unique_ptr<WaitObject>> wait = WaitObject::Create(kind, nullptr, fabric->progress.get());
+  absl::StatusOr<std::unique_ptr<WaitObject>> wait =
+      WaitObject::Create(kind, nullptr, fabric->progress.get());
   if (!wait.ok()) {
     FI_WARN(log, FI_LOG_FABRIC, "fi_wait_open: %s\n",
             std::string(wait.status().message()).c_str());
@@ -129,11 +132,11 @@ int OpenUtilWaitSet(fid_fabric* fabric_fid, fi_wait_attr* attr,
 absl::StatusOr<std::unique_ptr<WaitObject>> CreateWaitObject(
     int kind, fid_wait* set, const UtilFabric& fabric, ProgressEngine* engine) {
   if (kind != FI_WAIT_SET) return WaitObject::Create(kind, nullptr, engine);
-  UtilWaitSet* wait_set =
-      AsUtilWaitSet(set != nullptr ? &set->fid : nullptr);
+  UtilWaitSet* wait_set = AsUtilWaitSet(set != nullptr ? &set->fid : nullptr);
   if (wait_set == nullptr || wait_set->fabric != &fabric) {
-    return FiError(FI_EINVAL, "FI_WAIT_SET without a wait set of this "
-                              "fabric");
+    return FiError(FI_EINVAL,
+                   "FI_WAIT_SET without a wait set of this "
+                   "fabric");
   }
   return WaitObject::Create(kind, &wait_set->state, engine);
 }
