@@ -53,14 +53,14 @@ int main(int argc, char** argv) {
   fabric::fixtures::Objects client;
   fi_eq_attr eq_attr = {};
   fi_cq_attr cq_attr = {};
+  constexpr uint64_t kBothWays = FI_TRANSMIT | FI_RECV;
   if ((rc = fi_fabric(info->fabric_attr, &client.fabric, nullptr)) != 0 ||
       (rc = fi_eq_open(client.fabric, &eq_attr, &client.eq, nullptr)) != 0 ||
       (rc = fi_domain(client.fabric, info, &client.domain, nullptr)) != 0 ||
       (rc = fi_cq_open(client.domain, &cq_attr, &client.cq, nullptr)) != 0 ||
       (rc = fi_endpoint(client.domain, info, &client.ep, nullptr)) != 0 ||
       (rc = fi_ep_bind(client.ep, &client.eq->fid, 0)) != 0 ||
-      (rc = fi_ep_bind(client.ep, &client.cq->fid, FI_TRANSMIT | FI_RECV)) !=
-          0 ||
+      (rc = fi_ep_bind(client.ep, &client.cq->fid, kBothWays)) != 0 ||
       (rc = fi_enable(client.ep)) != 0 ||
       (rc = fi_connect(client.ep, &server, nullptr, 0)) != 0) {
     return Fail("setting up", rc);

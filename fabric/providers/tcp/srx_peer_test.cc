@@ -159,7 +159,9 @@ class SrxPeerTest : public ::testing::TestWithParam<std::string> {
   void TearDown() override {
     EXPECT_EQ(fabric::fixtures::CloseAvEndpoint(&peer_), 0);
     EXPECT_EQ(fabric::fixtures::CloseAvEndpoint(&sender_), 0);
-    EXPECT_EQ(fi_close(&srx_ep_->fid), 0);
+    if (srx_ep_ != nullptr) {
+      EXPECT_EQ(fi_close(&srx_ep_->fid), 0);
+    }
     EXPECT_EQ(fabric::fixtures::CloseObjects(&loopback_), 0);
     EXPECT_TRUE(owner_.queued.empty());
   }

@@ -55,11 +55,11 @@ TEST_F(TcpCmTest, GetInfoHandsBackAPassiveEndpointHandle) {
   fi_freeinfo(list);
   // Once closed, it is no longer handed back.
   ASSERT_EQ(fi_close(&server_.pep->fid), 0);
+  server_.pep = nullptr;
   list = nullptr;
   ASSERT_EQ(fi_getinfo(FI_VERSION(1, 18), nullptr, nullptr, 0, hints, &list),
             0);
   EXPECT_EQ(list->handle, nullptr);
-  server_.pep = nullptr;
   hints->handle = nullptr;
   fi_freeinfo(hints);
   fi_freeinfo(list);

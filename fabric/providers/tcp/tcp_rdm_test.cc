@@ -411,8 +411,8 @@ TEST_F(TcpRdmTest, UnknownSourcesAreReportedWithTheirAddress) {
   sockaddr_in c_name;
   size_t len = sizeof(c_name);
   ASSERT_EQ(fi_getname(&c.ep->fid, &c_name, &len), 0);
-  ASSERT_EQ(fi_av_remove(loopback_.av, &c.addr, 1, 0),
-            0);  // b no longer knows c
+  // b no longer knows c.
+  ASSERT_EQ(fi_av_remove(loopback_.av, &c.addr, 1, 0), 0);
   char in[8] = {};
   int context;
   ASSERT_EQ(fi_recv(b_.ep, in, sizeof(in), nullptr, FI_ADDR_UNSPEC, &context),
@@ -441,8 +441,8 @@ TEST_F(TcpRdmTest, SourcesInsertedLaterAreReported) {
   RdmEnd c;
   Open(&c);
   sockaddr_in c_name = Name(c);
-  ASSERT_EQ(fi_av_remove(loopback_.av, &c.addr, 1, 0),
-            0);  // b no longer knows c
+  // b no longer knows c.
+  ASSERT_EQ(fi_av_remove(loopback_.av, &c.addr, 1, 0), 0);
   CloseEnd(&b_);
   fi_info* saved = loopback_.info;
   loopback_.info = info;

@@ -199,8 +199,6 @@ class TcpRdmTest : public fixtures::AvPairTest {
     EXPECT_EQ(source, from.addr);
   }
 
-  // The next entry of `tx_cq` is transmit `context` failing with
-  // FI_ECONNREFUSED.
   // A plain TCP socket listening on 127.0.0.1 (its address in *name) with
   // `backlog`, or -1.
   static int LoopbackListener(int backlog, sockaddr_in* name) {
@@ -219,6 +217,8 @@ class TcpRdmTest : public fixtures::AvPairTest {
     return listener;
   }
 
+  // The next entry of `tx_cq` is transmit `context` failing with
+  // FI_ECONNREFUSED.
   void ExpectRefused(fid_cq* tx_cq, void* context) {
     fi_cq_tagged_entry entry;
     ASSERT_EQ(Wait(tx_cq, &entry), -FI_EAVAIL);

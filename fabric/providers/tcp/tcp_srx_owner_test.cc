@@ -243,8 +243,8 @@ TEST_F(TcpSrxOwnerTest, AQueuedMessageStartsWhenItsReceiveIsPosted) {
   EXPECT_EQ(fi_cancel(&owner_ep_->fid, &context), -FI_ENOENT);
   srx_->owner_ops->free_entry(entry);
   fi_cq_tagged_entry completion;
-  EXPECT_EQ(fi_cq_read(loopback_.cq, &completion, 1),
-            -FI_EAGAIN);  // the peer's
+  // Nor does the peer's CQ hold one.
+  EXPECT_EQ(fi_cq_read(loopback_.cq, &completion, 1), -FI_EAGAIN);
 }
 
 // A receive posted between the peer's get and its queue: queue starts it.
@@ -273,8 +273,8 @@ TEST_F(TcpSrxOwnerTest, QueuedPeerAndOwnUnexpectedMessagesMatchInOrder) {
     fi_cq_tagged_entry ignored;
     while (owner->unexpected.size() < count &&
            std::chrono::steady_clock::now() < deadline) {
-      fi_cq_read(loopback_.cq, &ignored,
-                 1);  // sends complete: nothing to check
+      // Sends complete: nothing to check.
+      fi_cq_read(loopback_.cq, &ignored, 1);
     }
     return owner->unexpected.size() == count;
   };

@@ -52,8 +52,8 @@ inline constexpr auto NoGetPeer = FABRIC_NO_OP(fi_ops_cm, getpeer);
 // has are the caller's; the rest return -FI_ENOSYS. constexpr, so that the
 // providers' tables built from them are constant-initialized.
 // A connectionless endpoint: getname and setname.
-inline constexpr fi_ops_cm ConnectionlessCmOps(
-    int (*setname)(fid*, void*, size_t), int (*getname)(fid*, void*, size_t*)) {
+constexpr fi_ops_cm ConnectionlessCmOps(int (*setname)(fid*, void*, size_t),
+                                        int (*getname)(fid*, void*, size_t*)) {
   return {
       .size = sizeof(fi_ops_cm),
       .setname = setname,
@@ -68,11 +68,11 @@ inline constexpr fi_ops_cm ConnectionlessCmOps(
   };
 }
 // A passive endpoint: those, listen and reject.
-inline constexpr fi_ops_cm PassiveCmOps(int (*setname)(fid*, void*, size_t),
-                                        int (*getname)(fid*, void*, size_t*),
-                                        int (*listen)(fid_pep*),
-                                        int (*reject)(fid_pep*, fid_t,
-                                                      const void*, size_t)) {
+constexpr fi_ops_cm PassiveCmOps(int (*setname)(fid*, void*, size_t),
+                                 int (*getname)(fid*, void*, size_t*),
+                                 int (*listen)(fid_pep*),
+                                 int (*reject)(fid_pep*, fid_t, const void*,
+                                               size_t)) {
   fi_ops_cm ops = ConnectionlessCmOps(setname, getname);
   ops.listen = listen;
   ops.reject = reject;
@@ -87,7 +87,7 @@ struct ConnectedCm {
   int (*accept)(fid_ep*, const void*, size_t);
   int (*shutdown)(fid_ep*, uint64_t);
 };
-inline constexpr fi_ops_cm ConnectedCmOps(const ConnectedCm& calls) {
+constexpr fi_ops_cm ConnectedCmOps(const ConnectedCm& calls) {
   fi_ops_cm ops = ConnectionlessCmOps(calls.setname, calls.getname);
   ops.getpeer = calls.getpeer;
   ops.connect = calls.connect;

@@ -67,7 +67,7 @@ TEST(VerbsRdmTest, MessagesBetweenTwoRdmEndpoints) {
   EXPECT_EQ(done, 2);
   EXPECT_STREQ(in, "over rc");
   EXPECT_EQ(source, peer[1]);
-  for (fixtures::Objects& s : side) fixtures::CloseObjects(&s);
+  for (fixtures::Objects& s : side) EXPECT_EQ(fixtures::CloseObjects(&s), 0);
   fi_freeinfo(info);
 }
 
