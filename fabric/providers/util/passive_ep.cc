@@ -32,8 +32,8 @@ std::vector<char> CmEntry(fid* endpoint, fi_info* info, const void* data,
 int GetPepOpt(fid* object, int level, int name, void* value, size_t* len) {
   auto* pep = FidCast<UtilPep>(object);
   if (value == nullptr || len == nullptr) {
-    return FailPep(*pep, FiError(FI_EINVAL,
-                                 "fi_getopt: optval and optlen needed"));
+    return FailPep(*pep,
+                   FiError(FI_EINVAL, "fi_getopt: optval and optlen needed"));
   }
   if (level != FI_OPT_ENDPOINT || name != FI_OPT_CM_DATA_SIZE) {
     return -FI_ENOPROTOOPT;
@@ -86,7 +86,7 @@ void ReleaseUtilPep(UtilPep* pep) {
 
 int BindUtilPep(fid* object, fid* bound, uint64_t flags) {
   auto* pep = FidCast<UtilPep>(object);
-  std::lock_guard<std::mutex> lock(pep->mutex);
+  MutexLock lock(pep->mutex);
   UtilEq* eq = AsUtilEq(bound);
   if (eq == nullptr || eq->fabric != pep->fabric || flags != 0 ||
       pep->eq != nullptr) {

@@ -16,12 +16,14 @@
 
 #include <mutex>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
 #include "fabric/api/core/info.h"
 #include "fabric/api/core/status.h"
 #include "fabric/providers/util/eq.h"
 #include "fabric/providers/util/fabric.h"
 #include "fabric/providers/util/fid_cast.h"
+#include "fabric/providers/util/mutex.h"
 #include "fabric/providers/util/progress.h"
 
 namespace fabric {
@@ -29,13 +31,13 @@ namespace fabric {
 struct UtilPep {
   fid_pep pep_fid;  // first: the application's fid_pep* is this
   UtilFabric* fabric = nullptr;
-  InfoPtr info;          // fi_passive_ep's, copied (handle cleared)
+  InfoPtr info;  // fi_passive_ep's, copied (handle cleared)
   // FI_OPT_CM_DATA_SIZE: the most bytes fi_connect, fi_accept and
   // fi_reject carry on this provider.
   size_t cm_data_size = 0;
   UtilEq* eq = nullptr;  // bound with fi_pep_bind
-  std::mutex mutex;      // taken by the provider around its state
-  bool listening = false;
+  Mutex mutex;           // taken by the provider around its state
+  bool listening ABSL_GUARDED_BY(mutex) = false;
 
   const fi_provider* log() const { return fabric->provider->c_provider(); }
   // Whether its connection requests progress on the fabric engine's own
@@ -47,17 +49,24 @@ struct UtilPep {
 };
 FABRIC_BEGINS_WITH(UtilPep, pep_fid);
 
+// Whether fi_listen succeeded on `pep` (read under its lock).
+inline bool Listening(UtilPep& pep) {
+  MutexLock lock(pep.mutex);
+  return pep.listening;
+}
+
 // Logs `status` as the reason a passive endpoint's call fails; its
 // negative fi_errno.
 int FailPep(const UtilPep& pep, const absl::Status& status);
 
 // fi_listen of a passive endpoint: -FI_ENOEQ without an EQ bound; once
 // listening, later calls do nothing; else `start()` (called with
-// pep->mutex held) makes the provider's endpoint listen, and returns its
-// failure, and then `events` joins the fabric's progress engine.
+// pep->mutex held)
+// makes the provider's endpoint listen, and returns its failure, and then
+// `events` joins the fabric's progress engine.
 template <typename Start>
 int ListenUtilPep(UtilPep* pep, ProgressSource* events, Start start) {
-  std::lock_guard<std::mutex> lock(pep->mutex);  // Add may be called under it
+  MutexLock lock(pep->mutex);  // Add may be called under it
   if (pep->eq == nullptr) {
     return FailPep(*pep, FiError(FI_ENOEQ, "fi_listen: no EQ bound"));
   }
