@@ -132,7 +132,9 @@ struct AtomicEntries {
                                   &fi_ops_atomic::writemsg, msg, flags)) {
       return *rc;
     }
-    if (msg == nullptr) return NullMsg<Calls>(ep, "fi_atomicmsg");
+    if (ssize_t rc = CheckRemoteMsg<Calls>(ep, msg, "fi_atomicmsg"); rc != 0) {
+      return rc;
+    }
     return Calls::Atomic(ep, {K::kWrite,
                               "fi_atomicmsg",
                               {msg->msg_iov, msg->desc, msg->iov_count},
@@ -237,7 +239,10 @@ struct AtomicEntries {
                                   result_desc, result_count, flags)) {
       return *rc;
     }
-    if (msg == nullptr) return NullMsg<Calls>(ep, "fi_fetch_atomicmsg");
+    if (ssize_t rc = CheckRemoteMsg<Calls>(ep, msg, "fi_fetch_atomicmsg");
+        rc != 0) {
+      return rc;
+    }
     return Calls::Atomic(ep, {K::kFetch,
                               "fi_fetch_atomicmsg",
                               {msg->msg_iov, msg->desc, msg->iov_count},
@@ -323,7 +328,10 @@ struct AtomicEntries {
                                   result_desc, result_count, flags)) {
       return *rc;
     }
-    if (msg == nullptr) return NullMsg<Calls>(ep, "fi_compare_atomicmsg");
+    if (ssize_t rc = CheckRemoteMsg<Calls>(ep, msg, "fi_compare_atomicmsg");
+        rc != 0) {
+      return rc;
+    }
     return Calls::Atomic(ep, {K::kCompare,
                               "fi_compare_atomicmsg",
                               {msg->msg_iov, msg->desc, msg->iov_count},

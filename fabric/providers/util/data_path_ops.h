@@ -122,6 +122,18 @@ ssize_t NullMsg(fid_ep* ep, const char* name) {
                     std::string(name) + ": msg is NULL");
 }
 
+// The refusal of an RMA or atomic *msg call whose msg is NULL or counts
+// remote pieces without their list; 0 when neither.
+template <typename Calls, typename Msg>
+ssize_t CheckRemoteMsg(fid_ep* ep, const Msg* msg, const char* name) {
+  if (msg == nullptr) return NullMsg<Calls>(ep, name);
+  if (msg->rma_iov == nullptr && msg->rma_iov_count > 0) {
+    return LogFailure(Calls::Log(ep), FI_LOG_EP_DATA, FI_EINVAL,
+                      std::string(name) + ": rma_iov is NULL");
+  }
+  return 0;
+}
+
 using Kind = TransmitCall::Kind;
 
 // The entry points, one static function each.
@@ -339,7 +351,9 @@ struct Entries {
                                   &fi_ops_rma::readmsg, msg, flags)) {
       return *rc;
     }
-    if (msg == nullptr) return NullMsg<Calls>(ep, "fi_readmsg");
+    if (ssize_t rc = CheckRemoteMsg<Calls>(ep, msg, "fi_readmsg"); rc != 0) {
+      return rc;
+    }
     return Calls::Transmit(
         ep, {Kind::kRead, "fi_readmsg", msg->msg_iov, msg->desc, msg->iov_count,
              msg->addr, msg->rma_iov, msg->rma_iov_count, msg->data, 0,
@@ -374,7 +388,9 @@ struct Entries {
                                   &fi_ops_rma::writemsg, msg, flags)) {
       return *rc;
     }
-    if (msg == nullptr) return NullMsg<Calls>(ep, "fi_writemsg");
+    if (ssize_t rc = CheckRemoteMsg<Calls>(ep, msg, "fi_writemsg"); rc != 0) {
+      return rc;
+    }
     return Calls::Transmit(
         ep, {Kind::kWrite, "fi_writemsg", msg->msg_iov, msg->desc,
              msg->iov_count, msg->addr, msg->rma_iov, msg->rma_iov_count,

@@ -321,6 +321,41 @@ TEST_F(DataPathOpsTest, NullMsgIsRefused) {
   EXPECT_TRUE(seen_.atomics.empty());
 }
 
+// RMA and atomic *msg calls that count remote pieces but give no list of
+// them are refused before they reach the provider.
+TEST_F(DataPathOpsTest, MsgWithoutItsRemoteListIsRefused) {
+  iovec iov = {buf_, 8};
+  fi_msg_rma rma = {};
+  rma.msg_iov = &iov;
+  rma.iov_count = 1;
+  rma.rma_iov_count = 1;
+  EXPECT_EQ(fi_readmsg(ep_, &rma, 0), -FI_EINVAL);
+  EXPECT_EQ(fi_writemsg(ep_, &rma, 0), -FI_EINVAL);
+  fi_ioc ioc = {buf_, 1};
+  fi_msg_atomic atomic = {};
+  atomic.msg_iov = &ioc;
+  atomic.iov_count = 1;
+  atomic.rma_iov_count = 1;
+  atomic.datatype = FI_UINT64;
+  atomic.op = FI_SUM;
+  fi_ioc result = {buf_ + 8, 1};
+  fi_ioc compare = {buf_ + 16, 1};
+  EXPECT_EQ(fi_atomicmsg(ep_, &atomic, 0), -FI_EINVAL);
+  EXPECT_EQ(fi_fetch_atomicmsg(ep_, &atomic, &result, nullptr, 1, 0),
+            -FI_EINVAL);
+  atomic.op = FI_CSWAP;
+  EXPECT_EQ(fi_compare_atomicmsg(ep_, &atomic, &compare, nullptr, 1, &result,
+                                 nullptr, 1, 0),
+            -FI_EINVAL);
+  EXPECT_TRUE(seen_.transmits.empty());
+  EXPECT_TRUE(seen_.atomics.empty());
+  // With the list, each arrives.
+  fi_rma_iov remote = {0x4000, 8, 10};
+  rma.rma_iov = &remote;
+  EXPECT_EQ(fi_writemsg(ep_, &rma, 0), 0);
+  EXPECT_EQ(seen_.transmits.size(), 1u);
+}
+
 TEST_F(DataPathOpsTest, ReceiveOnlyTablesRefuseTransmits) {
   fi_ops_msg msg = ReceiveOnlyMsgOps<RecordingCalls>();
   fi_ops_tagged tagged = ReceiveOnlyTaggedOps<RecordingCalls>();

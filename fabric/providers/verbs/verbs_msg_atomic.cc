@@ -62,10 +62,6 @@ ssize_t VerbsAtomicCalls::Atomic(fid_ep* ep_fid, const AtomicCall& call) {
                                              " on datatype ", call.datatype,
                                              " is not supported")));
   }
-  if (call.rma == nullptr && call.rma_count > 0) {
-    return FailDataCall(*ep, FI_EINVAL,
-                        absl::StrCat(call.name, ": rma_iov is NULL"));
-  }
   const bool fetch = call.kind != AtomicKind::kWrite;
   const bool compare = call.kind == AtomicKind::kCompare;
   const IocView operand = ViewOf(call.operands);

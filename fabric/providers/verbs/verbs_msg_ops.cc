@@ -182,11 +182,8 @@ ABSL_ATTRIBUTE_NOINLINE ssize_t TransmitInGeneral(VerbsMsgEp* ep,
       break;
     case TransmitCall::Kind::kRead:
     case TransmitCall::Kind::kWrite: {
-      // Verbs takes one remote piece; Prepare refuses other counts.
-      if (call.rma == nullptr && call.rma_count > 0) {
-        return FailDataCall(*ep, FI_EINVAL,
-                            absl::StrCat(call.name, ": rma_iov is NULL"));
-      }
+      // Verbs takes one remote piece; Prepare refuses other counts. A
+      // list the call counts is there (util/data_path_ops.h checks).
       const fi_rma_iov remote = call.rma_count > 0 ? call.rma[0] : fi_rma_iov{};
       tx.op.kind = call.kind == TransmitCall::Kind::kRead ? SendOp::kRead
                                                           : SendOp::kWrite;
