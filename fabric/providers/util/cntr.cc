@@ -37,13 +37,16 @@ int ControlCntr(fid* object, int command, void* arg) {
   return FidCast<UtilCntr>(object)->wait->Control(command, arg);
 }
 
-// Adds `value` to the count (`errors`: the error count), or sets it to
-// `value`, under the lock, and wakes waiters.
-int Change(fid_cntr* cntr_fid, bool errors, bool add, uint64_t value) {
+enum class Count { kValue, kErrors };
+enum class Update { kAdd, kSet };
+
+// Adds `value` to the count `which`, or sets it to `value`, under the lock,
+// and wakes waiters.
+int Change(fid_cntr* cntr_fid, Count which, Update update, uint64_t value) {
   UtilCntr& cntr = *ToUtilCntr(cntr_fid);
   MutexLock lock(cntr.wait->mutex());
-  uint64_t& count = errors ? cntr.errors : cntr.value;
-  count = add ? count + value : value;
+  uint64_t& count = which == Count::kErrors ? cntr.errors : cntr.value;
+  count = update == Update::kAdd ? count + value : value;
   cntr.wait->Signal();
   return 0;
 }
@@ -63,16 +66,16 @@ uint64_t ReadErrCntr(fid_cntr* cntr_fid) {
 }
 
 int AddCntr(fid_cntr* cntr, uint64_t value) {
-  return Change(cntr, false, true, value);
+  return Change(cntr, Count::kValue, Update::kAdd, value);
 }
 int SetCntr(fid_cntr* cntr, uint64_t value) {
-  return Change(cntr, false, false, value);
+  return Change(cntr, Count::kValue, Update::kSet, value);
 }
 int AddErrCntr(fid_cntr* cntr, uint64_t value) {
-  return Change(cntr, true, true, value);
+  return Change(cntr, Count::kErrors, Update::kAdd, value);
 }
 int SetErrCntr(fid_cntr* cntr, uint64_t value) {
-  return Change(cntr, true, false, value);
+  return Change(cntr, Count::kErrors, Update::kSet, value);
 }
 
 // Returns 0 once the count reaches `threshold`, -FI_EAVAIL when the error
