@@ -11,7 +11,6 @@
 #include <unistd.h>
 
 #include <list>
-#include <mutex>
 
 #include "absl/strings/str_cat.h"
 #include "fabric/api/core/status.h"

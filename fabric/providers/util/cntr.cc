@@ -3,8 +3,6 @@
 #include <rdma/fi_errno.h>
 #include <rdma/providers/fi_log.h>
 
-#include <mutex>
-
 #include "absl/strings/str_cat.h"
 #include "fabric/api/core/enum_value.h"
 #include "fabric/api/core/status.h"

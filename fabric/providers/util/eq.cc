@@ -8,7 +8,6 @@
 #include <atomic>
 #include <deque>
 #include <memory>
-#include <mutex>
 #include <vector>
 
 #include "fabric/api/core/status.h"

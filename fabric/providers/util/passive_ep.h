@@ -14,8 +14,6 @@
 #include <rdma/fi_eq.h>
 #include <rdma/fi_errno.h>
 
-#include <mutex>
-
 #include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
 #include "fabric/api/core/info.h"

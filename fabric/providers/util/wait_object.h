@@ -31,7 +31,6 @@
 #include <functional>
 #include <map>
 #include <memory>
-#include <mutex>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"

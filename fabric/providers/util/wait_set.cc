@@ -5,7 +5,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <mutex>
 #include <vector>
 
 #include "fabric/api/core/enum_value.h"

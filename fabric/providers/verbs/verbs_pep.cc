@@ -7,7 +7,6 @@
 #include <string.h>
 
 #include <list>
-#include <mutex>
 #include <string>
 
 #include "absl/strings/str_cat.h"
