@@ -223,8 +223,7 @@ ssize_t SreadFromCq(fid_cq* cq_fid, void* buf, size_t count, fi_addr_t* sources,
   if (ssize_t rc = CheckReadArguments(cq, buf, count); rc != 0) return rc;
   if (!cq.wait->can_block()) {
     return Fail(cq, FI_EINVAL,
-                "fi_cq_sread on a CQ opened with "
-                "FI_WAIT_NONE");
+                "fi_cq_sread on a CQ opened with FI_WAIT_NONE");
   }
   size_t threshold = 1;
   if (cq.wait_cond == FI_CQ_COND_THRESHOLD && cond != nullptr) {

@@ -110,8 +110,7 @@ ssize_t SreadEq(fid_eq* eq_fid, uint32_t* event, void* buf, size_t len,
   }
   if (!eq.wait->can_block()) {
     return Fail(eq, FI_EINVAL,
-                "fi_eq_sread on an EQ opened with "
-                "FI_WAIT_NONE");
+                "fi_eq_sread on an EQ opened with FI_WAIT_NONE");
   }
   CondLock lock(eq.wait->mutex());
   if (!eq.wait->Wait(lock, timeout,
@@ -158,8 +157,7 @@ ssize_t WriteEq(fid_eq* eq_fid, uint32_t event, const void* buf, size_t len,
   if (flags == kEqWriteError) {
     if (buf == nullptr || len != sizeof(fi_eq_err_entry)) {
       return Fail(eq, FI_EINVAL,
-                  "fi_eq_write: an error needs a "
-                  "struct fi_eq_err_entry");
+                  "fi_eq_write: an error needs a struct fi_eq_err_entry");
     }
     ssize_t rc = EqPostError(eq_fid, *static_cast<const fi_eq_err_entry*>(buf));
     return rc < 0 ? rc : static_cast<ssize_t>(len);
