@@ -124,7 +124,7 @@ TEST_P(CompletionOrderTest, SendsAndReceivesOnOneCqComeOnceInTheirOrder) {
     }
     // Many at a time: each entry once, sends and receives each in order.
     fi_cq_tagged_entry entries[2 * kEach];
-    ssize_t n = fi_cq_read(a().cq.get(), entries, 2 * kEach);
+    ssize_t n = fi_cq_read(a().cq, entries, 2 * kEach);
     if (n == -FI_EAGAIN) continue;
     ASSERT_GT(n, 0) << fi_strerror(static_cast<int>(-n));
     for (ssize_t i = 0; i < n; ++i) {

@@ -6,27 +6,76 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <cstring>
-#include <thread>
-#include <utility>
-
 #include "absl/strings/str_cat.h"
 #include "fabric/providers/rxm/rxm_ep.h"
 
 namespace ofi::conformance {
 namespace {
 
-using Clock = std::chrono::steady_clock;
+using fabric::fixtures::CloseObjects;
+using fabric::fixtures::CmEntryOf;
+using fabric::fixtures::WaitForEvent;
 
 absl::Status CallFailed(const char* what, int rc) {
   return absl::InternalError(
       absl::StrCat(what, ": ", fi_strerror(rc < 0 ? -rc : rc), " (", rc, ")"));
 }
 
-// fi_getinfo for `c` on its node (any port) with `options`.
-absl::StatusOr<Info> CaseInfo(const ProviderCase& c, fi_ep_type type,
-                              const PairOptions& options) {
-  Info hints = AllocInfo();
+// The next event of `eq`, which must be `want`, within 10 s: its
+// fi_eq_cm_entry in *out.
+absl::Status WaitCmEvent(fid_eq* eq, uint32_t want, fi_eq_cm_entry* out) {
+  uint32_t event = 0;
+  std::vector<char> data;
+  fi_eq_err_entry error = {};
+  ssize_t rc =
+      WaitForEvent(eq, &event, &data, &error, std::chrono::seconds(10));
+  if (rc == -FI_EAVAIL) {
+    return absl::InternalError(absl::StrCat("EQ error while waiting for event ",
+                                            want, ": ",
+                                            fi_strerror(error.err)));
+  }
+  if (rc == -FI_EAGAIN) {
+    return absl::DeadlineExceededError(
+        absl::StrCat("no EQ event ", want, " within 10 s"));
+  }
+  if (rc < 0) return CallFailed("fi_eq_read", static_cast<int>(rc));
+  if (event != want) {
+    return absl::InternalError(
+        absl::StrCat("EQ event ", event, " instead of ", want));
+  }
+  *out = CmEntryOf(data);
+  return absl::OkStatus();
+}
+
+// The error entry of `cq`, which fi_cq_readfrom reported (-FI_EAVAIL): its
+// err as the status, the entry in *error when given.
+absl::Status ReadError(fid_cq* cq, fi_cq_err_entry* error) {
+  fi_cq_err_entry entry = {};
+  ssize_t rc = fi_cq_readerr(cq, &entry, 0);
+  if (rc != 1) return CallFailed("fi_cq_readerr", static_cast<int>(rc));
+  if (error != nullptr) *error = entry;
+  return absl::Status(absl::StatusCode::kAborted,
+                      absl::StrCat("error entry: ", fi_strerror(entry.err),
+                                   " (", entry.err, ")"));
+}
+
+// A copy of `info` whose destination is the `len` bytes at `name`.
+fi_info* InfoTo(const fi_info* info, const void* name, size_t len) {
+  fi_info* to = fi_dupinfo(info);
+  if (to == nullptr) return nullptr;
+  free(to->dest_addr);
+  to->dest_addr = malloc(len);
+  memcpy(to->dest_addr, name, len);
+  to->dest_addrlen = len;
+  return to;
+}
+
+}  // namespace
+
+absl::StatusOr<fi_info*> CaseInfo(const ProviderCase& c, fi_ep_type type,
+                                  const PairOptions& options) {
+  fi_info* hints = fi_allocinfo();
+  if (hints == nullptr) return CallFailed("fi_allocinfo", -FI_ENOMEM);
   hints->fabric_attr->prov_name = strdup(c.provider);
   hints->ep_attr->type = type;
   hints->caps = options.caps;
@@ -42,46 +91,19 @@ absl::StatusOr<Info> CaseInfo(const ProviderCase& c, fi_ep_type type,
   // Tests post a receive for a write's remote CQ data where the info keeps
   // this mode.
   hints->mode = FI_RX_CQ_DATA;
-  GetInfoOptions get;
-  if (c.node != nullptr) {
-    get.node = c.node;
-    get.service = "0";
-    get.flags = FI_SOURCE;
-  }
-  absl::StatusOr<Info> info = GetInfo(hints.get(), get);
-  if (absl::IsNotFound(info.status())) {
+  fi_info* info = nullptr;
+  // Any port of the case's node; verbs (no node) answers with its device's.
+  int rc = fi_getinfo(FI_VERSION(1, 18), c.node, c.node ? "0" : nullptr,
+                      c.node ? FI_SOURCE : 0, hints, &info);
+  fi_freeinfo(hints);
+  if (rc == -FI_ENODATA) {
     return absl::NotFoundError(absl::StrCat(
         c.name, " offers no endpoint with caps 0x", absl::Hex(options.caps),
         " (fi_getinfo: -FI_ENODATA)"));
   }
+  if (rc != 0) return CallFailed("fi_getinfo", rc);
   return info;
 }
-
-absl::Status WaitCmEvent(Eq& eq, uint32_t want, fi_eq_cm_entry* out) {
-  Clock::time_point deadline = Clock::now() + std::chrono::seconds(10);
-  while (Clock::now() < deadline) {
-    absl::StatusOr<std::optional<EqEvent>> event = eq.Read();
-    if (!event.ok()) {
-      absl::StatusOr<EqError> error = eq.ReadError();
-      return absl::InternalError(absl::StrCat(
-          "EQ error while waiting for event ", want, ": ",
-          error.ok() ? fi_strerror(error->entry.err) : "unreadable"));
-    }
-    if (!event->has_value()) continue;
-    if ((*event)->event != want) {
-      return absl::InternalError(absl::StrCat("EQ event ", (*event)->event,
-                                              " instead of ", want));
-    }
-    memset(out, 0, sizeof(*out));
-    memcpy(out, (*event)->data.data(),
-           std::min(sizeof(*out), (*event)->data.size()));
-    return absl::OkStatus();
-  }
-  return absl::DeadlineExceededError(
-      absl::StrCat("no EQ event ", want, " within 10 s"));
-}
-
-}  // namespace
 
 const std::vector<ProviderCase>& AllCases() {
   static const std::vector<ProviderCase> cases = {
@@ -101,15 +123,15 @@ const std::vector<ProviderCase>& AllCases() {
 
 absl::StatusOr<Completion> Side::Wait(std::chrono::milliseconds timeout,
                                       fi_cq_err_entry* error) {
-  Clock::time_point deadline = Clock::now() + timeout;
-  while (true) {
-    absl::StatusOr<std::optional<Completion>> got = Poll(error);
-    if (!got.ok()) return got.status();
-    if (got->has_value()) return **got;
-    if (Clock::now() >= deadline) {
-      return absl::DeadlineExceededError("no completion in time");
-    }
+  Completion completion;
+  ssize_t rc = fabric::fixtures::WaitForCompletion(cq, &completion.entry,
+                                                   &completion.source, timeout);
+  if (rc == 1) return completion;
+  if (rc == -FI_EAGAIN) {
+    return absl::DeadlineExceededError("no completion in time");
   }
+  if (rc == -FI_EAVAIL) return ReadError(cq, error);
+  return CallFailed("fi_cq_readfrom", static_cast<int>(rc));
 }
 
 ssize_t Side::PostMultiRecv(void* buf, size_t size, void* context) {
@@ -123,19 +145,10 @@ ssize_t Side::PostMultiRecv(void* buf, size_t size, void* context) {
 }
 
 absl::StatusOr<std::optional<Completion>> Side::Poll(fi_cq_err_entry* error) {
-  Completion completion;
-  ssize_t rc = fi_cq_readfrom(cq.get(), &completion.entry, 1,
-                              &completion.source);
-  if (rc == 1) return completion;
-  if (rc == -FI_EAGAIN) return std::nullopt;
-  if (rc != -FI_EAVAIL) return CallFailed("fi_cq_readfrom", static_cast<int>(rc));
-  fi_cq_err_entry entry = {};
-  rc = fi_cq_readerr(cq.get(), &entry, 0);
-  if (rc != 1) return CallFailed("fi_cq_readerr", static_cast<int>(rc));
-  if (error != nullptr) *error = entry;
-  return absl::Status(absl::StatusCode::kAborted,
-                      absl::StrCat("error entry: ", fi_strerror(entry.err),
-                                   " (", entry.err, ")"));
+  absl::StatusOr<Completion> got = Wait(std::chrono::milliseconds(0), error);
+  if (absl::IsDeadlineExceeded(got.status())) return std::nullopt;
+  if (!got.ok()) return got.status();
+  return *got;
 }
 
 EndpointPair::~EndpointPair() { Close().IgnoreError(); }
@@ -144,39 +157,31 @@ absl::Status EndpointPair::Open(const ProviderCase& c,
                                 const PairOptions& options) {
   case_ = &c;
   if (c.tcp_shm != nullptr) setenv("FI_TCP_SHM", c.tcp_shm, 1);
-  absl::StatusOr<Info> info = CaseInfo(c, c.type, options);
+  absl::StatusOr<fi_info*> info = CaseInfo(c, c.type, options);
   if (!info.ok()) return info.status();
-  info_ = std::move(*info);
+  shared_.info = *info;
   max_msg_size_ = options.max_msg_size;
-  if (max_msg_size_ != 0 && max_msg_size_ < info_->ep_attr->max_msg_size) {
-    info_->ep_attr->max_msg_size = max_msg_size_;
-  }
+  LowerMaxMsgSize(shared_.info);
   if (c.rxm) {
-    absl::StatusOr<Info> msg = CaseInfo(c, FI_EP_MSG, options);
+    absl::StatusOr<fi_info*> msg = CaseInfo(c, FI_EP_MSG, options);
     if (!msg.ok()) return msg.status();
-    msg_info_ = std::move(*msg);
+    msg_info_ = *msg;
   }
-  absl::StatusOr<Fabric> fabric = OpenFabric(*info_->fabric_attr);
-  if (!fabric.ok()) return fabric.status();
-  fabric_ = std::move(*fabric);
-  absl::StatusOr<Domain> domain = OpenDomain(fabric_, *info_);
-  if (!domain.ok()) return domain.status();
-  domain_ = std::move(*domain);
+  int rc = fi_fabric(shared_.info->fabric_attr, &shared_.fabric, nullptr);
+  if (rc != 0) return CallFailed("fi_fabric", rc);
+  rc = fi_domain(shared_.fabric, shared_.info, &shared_.domain, nullptr);
+  if (rc != 0) return CallFailed("fi_domain", rc);
   if (c.type != FI_EP_MSG) {
-    fi_av_attr av_attr = {};
-    av_attr.type = FI_AV_TABLE;
-    for (Av* av : {&av_, &av_b_}) {
-      if (av == &av_b_ && !options.b_learns_a_late) break;
-      absl::StatusOr<Av> opened = OpenAv(domain_, av_attr);
-      if (!opened.ok()) return opened.status();
-      *av = std::move(*opened);
+    rc = fabric::fixtures::OpenTableAv(shared_.domain, &shared_.av);
+    if (rc == 0 && options.b_learns_a_late) {
+      rc = fabric::fixtures::OpenTableAv(shared_.domain, &b_.av);
     }
+    if (rc != 0) return CallFailed("fi_av_open", rc);
   } else {
-    fi_eq_attr eq_attr = {};
-    for (Eq* eq : {&eq_a_, &eq_b_}) {
-      absl::StatusOr<Eq> opened = OpenEq(fabric_, eq_attr);
-      if (!opened.ok()) return opened.status();
-      *eq = std::move(*opened);
+    for (Side* side : {&a_, &b_}) {
+      fi_eq_attr eq_attr = {};
+      rc = fi_eq_open(shared_.fabric, &eq_attr, &side->eq, nullptr);
+      if (rc != 0) return CallFailed("fi_eq_open", rc);
     }
   }
   counters_ = options.counters;
@@ -185,27 +190,23 @@ absl::Status EndpointPair::Open(const ProviderCase& c,
   }
   if (options.region_size > 0) {
     b_.region.assign(options.region_size, 0);
-    absl::StatusOr<Mr> mr =
-        RegisterMr(domain_, b_.region.data(), b_.region.size(),
-                   FI_REMOTE_READ | FI_REMOTE_WRITE);
-    if (!mr.ok()) return mr.status();
-    b_.mr = std::move(*mr);
+    rc = fi_mr_reg(shared_.domain, b_.region.data(), b_.region.size(),
+                   FI_REMOTE_READ | FI_REMOTE_WRITE, 0, 0, 0, &b_.mr, nullptr);
+    if (rc != 0) return CallFailed("fi_mr_reg", rc);
   }
   if (absl::Status status = OpenIdleEndpoints(options.idle_endpoints);
       !status.ok()) {
     return status;
   }
-  if (c.type == FI_EP_MSG) {
-    absl::Status connected = Connect();
-    // fi_cq_open after fi_getinfo as for the other types, inside Connect.
-    return connected;
-  }
-  if (absl::Status status = OpenSide(&a_, options.cq_size_a, av_);
+  // fi_cq_open after fi_getinfo as for the other types, inside Connect.
+  if (c.type == FI_EP_MSG) return Connect();
+  if (absl::Status status =
+          OpenSide(&a_, shared_.info, options.cq_size_a, shared_.av);
       !status.ok()) {
     return status;
   }
-  if (absl::Status status =
-          OpenSide(&b_, options.cq_size_b, av_b_ ? av_b_ : av_);
+  if (absl::Status status = OpenSide(&b_, shared_.info, options.cq_size_b,
+                                     b_.av ? b_.av : shared_.av);
       !status.ok()) {
     return status;
   }
@@ -213,44 +214,41 @@ absl::Status EndpointPair::Open(const ProviderCase& c,
   for (int i = 0; i < 2; ++i) {
     size_t len = sizeof(names[i]);
     Side* side = i == 0 ? &a_ : &b_;
-    int rc = fi_getname(&side->ep->fid, names[i], &len);
+    rc = fi_getname(&side->ep->fid, names[i], &len);
     if (rc != 0) return CallFailed("fi_getname", rc);
-    absl::StatusOr<std::vector<fi_addr_t>> inserted = av_.Insert(names[i], 1);
-    if (!inserted.ok()) return inserted.status();
-    side->self = (*inserted)[0];
+    rc = fi_av_insert(shared_.av, names[i], 1, &side->self, 0, nullptr);
+    if (rc != 1) return CallFailed("fi_av_insert", rc);
     if (i == 0) name_a_.assign(names[0], names[0] + len);
   }
   a_.peer = b_.self;
-  b_.peer = av_b_ ? FI_ADDR_UNSPEC : a_.self;
-  if (av_b_) {
-    absl::StatusOr<std::vector<fi_addr_t>> own = av_b_.Insert(names[1], 1);
-    if (!own.ok()) return own.status();
+  b_.peer = b_.av ? FI_ADDR_UNSPEC : a_.self;
+  if (b_.av) {
+    fi_addr_t own;
+    rc = fi_av_insert(b_.av, names[1], 1, &own, 0, nullptr);
+    if (rc != 1) return CallFailed("fi_av_insert(b's own)", rc);
   }
   return absl::OkStatus();
 }
 
 absl::Status EndpointPair::InsertAAtB() {
-  if (!av_b_) {
+  if (!b_.av) {
     return absl::FailedPreconditionError(
         "InsertAAtB needs PairOptions::b_learns_a_late");
   }
-  absl::StatusOr<std::vector<fi_addr_t>> inserted =
-      av_b_.Insert(name_a_.data(), 1);
-  if (!inserted.ok()) return inserted.status();
-  b_.peer = (*inserted)[0];
-  return absl::OkStatus();
+  int rc = fi_av_insert(b_.av, name_a_.data(), 1, &b_.peer, 0, nullptr);
+  return rc == 1 ? absl::OkStatus() : CallFailed("fi_av_insert", rc);
 }
 
 absl::Status EndpointPair::OpenSharedContexts(const PairOptions& options) {
   if (options.shared_rx) {
     fi_rx_attr attr = {};
-    int rc = fi_srx_context(domain_.get(), &attr, &srx_, nullptr);
+    int rc = fi_srx_context(shared_.domain, &attr, &srx_, nullptr);
     if (rc != 0) return CallFailed("fi_srx_context", rc);
   }
   if (options.shared_tx) {
     fi_tx_attr attr = {};
     attr.size = options.shared_tx_size;
-    int rc = fi_stx_context(domain_.get(), &attr, &stx_, nullptr);
+    int rc = fi_stx_context(shared_.domain, &attr, &stx_, nullptr);
     if (rc != 0) return CallFailed("fi_stx_context", rc);
   }
   return absl::OkStatus();
@@ -261,10 +259,10 @@ absl::Status EndpointPair::OpenIdleEndpoints(size_t count) {
   if (case_->type == FI_EP_MSG) {
     for (size_t i = 0; i < count; ++i) {
       fid_pep* pep = nullptr;
-      int rc = fi_passive_ep(fabric_.get(), info_.get(), &pep, nullptr);
+      int rc = fi_passive_ep(shared_.fabric, shared_.info, &pep, nullptr);
       if (rc != 0) return CallFailed("fi_passive_ep(idle)", rc);
       idle_.push_back(&pep->fid);
-      rc = fi_pep_bind(pep, &eq_a_->fid, 0);
+      rc = fi_pep_bind(pep, &a_.eq->fid, 0);
       if (rc == 0) rc = fi_listen(pep);
       if (rc != 0) return CallFailed("fi_listen(idle)", rc);
     }
@@ -272,61 +270,62 @@ absl::Status EndpointPair::OpenIdleEndpoints(size_t count) {
   }
   fi_cq_attr cq_attr = {};
   cq_attr.format = FI_CQ_FORMAT_TAGGED;
-  absl::StatusOr<Cq> cq = OpenCq(domain_, cq_attr);
-  if (!cq.ok()) return cq.status();
-  idle_cq_ = std::move(*cq);
+  int rc = fi_cq_open(shared_.domain, &cq_attr, &shared_.cq, nullptr);
+  if (rc != 0) return CallFailed("fi_cq_open(idle)", rc);
   for (size_t i = 0; i < count; ++i) {
     fid_ep* ep = nullptr;
-    int rc = case_->rxm ? fabric::rxm::OpenRxmEp(domain_.get(), info_.get(),
-                                                 *msg_info_, &ep, nullptr)
-                        : fi_endpoint(domain_.get(), info_.get(), &ep, nullptr);
+    rc = case_->rxm ? fabric::rxm::OpenRxmEp(shared_.domain, shared_.info,
+                                             *msg_info_, &ep, nullptr)
+                    : fi_endpoint(shared_.domain, shared_.info, &ep, nullptr);
     if (rc != 0) return CallFailed("fi_endpoint(idle)", rc);
     idle_.push_back(&ep->fid);
-    rc = fi_ep_bind(ep, &av_->fid, 0);
-    if (rc == 0) rc = fi_ep_bind(ep, &idle_cq_->fid, FI_TRANSMIT | FI_RECV);
+    rc = fi_ep_bind(ep, &shared_.av->fid, 0);
+    if (rc == 0) rc = fi_ep_bind(ep, &shared_.cq->fid, FI_TRANSMIT | FI_RECV);
     if (rc == 0) rc = fi_enable(ep);
     if (rc != 0) return CallFailed("fi_enable(idle)", rc);
   }
   return absl::OkStatus();
 }
 
-absl::Status EndpointPair::OpenSide(Side* side, size_t cq_size, Av& av) {
+void EndpointPair::LowerMaxMsgSize(fi_info* info) const {
+  if (max_msg_size_ != 0 && max_msg_size_ < info->ep_attr->max_msg_size) {
+    info->ep_attr->max_msg_size = max_msg_size_;
+  }
+}
+
+absl::Status EndpointPair::OpenSide(Side* side, fi_info* info, size_t cq_size,
+                                    fid_av* av) {
   fi_cq_attr cq_attr = {};
   cq_attr.format = FI_CQ_FORMAT_TAGGED;
   cq_attr.size = cq_size;
-  absl::StatusOr<Cq> cq = OpenCq(domain_, cq_attr);
-  if (!cq.ok()) return cq.status();
-  side->cq = std::move(*cq);
-  if (max_msg_size_ != 0 && max_msg_size_ < info_->ep_attr->max_msg_size) {
-    info_->ep_attr->max_msg_size = max_msg_size_;
-  }
-  int rc = case_->rxm ? fabric::rxm::OpenRxmEp(domain_.get(), info_.get(),
-                                               *msg_info_, &side->ep, nullptr)
-                      : fi_endpoint(domain_.get(), info_.get(), &side->ep,
-                                    nullptr);
+  int rc = fi_cq_open(shared_.domain, &cq_attr, &side->cq, nullptr);
+  if (rc != 0) return CallFailed("fi_cq_open", rc);
+  LowerMaxMsgSize(info);
+  rc = case_->rxm ? fabric::rxm::OpenRxmEp(shared_.domain, info, *msg_info_,
+                                           &side->ep, nullptr)
+                  : fi_endpoint(shared_.domain, info, &side->ep, nullptr);
   if (rc != 0) return CallFailed("fi_endpoint", rc);
-  if (av) {
+  if (av != nullptr) {
     rc = fi_ep_bind(side->ep, &av->fid, 0);
     if (rc != 0) return CallFailed("fi_ep_bind(av)", rc);
   }
   rc = fi_ep_bind(side->ep, &side->cq->fid, FI_TRANSMIT | FI_RECV);
   if (rc != 0) return CallFailed("fi_ep_bind(cq)", rc);
-  if (srx_ != nullptr) {
-    rc = fi_ep_bind(side->ep, &srx_->fid, 0);
-    if (rc != 0) return CallFailed("fi_ep_bind(srx)", rc);
-  }
-  if (stx_ != nullptr) {
-    rc = fi_ep_bind(side->ep, &stx_->fid, 0);
-    if (rc != 0) return CallFailed("fi_ep_bind(stx)", rc);
+  for (fid* shared :
+       {srx_ ? &srx_->fid : nullptr, stx_ ? &stx_->fid : nullptr}) {
+    if (shared == nullptr) continue;
+    rc = fi_ep_bind(side->ep, shared, 0);
+    if (rc != 0) return CallFailed("fi_ep_bind(shared context)", rc);
   }
   if (counters_) {
     if (absl::Status status = BindCounters(side); !status.ok()) return status;
   }
-  if (case_->type != FI_EP_MSG) {
-    rc = fi_enable(side->ep);
-    if (rc != 0) return CallFailed("fi_enable", rc);
+  if (case_->type == FI_EP_MSG) {
+    rc = fi_ep_bind(side->ep, &side->eq->fid, 0);
+    if (rc != 0) return CallFailed("fi_ep_bind(eq)", rc);
   }
-  return absl::OkStatus();
+  rc = fi_enable(side->ep);
+  return rc == 0 ? absl::OkStatus() : CallFailed("fi_enable", rc);
 }
 
 absl::Status EndpointPair::BindCounters(Side* side) {
@@ -335,91 +334,82 @@ absl::Status EndpointPair::BindCounters(Side* side) {
   for (uint64_t flag : kFlags) {
     fi_cntr_attr attr = {};
     attr.events = FI_CNTR_EVENTS_COMP;
-    absl::StatusOr<Cntr> cntr = OpenCntr(domain_, &attr);
-    if (!cntr.ok()) return cntr.status();
-    int rc = fi_ep_bind(side->ep, &(*cntr)->fid, flag);
+    fid_cntr* cntr = nullptr;
+    int rc = fi_cntr_open(shared_.domain, &attr, &cntr, nullptr);
+    if (rc != 0) return CallFailed("fi_cntr_open", rc);
+    side->counters.push_back(cntr);
+    rc = fi_ep_bind(side->ep, &cntr->fid, flag);
     if (rc != 0) return CallFailed("fi_ep_bind(cntr)", rc);
-    side->counters.push_back(std::move(*cntr));
   }
   return absl::OkStatus();
 }
 
 absl::Status EndpointPair::Connect() {
-  int rc = fi_passive_ep(fabric_.get(), info_.get(), &pep_, nullptr);
+  int rc = fi_passive_ep(shared_.fabric, shared_.info, &b_.pep, nullptr);
   if (rc != 0) return CallFailed("fi_passive_ep", rc);
-  rc = fi_pep_bind(pep_, &eq_b_->fid, 0);
-  if (rc == 0) rc = fi_listen(pep_);
+  rc = fi_pep_bind(b_.pep, &b_.eq->fid, 0);
+  if (rc == 0) rc = fi_listen(b_.pep);
   if (rc != 0) return CallFailed("fi_listen", rc);
   char name[128];
   size_t len = sizeof(name);
-  rc = fi_getname(&pep_->fid, name, &len);
+  rc = fi_getname(&b_.pep->fid, name, &len);
   if (rc != 0) return CallFailed("fi_getname(pep)", rc);
   listen_name_.assign(name, len);
   // a connects to the passive endpoint's address.
-  Info a_info = DupInfo(*info_);
-  free(a_info->dest_addr);
-  a_info->dest_addr = malloc(len);
-  memcpy(a_info->dest_addr, name, len);
-  a_info->dest_addrlen = len;
-  Info saved = std::exchange(info_, std::move(a_info));
-  absl::Status opened = OpenSide(&a_, 0, av_);
-  info_ = std::move(saved);
+  fi_info* a_info = InfoTo(shared_.info, name, len);
+  if (a_info == nullptr) return CallFailed("fi_dupinfo", -FI_ENOMEM);
+  absl::Status opened = OpenSide(&a_, a_info, 0, nullptr);
+  fi_freeinfo(a_info);
   if (!opened.ok()) return opened;
-  rc = fi_ep_bind(a_.ep, &eq_a_->fid, 0);
-  if (rc == 0) rc = fi_enable(a_.ep);
-  if (rc == 0) rc = fi_connect(a_.ep, name, nullptr, 0);
+  rc = fi_connect(a_.ep, name, nullptr, 0);
   if (rc != 0) return CallFailed("fi_connect", rc);
   fi_eq_cm_entry request;
-  if (absl::Status s = WaitCmEvent(eq_b_, FI_CONNREQ, &request); !s.ok()) {
+  if (absl::Status s = WaitCmEvent(b_.eq, FI_CONNREQ, &request); !s.ok()) {
     return s;
   }
-  Info accepted(request.info);
-  saved = std::exchange(info_, std::move(accepted));
-  opened = OpenSide(&b_, 0, av_);
-  info_ = std::exchange(saved, nullptr);
+  opened = OpenSide(&b_, request.info, 0, nullptr);
+  fi_freeinfo(request.info);
   if (!opened.ok()) return opened;
-  rc = fi_ep_bind(b_.ep, &eq_b_->fid, 0);
-  if (rc == 0) rc = fi_enable(b_.ep);
-  if (rc == 0) rc = fi_accept(b_.ep, nullptr, 0);
+  rc = fi_accept(b_.ep, nullptr, 0);
   if (rc != 0) return CallFailed("fi_accept", rc);
   fi_eq_cm_entry connected;
-  if (absl::Status s = WaitCmEvent(eq_b_, FI_CONNECTED, &connected); !s.ok()) {
+  if (absl::Status s = WaitCmEvent(b_.eq, FI_CONNECTED, &connected); !s.ok()) {
     return s;
   }
-  return WaitCmEvent(eq_a_, FI_CONNECTED, &connected);
+  return WaitCmEvent(a_.eq, FI_CONNECTED, &connected);
 }
 
 absl::StatusOr<fid_ep*> EndpointPair::ConnectOneMore(
     const std::string& name) {
-  Info info = DupInfo(*info_);
-  free(info->dest_addr);
-  info->dest_addr = malloc(name.size());
-  memcpy(info->dest_addr, name.data(), name.size());
-  info->dest_addrlen = name.size();
-  return OpenOneMore(info, eq_a_, a_.cq.get(), [&](fid_ep* ep) {
+  fi_info* info = InfoTo(shared_.info, name.data(), name.size());
+  if (info == nullptr) return CallFailed("fi_dupinfo", -FI_ENOMEM);
+  absl::StatusOr<fid_ep*> ep = OpenOneMore(info, a_.eq, a_.cq, [&](fid_ep* ep) {
     return fi_connect(ep, name.data(), nullptr, 0);
   });
+  fi_freeinfo(info);
+  return ep;
 }
 
 absl::StatusOr<fid_ep*> EndpointPair::AcceptOneMore(
     const std::function<void(fid_ep*)>& before_accept, fid_cq* cq) {
   fi_eq_cm_entry request;
-  if (absl::Status s = WaitCmEvent(eq_b_, FI_CONNREQ, &request); !s.ok()) {
+  if (absl::Status s = WaitCmEvent(b_.eq, FI_CONNREQ, &request); !s.ok()) {
     return s;
   }
-  Info accepted(request.info);
-  fid_cq* bound = cq != nullptr ? cq : b_.cq.get();
-  return OpenOneMore(accepted, eq_b_, bound, [&](fid_ep* ep) {
-    before_accept(ep);
-    return fi_accept(ep, nullptr, 0);
-  });
+  absl::StatusOr<fid_ep*> ep = OpenOneMore(
+      request.info, b_.eq, cq != nullptr ? cq : b_.cq, [&](fid_ep* ep) {
+        before_accept(ep);
+        return fi_accept(ep, nullptr, 0);
+      });
+  fi_freeinfo(request.info);
+  return ep;
 }
 
 absl::StatusOr<fid_ep*> EndpointPair::OpenOneMore(
-    const Info& info, Eq& eq, fid_cq* cq,
+    fi_info* info, fid_eq* eq, fid_cq* cq,
     const std::function<int(fid_ep*)>& start) {
   fid_ep* ep = nullptr;
-  int rc = fi_endpoint(domain_.get(), info.get(), &ep, nullptr);
+  int rc = fi_endpoint(shared_.domain, info, &ep, nullptr);
   if (rc != 0) return CallFailed("fi_endpoint", rc);
   rc = fi_ep_bind(ep, &eq->fid, 0);
   if (rc == 0) rc = fi_ep_bind(ep, &cq->fid, FI_TRANSMIT | FI_RECV);
@@ -437,7 +427,7 @@ absl::StatusOr<fid_ep*> EndpointPair::OpenOneMore(
 }
 
 uint64_t EndpointPair::RegionAddress(size_t offset) const {
-  if (info_->domain_attr->mr_mode & FI_MR_VIRT_ADDR) {
+  if (shared_.info->domain_attr->mr_mode & FI_MR_VIRT_ADDR) {
     return reinterpret_cast<uint64_t>(b_.region.data() + offset);
   }
   return offset;
@@ -453,50 +443,36 @@ bool CancelsReceives(fid_ep* ep) {
 }
 
 absl::Status EndpointPair::Close() {
-  absl::Status status;
+  int rc = 0;
+  auto close = [&rc](fid* object) {
+    int closed = fi_close(object);
+    if (rc == 0) rc = closed;
+  };
+  // The endpoints first, then what they were bound to, children first.
   for (Side* side : {&a_, &b_}) {
-    if (side->ep != nullptr) {
-      int rc = fi_close(&side->ep->fid);
-      if (rc != 0) status.Update(CallFailed("fi_close(ep)", rc));
-      side->ep = nullptr;
-    }
+    if (side->ep != nullptr) close(&side->ep->fid);
+    side->ep = nullptr;
   }
-  for (fid* idle : idle_) {
-    int rc = fi_close(idle);
-    if (rc != 0) status.Update(CallFailed("fi_close(idle endpoint)", rc));
-  }
+  for (fid* idle : idle_) close(idle);
   idle_.clear();
-  status.Update(idle_cq_.Close());
-  if (pep_ != nullptr) {
-    int rc = fi_close(&pep_->fid);
-    if (rc != 0) status.Update(CallFailed("fi_close(pep)", rc));
-    pep_ = nullptr;
-  }
-  for (fid* context : {srx_ != nullptr ? &srx_->fid : nullptr,
-                       stx_ != nullptr ? &stx_->fid : nullptr}) {
-    if (context == nullptr) continue;
-    int rc = fi_close(context);
-    if (rc != 0) status.Update(CallFailed("fi_close(shared context)", rc));
-  }
+  if (srx_ != nullptr) close(&srx_->fid);
+  if (stx_ != nullptr) close(&stx_->fid);
   srx_ = nullptr;
   stx_ = nullptr;
   for (Side* side : {&a_, &b_}) {
-    status.Update(side->mr.Close());
-    status.Update(side->cq.Close());
-    for (Cntr& cntr : side->counters) status.Update(cntr.Close());
+    for (fid_cntr* cntr : side->counters) close(&cntr->fid);
     side->counters.clear();
+    int closed = CloseObjects(side);
+    if (rc == 0) rc = closed;
+    *side = Side();
   }
-  status.Update(av_.Close());
-  status.Update(av_b_.Close());
-  status.Update(eq_a_.Close());
-  status.Update(eq_b_.Close());
-  status.Update(domain_.Close());
-  status.Update(fabric_.Close());
-  info_.reset();
-  msg_info_.reset();
+  int closed = CloseObjects(&shared_);
+  if (rc == 0) rc = closed;
+  fi_freeinfo(msg_info_);
+  msg_info_ = nullptr;
   if (case_ != nullptr && case_->tcp_shm != nullptr) unsetenv("FI_TCP_SHM");
   case_ = nullptr;
-  return status;
+  return rc == 0 ? absl::OkStatus() : CallFailed("fi_close", rc);
 }
 
 void PairTest::TearDown() {

@@ -2,9 +2,9 @@
 //
 // The fixture of the conformance suite: two endpoints that talk to each
 // other, on every provider and endpoint type this library offers, opened
-// through the public API (the C++ handles for info, fabric, domain, AV,
-// EQ, CQ and MR; fid_ep through the C calls). A test asks for the
-// capabilities it needs; a case that does not claim them (fi_getinfo
+// through the public C API on the fixture library (//fabric/fixtures: each
+// side is a fixtures::Objects, closed by CloseObjects). A test asks for
+// the capabilities it needs; a case that does not claim them (fi_getinfo
 // answers -FI_ENODATA) is skipped, saying so.
 //
 //   class PeekTest : public ofi::conformance::PairTest {};
@@ -39,13 +39,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "fabric/api/cxx/av.h"
-#include "fabric/api/cxx/cntr.h"
-#include "fabric/api/cxx/cq.h"
-#include "fabric/api/cxx/domain.h"
-#include "fabric/api/cxx/eq.h"
-#include "fabric/api/cxx/fabric.h"
-#include "fabric/api/cxx/mr.h"
+#include "fabric/fixtures/loopback.h"
 #include "gtest/gtest.h"
 
 namespace ofi::conformance {
@@ -112,18 +106,17 @@ struct Completion {
   fi_addr_t source = FI_ADDR_NOTAVAIL;
 };
 
-// One side: its CQ (both directions) and endpoint.
-struct Side {
-  Cq cq;
-  fid_ep* ep = nullptr;
+// One side: its CQ (both directions) and endpoint; on MSG its EQ (and
+// b's passive endpoint); b's own AV with PairOptions::b_learns_a_late;
+// b's region's MR.
+struct Side : fabric::fixtures::Objects {
   fi_addr_t peer = FI_ADDR_UNSPEC;  // the other side (FI_ADDR_UNSPEC on MSG)
   fi_addr_t self = FI_ADDR_UNSPEC;  // this side in the shared AV
   std::vector<char> region;
-  Mr mr;
   // With PairOptions::counters: one counter per fi_ep_bind flag, by
   // CntrKind order (FI_SEND, FI_RECV, FI_READ, FI_WRITE, FI_REMOTE_READ,
   // FI_REMOTE_WRITE).
-  std::vector<Cntr> counters;
+  std::vector<fid_cntr*> counters;
 
   // fi_cq_readfrom of one completion, or the error entry (its err as the
   // status's fi_errno, the entry in *error when given), waiting up to
@@ -153,17 +146,14 @@ class EndpointPair {
 
   Side& a() { return a_; }
   Side& b() { return b_; }
-  const fi_info& info() const { return *info_; }
+  const fi_info& info() const { return *shared_.info; }
   // The address an RMA from a names for b's region at `offset` (the
   // virtual address with FI_MR_VIRT_ADDR, else the offset).
   uint64_t RegionAddress(size_t offset) const;
   // Whether the type delivers every message (not FI_EP_DGRAM).
   bool Reliable() const { return case_->type != FI_EP_DGRAM; }
-  // The AV both RDM and DGRAM sides use (empty on MSG), and each MSG
-  // side's EQ (empty on other types).
-  Av& av() { return av_; }
-  Eq& eq_a() { return eq_a_; }
-  Eq& eq_b() { return eq_b_; }
+  // The AV both RDM and DGRAM sides use (null on MSG).
+  fid_av* av() const { return shared_.av; }
   const ProviderCase& provider_case() const { return *case_; }
   // With PairOptions::b_learns_a_late: inserts a's name into b's AV and
   // sets b().peer to it.
@@ -183,13 +173,17 @@ class EndpointPair {
       const std::function<void(fid_ep*)>& before_accept,
       fid_cq* cq = nullptr);
   // The domain both sides opened on.
-  const ofi::Domain& domain() const { return domain_; }
+  fid_domain* domain() const { return shared_.domain; }
   // The shared contexts of PairOptions::shared_rx / shared_tx, or null.
   fid_ep* srx() const { return srx_; }
   fid_stx* stx() const { return stx_; }
 
  private:
-  absl::Status OpenSide(Side* side, size_t cq_size, Av& av);
+  // Lowers info's ep_attr->max_msg_size to PairOptions::max_msg_size.
+  void LowerMaxMsgSize(fi_info* info) const;
+  // Opens side's CQ and endpoint on `info` (LowerMaxMsgSize), bound to
+  // `av` when given, to side's EQ on MSG, and enables it.
+  absl::Status OpenSide(Side* side, fi_info* info, size_t cq_size, fid_av* av);
   absl::Status BindCounters(Side* side);
   absl::Status OpenSharedContexts(const PairOptions& options);
   absl::Status Connect();
@@ -197,31 +191,30 @@ class EndpointPair {
   // ConnectOneMore and AcceptOneMore: an endpoint on `info` bound to `eq`
   // and `cq`, enabled, `start`ed (fi_connect or fi_accept), once
   // FI_CONNECTED; closed on failure.
-  absl::StatusOr<fid_ep*> OpenOneMore(
-      const Info& info, Eq& eq, fid_cq* cq,
-      const std::function<int(fid_ep*)>& start);
+  absl::StatusOr<fid_ep*> OpenOneMore(fi_info* info, fid_eq* eq, fid_cq* cq,
+                                      const std::function<int(fid_ep*)>& start);
 
   const ProviderCase* case_ = nullptr;
-  Info info_;
-  Info msg_info_;  // rxm: the MSG endpoints' info
-  Fabric fabric_;
-  Domain domain_;
-  Av av_;
-  Av av_b_;  // PairOptions::b_learns_a_late
-  std::vector<char> name_a_;  // a's fi_getname, for InsertAAtB
-  Eq eq_a_;
-  Eq eq_b_;
-  fid_pep* pep_ = nullptr;
-  std::string listen_name_;  // pep_'s fi_getname
+  // What both sides share: the case's info, fabric, domain and (RDM and
+  // DGRAM) AV; the CQ of PairOptions::idle_endpoints.
+  fabric::fixtures::Objects shared_;
+  fi_info* msg_info_ = nullptr;  // rxm: the MSG endpoints' info
+  std::vector<char> name_a_;     // a's fi_getname, for InsertAAtB
+  std::string listen_name_;      // b.pep's fi_getname
   fid_ep* srx_ = nullptr;
   fid_stx* stx_ = nullptr;
-  Cq idle_cq_;
   std::vector<fid*> idle_;  // PairOptions::idle_endpoints
   bool counters_ = false;
   size_t max_msg_size_ = 0;
   Side a_;
   Side b_;
 };
+
+// fi_getinfo's answer for case `c`, endpoint `type` (the case's own, or
+// MSG under rxm) and `options` on the case's node (any port): NOT_FOUND
+// when the case does not offer options.caps.
+absl::StatusOr<fi_info*> CaseInfo(const ProviderCase& c, fi_ep_type type,
+                                  const PairOptions& options);
 
 // Whether `ep` (an endpoint or a shared receive context) cancels receives:
 // fi_cancel of a context never posted is -FI_ENOENT there (checked), and

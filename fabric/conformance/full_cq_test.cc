@@ -59,7 +59,7 @@ void FullCqTest::SendsAndWritesToAFullCq(size_t cq_size, fi_resource_mgmt rm,
     for (size_t i = 0; i < kMsgSize; ++i) payloads[n][i] = Pattern(n, i);
     values[n] = 0x1000 + n;
   }
-  uint64_t key = b().mr.Key();
+  uint64_t key = fi_mr_key(b().mr);
   size_t posted = 0;  // operations of a: 2n is send n, 2n+1 is write n
   size_t a_done = 0;
   // Posts what a can; false once it has refused for a while (it waits for

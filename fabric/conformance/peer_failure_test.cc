@@ -19,7 +19,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
@@ -95,10 +94,8 @@ void PeerFailureTest::StreamToParent(const char* hex_target) {
   const bool connected = pair_.info().ep_attr->type == FI_EP_MSG;
   fi_addr_t parent = FI_ADDR_UNSPEC;
   if (!connected) {
-    absl::StatusOr<std::vector<fi_addr_t>> inserted =
-        pair_.av().Insert(target.data(), 1);
-    ASSERT_TRUE(inserted.ok()) << inserted.status();
-    parent = (*inserted)[0];
+    ASSERT_EQ(fi_av_insert(pair_.av(), target.data(), 1, &parent, 0, nullptr),
+              1);
   }
   std::string line = (connected ? "connecting" : NameOf(a().ep)) + "\n";
   int fd = atoi(getenv(kNameFdEnv));
@@ -197,10 +194,9 @@ TEST_P(PeerFailureTest, AProcessKilledMidStream) {
   std::string hex_name = StartStreamingPeer(NameOf(b().ep));
   ASSERT_FALSE(hex_name.empty()) << "the peer process did not start";
   std::string name = absl::HexStringToBytes(hex_name);
-  absl::StatusOr<std::vector<fi_addr_t>> inserted =
-      pair_.av().Insert(name.data(), 1);
-  ASSERT_TRUE(inserted.ok()) << inserted.status();
-  fi_addr_t child_addr = (*inserted)[0];
+  fi_addr_t child_addr = FI_ADDR_NOTAVAIL;
+  ASSERT_EQ(fi_av_insert(pair_.av(), name.data(), 1, &child_addr, 0, nullptr),
+            1);
 
   // b takes the stream, in order, then the peer is killed mid-stream.
   constexpr size_t kPosted = 4;
@@ -364,14 +360,14 @@ TEST_P(PeerFailureTest, AConnectedProcessKilledMidStream) {
     } else if (got->has_value() && !((*got)->entry.flags & FI_SEND)) {
       check(**got);
     }
-    absl::StatusOr<std::optional<EqEvent>> event = pair_.eq_b().Read();
-    ASSERT_TRUE(event.ok()) << event.status();
-    if (event->has_value()) {
-      fi_eq_cm_entry entry = {};
-      memcpy(&entry, (*event)->data.data(),
-             std::min(sizeof(entry), (*event)->data.size()));
-      EXPECT_EQ((*event)->event, FI_SHUTDOWN);
-      EXPECT_EQ(entry.fid, &to_child->fid);
+    uint32_t event = 0;
+    std::vector<char> data;
+    ssize_t read = fabric::fixtures::WaitForEvent(
+        b().eq, &event, &data, nullptr, std::chrono::milliseconds(0));
+    if (read != -FI_EAGAIN) {
+      ASSERT_GT(read, 0) << fi_strerror(static_cast<int>(-read));
+      EXPECT_EQ(event, FI_SHUTDOWN);
+      EXPECT_EQ(fabric::fixtures::CmEntryOf(data).fid, &to_child->fid);
       shutdown = true;
     }
   }
@@ -409,8 +405,9 @@ TEST_P(PeerFailureTest, AKilledPeerFailsTransmitsSeenOnTheirOwnCq) {
   START_CONNECTED_PEER_OR_SKIP();
   fi_cq_attr attr = {};
   attr.format = FI_CQ_FORMAT_CONTEXT;
-  absl::StatusOr<ofi::Cq> own = ofi::OpenCq(pair_.domain(), attr);
-  ASSERT_TRUE(own.ok()) << own.status();
+  fid_cq* own = nullptr;
+  ASSERT_EQ(fi_cq_open(pair_.domain(), &attr, &own, nullptr), 0);
+  absl::Cleanup close_own = [own] { EXPECT_EQ(fi_close(&own->fid), 0); };
   // Buffers first: they outlive the endpoint, which closes before the CQ.
   std::vector<char> in(kMsgSize);
   std::vector<char> out(4096, 'd');
@@ -420,7 +417,7 @@ TEST_P(PeerFailureTest, AKilledPeerFailsTransmitsSeenOnTheirOwnCq) {
                           &in),
                   0);
       },
-      own->get());
+      own);
   ASSERT_TRUE(accepted.ok()) << accepted.status();
   fid_ep* to_child = *accepted;
   absl::Cleanup close_it = [to_child] {
@@ -431,12 +428,12 @@ TEST_P(PeerFailureTest, AKilledPeerFailsTransmitsSeenOnTheirOwnCq) {
   // entry (taken).
   auto read_own = [&]() -> int {
     fi_cq_entry entry;
-    ssize_t n = fi_cq_read(own->get(), &entry, 1);
+    ssize_t n = fi_cq_read(own, &entry, 1);
     if (n == 1) return 1;
     if (n == -FI_EAGAIN) return 0;
     EXPECT_EQ(n, -FI_EAVAIL);
     fi_cq_err_entry error = {};
-    EXPECT_EQ(fi_cq_readerr(own->get(), &error, 0), 1);
+    EXPECT_EQ(fi_cq_readerr(own, &error, 0), 1);
     return -1;
   };
   // The stream has begun: a message arrived.
@@ -474,20 +471,15 @@ TEST_P(PeerFailureTest, ShutdownReachesTheConnectedPeer) {
     GTEST_SKIP() << "connected endpoints only";
   }
   ASSERT_EQ(fi_shutdown(b().ep, 0), 0);
-  Clock::time_point deadline = Clock::now() + std::chrono::seconds(10);
-  std::optional<EqEvent> event;
-  while (!event.has_value() && Clock::now() < deadline) {
-    absl::StatusOr<std::optional<EqEvent>> read = pair_.eq_a().Read();
-    ASSERT_TRUE(read.ok()) << read.status();
-    event = *read;
-    (void)a().Poll();
-  }
-  ASSERT_TRUE(event.has_value()) << "no FI_SHUTDOWN in 10 s";
-  EXPECT_EQ(event->event, FI_SHUTDOWN);
-  fi_eq_cm_entry entry = {};
-  memcpy(&entry, event->data.data(),
-         std::min(sizeof(entry), event->data.size()));
-  EXPECT_EQ(entry.fid, &a().ep->fid);
+  uint32_t event = 0;
+  std::vector<char> data;
+  ssize_t read = fabric::fixtures::WaitForEvent(a().eq, &event, &data, nullptr,
+                                                std::chrono::seconds(10),
+                                                [this] { (void)a().Poll(); });
+  ASSERT_GT(read, 0) << "no FI_SHUTDOWN in 10 s: "
+                     << fi_strerror(static_cast<int>(-read));
+  EXPECT_EQ(event, FI_SHUTDOWN);
+  EXPECT_EQ(fabric::fixtures::CmEntryOf(data).fid, &a().ep->fid);
   // Transmits of either side fail from now on.
   char byte = 1;
   for (Side* side : {&a(), &b()}) {

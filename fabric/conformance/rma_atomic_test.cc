@@ -16,7 +16,7 @@ namespace {
 TEST_P(DataTransferTest, RmaWriteReadAndWriteWithData) {
   constexpr size_t kRegion = 1 << 20;
   OPEN_OR_SKIP(FI_RMA, kRegion);
-  uint64_t key = b().mr.Key();
+  uint64_t key = fi_mr_key(b().mr);
   std::vector<char> out = Pattern(kRegion / 2, 11);
   ASSERT_EQ(fi_write(a().ep, out.data(), out.size(), nullptr, a().peer,
                      pair_.RegionAddress(100), key, &out),
@@ -76,7 +76,7 @@ TEST_P(DataTransferTest, RmaWriteReadAndWriteWithData) {
 
 TEST_P(DataTransferTest, AtomicsOnTheTargetsMemory) {
   OPEN_OR_SKIP(FI_ATOMIC, 64);
-  uint64_t key = b().mr.Key();
+  uint64_t key = fi_mr_key(b().mr);
   size_t count = 0;
   if (fi_atomicvalid(a().ep, FI_UINT64, FI_SUM, &count) != 0 || count == 0) {
     GTEST_SKIP() << "no FI_SUM on FI_UINT64";
@@ -122,7 +122,7 @@ TEST_P(DataTransferTest, AnAtomicWithRemoteCqDataReportsIt) {
   uint64_t start = 5, add = 3;
   memcpy(b().region.data() + 8, &start, 8);
   fi_ioc ioc = {&add, 1};
-  fi_rma_ioc target = {pair_.RegionAddress(8), 1, b().mr.Key()};
+  fi_rma_ioc target = {pair_.RegionAddress(8), 1, fi_mr_key(b().mr)};
   fi_msg_atomic msg = {};
   msg.msg_iov = &ioc;
   msg.iov_count = 1;

@@ -113,15 +113,15 @@ class MsgStreamTest : public ::testing::Test {
     return ep;
   }
 
+  // The next EQ event within 5 s, the CQ read dry meanwhile: 0 or a
+  // negative fi_errno.
   int WaitEvent(uint32_t* event, fi_eq_cm_entry* entry) {
-    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
-    while (std::chrono::steady_clock::now() < deadline) {
-      Drain();
-      ssize_t n = fi_eq_read(side_.eq, event, entry, sizeof(*entry), 0);
-      if (n >= 0) return 0;
-      if (n != -FI_EAGAIN) return static_cast<int>(n);
-    }
-    return -FI_ETIMEDOUT;
+    std::vector<char> data;
+    ssize_t n =
+        fixtures::WaitForEvent(side_.eq, event, &data, nullptr,
+                               std::chrono::seconds(5), [this] { Drain(); });
+    *entry = fixtures::CmEntryOf(data);
+    return n < 0 ? static_cast<int>(n) : 0;
   }
 
   // What the owner of the streams does each pass: reads the CQ dry and

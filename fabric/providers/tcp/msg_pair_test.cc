@@ -186,26 +186,11 @@ fi_cq_err_entry MsgPairTest::WaitError(fid_cq* cq) {
 
 int MsgPairTest::WaitEvent(fid_eq* eq, std::vector<char>* data,
                            fi_eq_err_entry* error) {
-  auto deadline = Clock::now() + kWait;
-  std::vector<char> buf(sizeof(fi_eq_cm_entry) + 512);
-  while (Clock::now() < deadline) {
-    Progress();
-    uint32_t event = 0;
-    ssize_t rc = fi_eq_read(eq, &event, buf.data(), buf.size(), 0);
-    if (rc > 0) {
-      data->assign(buf.begin(), buf.begin() + rc);
-      return static_cast<int>(event);
-    }
-    if (rc == -FI_EAVAIL) {
-      fi_eq_err_entry local = {};
-      fi_eq_err_entry* out = error != nullptr ? error : &local;
-      EXPECT_EQ(fi_eq_readerr(eq, out, 0), static_cast<ssize_t>(sizeof(*out)));
-      return -FI_EAVAIL;
-    }
-    if (rc != -FI_EAGAIN) return static_cast<int>(rc);
-  }
-  ADD_FAILURE() << "no event within 5 s";
-  return -FI_ETIMEDOUT;
+  uint32_t event = 0;
+  ssize_t rc = fixtures::WaitForEvent(eq, &event, data, error, kWait,
+                                      [this] { Progress(); });
+  if (rc == -FI_EAGAIN) ADD_FAILURE() << "no event within 5 s";
+  return rc > 0 ? static_cast<int>(event) : static_cast<int>(rc);
 }
 
 bool MsgPairTest::StaysEmpty(fid_cq* cq, int ms) {

@@ -121,11 +121,11 @@ struct Side : fixtures::Objects {
   // -err (its data in *data).
   int WaitEvent(uint32_t* event, std::vector<char>* data,
                 fi_info** info_out = nullptr) {
-    std::vector<char> buf(sizeof(fi_eq_cm_entry) + 256);
-    ssize_t n = fi_eq_sread(eq, event, buf.data(), buf.size(), kTimeoutMs, 0);
+    std::vector<char> bytes;
+    fi_eq_err_entry error = {};
+    ssize_t n = fixtures::WaitForEvent(eq, event, &bytes, &error,
+                                       std::chrono::milliseconds(kTimeoutMs));
     if (n == -FI_EAVAIL) {
-      fi_eq_err_entry error = {};
-      fi_eq_readerr(eq, &error, 0);
       const char* err_data = static_cast<const char*>(error.err_data);
       data->assign(err_data, err_data + error.err_data_size);
       return -error.err;
@@ -133,9 +133,8 @@ struct Side : fixtures::Objects {
     if (n < static_cast<ssize_t>(sizeof(fi_eq_cm_entry))) {
       return n < 0 ? static_cast<int>(n) : -FI_EIO;
     }
-    fi_eq_cm_entry entry;
-    memcpy(&entry, buf.data(), sizeof(entry));
-    data->assign(buf.data() + sizeof(entry), buf.data() + n);
+    fi_eq_cm_entry entry = fixtures::CmEntryOf(bytes);
+    data->assign(bytes.begin() + sizeof(entry), bytes.end());
     if (info_out != nullptr) {
       *info_out = entry.info;
     } else {
