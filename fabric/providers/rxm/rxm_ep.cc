@@ -341,7 +341,7 @@ int Enable(RxmEp* ep) {
 
 int ControlRxmEp(fid* object, int command, void* arg) {
   RxmEp* ep = ToRxmEp(object);
-  std::lock_guard<OptionalMutex> lock(ep->base.util.mutex);
+  MutexLock<OptionalMutex> lock(ep->base.util.mutex);
   if (command == FI_ENABLE) return Enable(ep);
   return ControlUtilEndpoint(&ep->base.util, command, arg);
 }
@@ -461,7 +461,7 @@ void RxmEpEvents::ReceivePosted() { ep_->links.ProgressStalled(); }
 
 void RxmEpEvents::Progress() {
   RxmEp* ep = ep_;
-  std::unique_lock<OptionalMutex> lock(ep->base.util.mutex);
+  MutexLock<OptionalMutex> lock(ep->base.util.mutex);
   ep->links.FreeClosed();
   // The internal endpoints' completions, straight from their providers
   // where they can. The internal domain's engine (which takes them into the
@@ -476,9 +476,9 @@ void RxmEpEvents::Progress() {
   if (engine_needed ||
       ++ep->passes_without_engine >= kEnginePassInterval) {
     ep->passes_without_engine = 0;
-    lock.unlock();
+    lock.Unlock();
     ep->msg_engine()->Run();
-    lock.lock();
+    lock.Lock();
     DrainQueued(ep);
   }
   stream::FinishStartedPeerMsgs(&ep->base);
@@ -497,7 +497,7 @@ bool RxmEpEvents::PrepareToSleep() {
   // Arming may have reported completions (verbs polls its CQ after
   // arming it), and the links' calls complete some without any fd.
   if (CqTryWait(&ep->cq->fid) != 0) return false;
-  std::lock_guard<OptionalMutex> lock(ep->base.util.mutex);
+  MutexLock<OptionalMutex> lock(ep->base.util.mutex);
   for (const auto& link : ep->links.all) {
     const auto* rxm = static_cast<const RxmLink*>(link.get());
     // Bytes the link would read now (not a link waiting for a receive,
@@ -526,7 +526,7 @@ void RxmCmEvents::Progress() {
   }
   ep->cm_passes = 0;
   ep->cm_engine()->Run();
-  std::lock_guard<OptionalMutex> lock(ep->base.util.mutex);
+  MutexLock<OptionalMutex> lock(ep->base.util.mutex);
   DrainEq(ep);
 }
 

@@ -186,7 +186,7 @@ int Enable(ShmRdmEp* ep) {
 
 int ControlRdmEp(fid* object, int command, void* arg) {
   ShmRdmEp* ep = ToShmRdmEp(object);
-  std::lock_guard<OptionalMutex> lock(ep->base.util.mutex);
+  MutexLock<OptionalMutex> lock(ep->base.util.mutex);
   if (command == FI_ENABLE) return Enable(ep);
   return ControlUtilEndpoint(&ep->base.util, command, arg);
 }
@@ -196,7 +196,7 @@ int GetName(fid* object, void* addr, size_t* addrlen) {
   if (addrlen == nullptr) {
     return Fail(*ep, FiError(FI_EINVAL, "fi_getname: addrlen is NULL"));
   }
-  std::lock_guard<OptionalMutex> lock(ep->base.util.mutex);
+  MutexLock<OptionalMutex> lock(ep->base.util.mutex);
   return CopyAddressOut(ep->address, ep->base.util.info->addr_format, addr,
                         addrlen);
 }
@@ -233,7 +233,7 @@ absl::Status TakeAddress(ShmRdmEp* ep, IpAddress address) {
 
 int SetName(fid* object, void* addr, size_t addrlen) {
   ShmRdmEp* ep = ToShmRdmEp(object);
-  std::lock_guard<OptionalMutex> lock(ep->base.util.mutex);
+  MutexLock<OptionalMutex> lock(ep->base.util.mutex);
   if (ep->base.util.enabled.load()) {
     return Fail(*ep, FiError(FI_EOPBADSTATE,
                              "fi_setname: the endpoint is already enabled"));
@@ -338,7 +338,7 @@ void ShmRdmEpEvents::ReceivePosted() { ep_->links.ProgressStalled(); }
 
 void ShmRdmEpEvents::Progress() {
   ShmRdmEp* ep = ep_;
-  std::lock_guard<OptionalMutex> lock(ep->base.util.mutex);
+  MutexLock<OptionalMutex> lock(ep->base.util.mutex);
   ep->links.FreeClosed();
   stream::FinishStartedPeerMsgs(&ep->base);
   stream::ResumeAfterCqRoom(&ep->base);
@@ -367,7 +367,7 @@ void ShmRdmEpEvents::Progress() {
 
 bool ShmRdmEpEvents::PrepareToSleep() {
   ShmRdmEp* ep = ep_;
-  std::lock_guard<OptionalMutex> lock(ep->base.util.mutex);
+  MutexLock<OptionalMutex> lock(ep->base.util.mutex);
   ep->armed = true;
   bool sleep = ep->requests->PrepareToSleep();
   for (const auto& link : ep->links.all) {

@@ -136,7 +136,7 @@ absl::StatusOr<std::unique_ptr<TxEntry>> BuildAtomic(
 
 ssize_t StreamCalls::Atomic(fid_ep* ep_fid, const AtomicCall& request) {
   StreamEp* ep = ToStreamEp(ep_fid);
-  std::lock_guard<OptionalMutex> lock(ep->util.mutex);
+  MutexLock<OptionalMutex> lock(ep->util.mutex);
   if (ssize_t rc = CheckTransmit(*ep, request.flags); rc != 0) return rc;
   absl::StatusOr<std::unique_ptr<TxEntry>> entry = BuildAtomic(ep, request);
   if (!entry.ok()) {

@@ -81,7 +81,7 @@ int Get(fid_peer_srx* srx, Queue& queue, fi_addr_t addr, size_t size,
         bool tagged, uint64_t tag, fi_peer_rx_entry** out) {
   StreamEp* ep = EpOf(srx);
   if (out == nullptr) return -FI_EINVAL;
-  std::lock_guard<OptionalMutex> lock(ep->util.mutex);
+  MutexLock<OptionalMutex> lock(ep->util.mutex);
   fi_peer_rx_entry* entry = NewEntry(ep, addr, size, tag, tagged);
   *out = entry;
   auto it = FindRecv(queue, ep->directed_recv, addr, tagged, tag);
@@ -115,7 +115,7 @@ void FindSenderAgain(fi_peer_rx_entry* entry) {
 
 int QueueMsg(fi_peer_rx_entry* entry) {
   StreamEp* ep = EpOf(entry->srx);
-  std::lock_guard<OptionalMutex> lock(ep->util.mutex);
+  MutexLock<OptionalMutex> lock(ep->util.mutex);
   FindSenderAgain(entry);
   auto it = FindRecv(ep->recvs, ep->directed_recv, entry->addr, false, 0);
   if (it == ep->recvs.end()) {
@@ -132,7 +132,7 @@ int QueueMsg(fi_peer_rx_entry* entry) {
 
 int QueueTag(fi_peer_rx_entry* entry) {
   StreamEp* ep = EpOf(entry->srx);
-  std::lock_guard<OptionalMutex> lock(ep->util.mutex);
+  MutexLock<OptionalMutex> lock(ep->util.mutex);
   FindSenderAgain(entry);
   auto it = FindRecv(ep->tagged_recvs, ep->directed_recv, entry->addr, true,
                      entry->tag);
@@ -171,7 +171,7 @@ void Withdraw(StreamEp* ep, fi_peer_rx_entry* entry) {
 
 void FreeEntry(fi_peer_rx_entry* entry) {
   StreamEp* ep = EpOf(entry->srx);
-  std::lock_guard<OptionalMutex> lock(ep->util.mutex);
+  MutexLock<OptionalMutex> lock(ep->util.mutex);
   auto* owned = static_cast<PeerRxEntry*>(entry->owner_context);
   if (owned == nullptr || &owned->entry != entry || !owned->lent) {
     return;  // not lent (freed twice?): nothing to free

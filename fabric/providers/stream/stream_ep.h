@@ -140,7 +140,8 @@ struct PeerHeldMsg {
   std::list<PeerHeldMsg>::iterator self;
 };
 
-// What the concrete endpoint decides for the shared data path.
+// What the concrete endpoint decides for the shared data path, which calls
+// these with the endpoint's lock (util.mutex) held.
 class StreamEpOwner {
  public:
   virtual ~StreamEpOwner() = default;

@@ -112,7 +112,7 @@ ssize_t StreamCalls::Receive(fid_ep* ep_fid, const ReceiveCall& request) {
   // waiting in every link's socket or ring (progress takes the endpoint's
   // lock itself).
   if (request.flags & FI_PEEK) ep->util.domain->progress->Run();
-  std::lock_guard<OptionalMutex> lock(ep->util.mutex);
+  MutexLock<OptionalMutex> lock(ep->util.mutex);
   const fi_info& info = *ep->util.info;
   uint64_t allowed = kRxFlags | (request.tagged ? kPeekFlags : 0);
   if ((request.flags & ~allowed) != 0) {
@@ -190,7 +190,7 @@ namespace {
 // Cancels the receive posted with `context` (FI_ECANCELED), or -FI_ENOENT.
 ssize_t Cancel(fid* object, void* context) {
   StreamEp* ep = ToStreamEp(reinterpret_cast<fid_ep*>(object));
-  std::lock_guard<OptionalMutex> lock(ep->util.mutex);
+  MutexLock<OptionalMutex> lock(ep->util.mutex);
   auto cancel = [ep](std::unique_ptr<PostedRecv> recv) {
     fi_cq_tagged_entry entry = {};
     entry.op_context = recv->context;
@@ -218,7 +218,7 @@ ssize_t StreamCalls::Transmit(fid_ep* ep_fid, const TransmitCall& request) {
   StreamEp* ep = ToStreamEp(ep_fid);
   const Op op = OpOf(request.kind);
   const fi_addr_t dest = request.dest;
-  std::lock_guard<OptionalMutex> lock(ep->util.mutex);
+  MutexLock<OptionalMutex> lock(ep->util.mutex);
   const fi_info& info = *ep->util.info;
   if (ssize_t rc = CheckTransmit(*ep, request.flags); rc != 0) return rc;
   AppBuffer buffer;
@@ -333,7 +333,7 @@ fi_ops_rma kStreamRmaOps = RmaOps<StreamCalls>();
 
 int BindStreamEp(fid* object, fid* bound, uint64_t flags) {
   StreamEp* ep = FidCast<StreamEp>(object);
-  std::lock_guard<OptionalMutex> lock(ep->util.mutex);
+  MutexLock<OptionalMutex> lock(ep->util.mutex);
   if (PeerSrx* srx = AsPeerSrx(bound); srx != nullptr) {
     return BindPeerSrx(ep, srx, flags);
   }

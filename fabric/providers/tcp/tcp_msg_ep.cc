@@ -52,7 +52,8 @@ void PostCmError(TcpMsgEp* ep, int err, const std::vector<char>& data) {
 
 // The handshake is done: the data phase starts on the socket, advanced by
 // the domain's engine.
-void StartConnection(TcpMsgEp* ep) {
+void StartConnection(TcpMsgEp* ep)
+    ABSL_EXCLUSIVE_LOCKS_REQUIRED(ep->base.util.mutex) {
   ep->link = std::make_unique<stream::Link>(
       &ep->base, std::make_unique<SocketStream>(ep->fd), FI_ADDR_NOTAVAIL);
   if (ep->setup_registered) ep->setup_engine()->Disarm(&ep->setup);
@@ -63,14 +64,16 @@ void StartConnection(TcpMsgEp* ep) {
 }
 
 // Ends a connection attempt that failed before the data phase.
-void FailConnect(TcpMsgEp* ep, int err, const std::vector<char>& data) {
+void FailConnect(TcpMsgEp* ep, int err, const std::vector<char>& data)
+    ABSL_EXCLUSIVE_LOCKS_REQUIRED(ep->base.util.mutex) {
   ep->state = MsgEpState::kShutdown;
   ep->setup_engine()->Disarm(&ep->setup);
   shutdown(ep->fd, SHUT_RDWR);
   PostCmError(ep, err, data);
 }
 
-void ProgressConnect(TcpMsgEp* ep) {
+void ProgressConnect(TcpMsgEp* ep)
+    ABSL_EXCLUSIVE_LOCKS_REQUIRED(ep->base.util.mutex) {
   pollfd pfd = {ep->fd, POLLOUT, 0};
   if (PollNow(&pfd, 1) != 1) return;
   int error = 0;
@@ -94,7 +97,8 @@ void ProgressConnect(TcpMsgEp* ep) {
   ep->state = MsgEpState::kAwaitingResponse;
 }
 
-void ProgressResponse(TcpMsgEp* ep) {
+void ProgressResponse(TcpMsgEp* ep)
+    ABSL_EXCLUSIVE_LOCKS_REQUIRED(ep->base.util.mutex) {
   CmReader::Result result = ep->cm_reader.Read(ep->fd);
   if (result == CmReader::kPending) return;
   if (result == CmReader::kFailed) {
@@ -120,7 +124,10 @@ void ProgressResponse(TcpMsgEp* ep) {
   }
 }
 
-int CloseMsgEp(fid* object) {
+// Without the endpoint's lock: the application makes no more calls on it,
+// and once the engines have let go of it (Remove waits for a running pass)
+// no progress pass touches it either.
+int CloseMsgEp(fid* object) ABSL_NO_THREAD_SAFETY_ANALYSIS {
   TcpMsgEp* ep = ToTcpMsgEp(reinterpret_cast<fid_ep*>(object));
   if (ep->setup_registered) ep->setup_engine()->Remove(&ep->setup);
   if (ep->events_registered) ep->engine()->Remove(&ep->events);
@@ -147,7 +154,7 @@ int Enable(TcpMsgEp* ep) {
 
 int ControlMsgEp(fid* object, int command, void* arg) {
   TcpMsgEp* ep = ToTcpMsgEp(reinterpret_cast<fid_ep*>(object));
-  std::lock_guard<OptionalMutex> lock(ep->base.util.mutex);
+  MutexLock<OptionalMutex> lock(ep->base.util.mutex);
   if (command == FI_ENABLE) return Enable(ep);
   return ControlUtilEndpoint(&ep->base.util, command, arg);
 }
@@ -156,7 +163,7 @@ int ControlMsgEp(fid* object, int command, void* arg) {
 
 int SetName(fid* object, void* addr, size_t addrlen) {
   TcpMsgEp* ep = ToTcpMsgEp(reinterpret_cast<fid_ep*>(object));
-  std::lock_guard<OptionalMutex> lock(ep->base.util.mutex);
+  MutexLock<OptionalMutex> lock(ep->base.util.mutex);
   if (ep->state != MsgEpState::kIdle) {
     return Fail(*ep, FI_EOPBADSTATE, "fi_setname: the endpoint is in use");
   }
@@ -169,7 +176,7 @@ int SetName(fid* object, void* addr, size_t addrlen) {
 
 int GetName(fid* object, void* addr, size_t* addrlen) {
   TcpMsgEp* ep = ToTcpMsgEp(reinterpret_cast<fid_ep*>(object));
-  std::lock_guard<OptionalMutex> lock(ep->base.util.mutex);
+  MutexLock<OptionalMutex> lock(ep->base.util.mutex);
   if (addrlen == nullptr) return Fail(*ep, FI_EINVAL, "fi_getname: addrlen");
   absl::StatusOr<IpAddress> address =
       ep->fd >= 0 ? LocalAddress(ep->fd)
@@ -178,12 +185,13 @@ int GetName(fid* object, void* addr, size_t* addrlen) {
           : FiError(FI_EADDRNOTAVAIL, "fi_getname: the endpoint has no "
                                       "address before fi_connect");
   if (!address.ok()) return Fail(*ep, address.status());
-  return CopyAddressOut(*address, ep->base.util.info->addr_format, addr, addrlen);
+  return CopyAddressOut(*address, ep->base.util.info->addr_format, addr,
+                        addrlen);
 }
 
 int GetPeer(fid_ep* ep_fid, void* addr, size_t* addrlen) {
   TcpMsgEp* ep = ToTcpMsgEp(ep_fid);
-  std::lock_guard<OptionalMutex> lock(ep->base.util.mutex);
+  MutexLock<OptionalMutex> lock(ep->base.util.mutex);
   if (addrlen == nullptr) return Fail(*ep, FI_EINVAL, "fi_getpeer: addrlen");
   if (ep->state != MsgEpState::kConnected &&
       ep->state != MsgEpState::kAccepting) {
@@ -191,13 +199,14 @@ int GetPeer(fid_ep* ep_fid, void* addr, size_t* addrlen) {
   }
   absl::StatusOr<IpAddress> address = PeerAddress(ep->fd);
   if (!address.ok()) return Fail(*ep, address.status());
-  return CopyAddressOut(*address, ep->base.util.info->addr_format, addr, addrlen);
+  return CopyAddressOut(*address, ep->base.util.info->addr_format, addr,
+                        addrlen);
 }
 
 int Connect(fid_ep* ep_fid, const void* addr, const void* param,
             size_t paramlen) {
   TcpMsgEp* ep = ToTcpMsgEp(ep_fid);
-  std::lock_guard<OptionalMutex> lock(ep->base.util.mutex);
+  MutexLock<OptionalMutex> lock(ep->base.util.mutex);
   if (ep->state != MsgEpState::kIdle) {
     return Fail(*ep, FI_EOPBADSTATE, "fi_connect: the endpoint is in use");
   }
@@ -227,7 +236,7 @@ int Connect(fid_ep* ep_fid, const void* addr, const void* param,
 
 int Accept(fid_ep* ep_fid, const void* param, size_t paramlen) {
   TcpMsgEp* ep = ToTcpMsgEp(ep_fid);
-  std::lock_guard<OptionalMutex> lock(ep->base.util.mutex);
+  MutexLock<OptionalMutex> lock(ep->base.util.mutex);
   if (ep->state != MsgEpState::kAccepting) {
     return Fail(*ep, FI_EOPBADSTATE, "fi_accept: the endpoint was not "
                                      "opened on a connection request");
@@ -237,8 +246,9 @@ int Accept(fid_ep* ep_fid, const void* param, size_t paramlen) {
   }
   if (int rc = Enable(ep); rc != 0) return rc;
   if (absl::StatusOr<IpAddress> local = LocalAddress(ep->fd); local.ok()) {
-    absl::Status tclass = ApplyTrafficClass(
-        ep->fd, local->family(), ep->base.util.domain->info->domain_attr->tclass);
+    absl::Status tclass =
+        ApplyTrafficClass(ep->fd, local->family(),
+                          ep->base.util.domain->info->domain_attr->tclass);
     if (!tclass.ok()) return Fail(*ep, tclass);
   }
   absl::Status sent =
@@ -252,7 +262,7 @@ int Accept(fid_ep* ep_fid, const void* param, size_t paramlen) {
 
 int Shutdown(fid_ep* ep_fid, uint64_t flags) {
   TcpMsgEp* ep = ToTcpMsgEp(ep_fid);
-  std::lock_guard<OptionalMutex> lock(ep->base.util.mutex);
+  MutexLock<OptionalMutex> lock(ep->base.util.mutex);
   if (flags != 0) return Fail(*ep, FI_EBADFLAGS, "fi_shutdown: flags");
   if (ep->state == MsgEpState::kIdle || ep->state == MsgEpState::kShutdown) {
     return ep->state == MsgEpState::kShutdown
@@ -286,7 +296,7 @@ fi_ops_cm kMsgEpCmOps = ConnectedCmOps({.setname = SetName,
 // --- events from the connection and the progress engine -------------------
 
 void TcpMsgEpSetup::Progress() {
-  std::lock_guard<OptionalMutex> lock(ep_->base.util.mutex);
+  MutexLock<OptionalMutex> lock(ep_->base.util.mutex);
   if (ep_->state == MsgEpState::kConnecting) {
     ProgressConnect(ep_);
   } else if (ep_->state == MsgEpState::kAwaitingResponse) {
@@ -302,7 +312,7 @@ bool TcpMsgEpSetup::auto_progress() const {
 }
 
 void TcpMsgEpEvents::Progress() {
-  std::lock_guard<OptionalMutex> lock(ep_->base.util.mutex);
+  MutexLock<OptionalMutex> lock(ep_->base.util.mutex);
   if (ep_->state != MsgEpState::kConnected) return;
   stream::FinishStartedPeerMsgs(&ep_->base);
   stream::ResumeAfterCqRoom(&ep_->base);
@@ -317,6 +327,7 @@ bool TcpMsgEpEvents::auto_progress() const {
 }
 
 stream::Link* TcpMsgEpEvents::LinkFor(fi_addr_t, int* error) {
+  ep_->base.util.mutex.AssertHeld();
   if (ep_->state != MsgEpState::kConnected) {
     FI_WARN(ep_->log(), FI_LOG_EP_DATA,
             "transmit on an endpoint that is not connected\n");
@@ -331,6 +342,7 @@ void TcpMsgEpEvents::LinkBacklog(stream::Link*, bool backlogged) {
 }
 
 void TcpMsgEpEvents::ReceivePosted() {
+  ep_->base.util.mutex.AssertHeld();
   if (ep_->state == MsgEpState::kConnected &&
       ep_->link->connection.stalled()) {
     ep_->link->connection.Progress();  // a waiting message may take it now
@@ -338,6 +350,7 @@ void TcpMsgEpEvents::ReceivePosted() {
 }
 
 void TcpMsgEpEvents::LinkClosed(stream::Link*, int error) {
+  ep_->base.util.mutex.AssertHeld();
   ep_->state = MsgEpState::kShutdown;
   ep_->engine()->Disarm(this);
   if (ep_->local_shutdown) {
@@ -387,6 +400,9 @@ int OpenTcpMsgEp(fid_domain* domain_fid, fi_info* info, fid_ep** ep_out,
   } else if (info->src_addr != nullptr) {
     absl::StatusOr<IpAddress> source =
         IpFromUser(info->addr_format, info->src_addr, info->src_addrlen);
+    // Not yet seen by any other thread: the lock only satisfies the
+    // analysis.
+    MutexLock<OptionalMutex> lock(ep->base.util.mutex);
     if (source.ok()) ep->bind_address = *source;
   }
   *ep_out = &ep.release()->base.util.ep_fid;

@@ -98,13 +98,16 @@ class TcpMsgEp {
   std::atomic<MsgEpState> state{MsgEpState::kIdle};
   int fd = -1;  // the socket, once there is one (the link owns it once
                 // established)
-  bool setup_registered = false;   // with the fabric's progress engine
-  bool events_registered = false;  // with the domain's
-  std::optional<IpAddress> bind_address;  // fi_setname, or info->src_addr
-  std::vector<char> connect_data;         // fi_connect's, for the request
-  CmReader cm_reader;
-  std::unique_ptr<stream::Link> link;
-  bool local_shutdown = false;
+  // With the fabric's progress engine, and with the domain's.
+  bool setup_registered ABSL_GUARDED_BY(base.util.mutex) = false;
+  bool events_registered ABSL_GUARDED_BY(base.util.mutex) = false;
+  // fi_setname, or info->src_addr.
+  std::optional<IpAddress> bind_address ABSL_GUARDED_BY(base.util.mutex);
+  // fi_connect's, for the request.
+  std::vector<char> connect_data ABSL_GUARDED_BY(base.util.mutex);
+  CmReader cm_reader ABSL_GUARDED_BY(base.util.mutex);
+  std::unique_ptr<stream::Link> link ABSL_GUARDED_BY(base.util.mutex);
+  bool local_shutdown ABSL_GUARDED_BY(base.util.mutex) = false;
 
   const fi_provider* log() const { return base.log(); }
   ProgressEngine* engine() const {

@@ -342,7 +342,7 @@ int ControlRdmEp(fid* object, int command, void* arg) {
   if (command != FI_ENABLE) {
     int rc = 0;
     {
-      std::lock_guard<OptionalMutex> lock(ep->base.util.mutex);
+      MutexLock<OptionalMutex> lock(ep->base.util.mutex);
       rc = ControlUtilEndpoint(&ep->base.util, command, arg);
     }
     // The local path's transmits and receives take the same default flags.
@@ -352,7 +352,7 @@ int ControlRdmEp(fid* object, int command, void* arg) {
     return rc;
   }
   {
-    std::lock_guard<OptionalMutex> lock(ep->base.util.mutex);
+    MutexLock<OptionalMutex> lock(ep->base.util.mutex);
     if (ep->base.util.enabled.load()) return 0;
     if (int rc = Enable(ep); rc != 0) return rc;
   }
@@ -379,7 +379,7 @@ int GetName(fid* object, void* addr, size_t* addrlen) {
 
 int SetName(fid* object, void* addr, size_t addrlen) {
   TcpRdmEp* ep = ToTcpRdmEp(object);
-  std::lock_guard<OptionalMutex> lock(ep->base.util.mutex);
+  MutexLock<OptionalMutex> lock(ep->base.util.mutex);
   if (ep->base.util.enabled.load()) {
     return Fail(*ep, FiError(FI_EOPBADSTATE,
                              "fi_setname: the endpoint is already enabled"));
@@ -492,7 +492,7 @@ void TcpRdmEpEvents::Progress() {
       ++ep->idle_passes % kIdleListenPollPasses != 0) {
     return;
   }
-  std::lock_guard<OptionalMutex> lock(ep->base.util.mutex);
+  MutexLock<OptionalMutex> lock(ep->base.util.mutex);
   ep->has_sockets.store(!ep->links.all.empty() || !ep->incoming.empty(),
                         std::memory_order_release);
   ep->links.FreeClosed();
@@ -524,7 +524,7 @@ void TcpRdmEpEvents::Progress() {
 int TcpRdmEpEvents::progress_fd() const { return ep_->epoll_fd; }
 
 void TcpRdmEpEvents::ArmFds() {
-  std::lock_guard<OptionalMutex> lock(ep_->base.util.mutex);
+  MutexLock<OptionalMutex> lock(ep_->base.util.mutex);
   ep_->busy_passes = 0;
   ArmEpoll(ep_, true);
 }

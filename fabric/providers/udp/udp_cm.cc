@@ -31,7 +31,7 @@ int GetName(fid* object, void* addr, size_t* addrlen) {
     return UdpFail(*ep, FI_LOG_EP_CTRL,
                    FiError(FI_EINVAL, "fi_getname: addrlen is NULL"));
   }
-  std::lock_guard<OptionalMutex> lock(ep->util.mutex);
+  MutexLock<OptionalMutex> lock(ep->util.mutex);
   absl::StatusOr<IpAddress> name = LocalAddress(ep->fd);
   if (!name.ok()) {
     return UdpFail(*ep, FI_LOG_EP_CTRL, In("fi_getname", name.status()));
@@ -43,7 +43,7 @@ int GetName(fid* object, void* addr, size_t* addrlen) {
 
 int SetName(fid* object, void* addr, size_t addrlen) {
   UdpEndpoint* ep = ToUdpEndpoint(object);
-  std::lock_guard<OptionalMutex> lock(ep->util.mutex);
+  MutexLock<OptionalMutex> lock(ep->util.mutex);
   if (ep->util.enabled.load()) {
     return UdpFail(
         *ep, FI_LOG_EP_CTRL,

@@ -99,7 +99,7 @@ uint32_t TrafficClass(const fi_info& info, const UtilDomain& domain) {
 
 int Enable(UdpEndpoint* ep) {
   {
-    std::lock_guard<OptionalMutex> lock(ep->util.mutex);
+    MutexLock<OptionalMutex> lock(ep->util.mutex);
     if (ep->util.enabled.load()) {
       return UdpFail(*ep, FI_LOG_EP_CTRL,
                      FiError(FI_EOPBADSTATE, "fi_enable: already enabled"));
@@ -119,7 +119,7 @@ int CloseEp(fid* object) {
     ep->util.domain->progress->Remove(&ep->progress);
   }
   {
-    std::lock_guard<OptionalMutex> lock(ep->util.mutex);
+    MutexLock<OptionalMutex> lock(ep->util.mutex);
     // Receives still posted are dropped without completions.
     for (size_t i = 0; i < ep->receives.size(); ++i) {
       if (ep->receives[i].reserved) CqUnreserve(ep->util.rx_cq);
@@ -133,14 +133,14 @@ int CloseEp(fid* object) {
 
 int BindEp(fid* object, fid* bound, uint64_t flags) {
   UdpEndpoint* ep = ToUdpEndpoint(object);
-  std::lock_guard<OptionalMutex> lock(ep->util.mutex);
+  MutexLock<OptionalMutex> lock(ep->util.mutex);
   return BindUtilEndpoint(&ep->util, bound, flags);
 }
 
 int ControlEp(fid* object, int command, void* arg) {
   UdpEndpoint* ep = ToUdpEndpoint(object);
   if (command == FI_ENABLE) return Enable(ep);
-  std::lock_guard<OptionalMutex> lock(ep->util.mutex);
+  MutexLock<OptionalMutex> lock(ep->util.mutex);
   int rc = ControlUtilEndpoint(&ep->util, command, arg);
   if (rc == -FI_ENOSYS) {
     FI_WARN(UdpLog(*ep), FI_LOG_EP_CTRL,
@@ -152,7 +152,7 @@ int ControlEp(fid* object, int command, void* arg) {
 // fi_cancel: a posted receive completes with FI_ECANCELED.
 ssize_t CancelEp(fid* object, void* context) {
   UdpEndpoint* ep = ToUdpEndpoint(object);
-  std::lock_guard<OptionalMutex> lock(ep->util.mutex);
+  MutexLock<OptionalMutex> lock(ep->util.mutex);
   size_t i = 0;
   while (i < ep->receives.size() && ep->receives[i].context != context) ++i;
   if (i == ep->receives.size()) return -FI_ENOENT;
@@ -176,7 +176,7 @@ ssize_t RxSizeLeft(fid_ep* ep_fid) {
   if (!ep->util.enabled.load()) {
     return UdpFail(*ep, FI_LOG_EP_DATA, NotEnabled("fi_rx_size_left"));
   }
-  std::lock_guard<OptionalMutex> lock(ep->util.mutex);
+  MutexLock<OptionalMutex> lock(ep->util.mutex);
   return static_cast<ssize_t>(ep->util.info->rx_attr->size -
                               ep->receives.size());
 }

@@ -113,7 +113,7 @@ absl::Status PostSend(UdpEndpoint& ep, const TransmitCall& request) {
         absl::StrCat("a ", length, "-byte message exceeds inject_size ",
                      info.tx_attr->inject_size));
   }
-  std::lock_guard<OptionalMutex> lock(ep.util.mutex);
+  MutexLock<OptionalMutex> lock(ep.util.mutex);
   absl::StatusOr<const IpAddress*> dest =
       ep.destination.Lookup(ep.util.av, request.dest);
   if (!dest.ok()) {
@@ -147,7 +147,7 @@ absl::Status PostRecv(UdpEndpoint& ep, const ReceiveCall& request) {
                info.rx_attr->iov_limit, &buffer);
   if (!capacity.ok()) return capacity.status();
 
-  std::lock_guard<OptionalMutex> lock(ep.util.mutex);
+  MutexLock<OptionalMutex> lock(ep.util.mutex);
   if (ep.receives.size() >= info.rx_attr->size) {
     return CallError(request.name, FI_EAGAIN,
                      absl::StrCat("rx_attr->size (", info.rx_attr->size,

@@ -73,7 +73,7 @@ void Deliver(UdpEndpoint& ep, size_t length, bool placed,
 
 void UdpProgress::Progress() {
   UdpEndpoint& ep = *ep_;
-  std::lock_guard<OptionalMutex> lock(ep.util.mutex);
+  MutexLock<OptionalMutex> lock(ep.util.mutex);
   const int most = ProgressEngine::InAutoThread() ? kDatagramsPerProgress : 1;
   for (int taken = 0; taken < most;) {
     bool posted = !ep.receives.empty();

@@ -13,6 +13,7 @@
 #include <rdma/fi_endpoint.h>
 
 #include <atomic>
+#include <cassert>
 #include <mutex>
 #include <string>
 
@@ -26,6 +27,7 @@
 #include "fabric/providers/util/eq.h"
 #include "fabric/providers/util/fid_cast.h"
 #include "fabric/providers/util/futex_mutex.h"
+#include "fabric/providers/util/mutex.h"
 
 namespace fabric {
 
@@ -56,6 +58,12 @@ class ABSL_LOCKABLE OptionalMutex {
   }
   void unlock() ABSL_UNLOCK_FUNCTION() ABSL_NO_THREAD_SAFETY_ANALYSIS {
     if (needed_) mutex_.unlock();
+  }
+  // Where the analysis cannot see the caller's lock (a callback the data
+  // path makes under it): says it is held, and checks in debug builds that
+  // it is held at all (not by whom).
+  void AssertHeld() const ABSL_ASSERT_EXCLUSIVE_LOCK() {
+    assert(!needed_ || mutex_.held());
   }
 
  private:

@@ -10,13 +10,13 @@ namespace {
 
 int GetOpt(fid* object, int level, int name, void* value, size_t* len) {
   UtilEndpoint* ep = FidCast<UtilEndpoint>(object);
-  std::lock_guard<OptionalMutex> lock(ep->mutex);
+  MutexLock<OptionalMutex> lock(ep->mutex);
   return GetOptUtilEndpoint(ep, level, name, value, len);
 }
 
 int SetOpt(fid* object, int level, int name, const void* value, size_t len) {
   UtilEndpoint* ep = FidCast<UtilEndpoint>(object);
-  std::lock_guard<OptionalMutex> lock(ep->mutex);
+  MutexLock<OptionalMutex> lock(ep->mutex);
   return SetOptUtilEndpoint(ep, level, name, value, len);
 }
 

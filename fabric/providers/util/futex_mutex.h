@@ -43,6 +43,8 @@ class ABSL_LOCKABLE FutexMutex {
   void unlock() ABSL_UNLOCK_FUNCTION() {
     if (state_.exchange(0, std::memory_order_release) == 2) WakeOne();
   }
+  // Whether some thread holds it (for assertions: not which one).
+  bool held() const { return state_.load(std::memory_order_relaxed) != 0; }
 
  private:
   void LockContended();

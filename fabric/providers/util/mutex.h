@@ -42,7 +42,8 @@ class ABSL_LOCKABLE Mutex {
 };
 
 // Holds `mutex` for its scope: taken by the constructor, or adopted when
-// already held (after a successful try_lock); Unlock releases it sooner.
+// already held (after a successful try_lock); Unlock releases it sooner,
+// Lock takes it again.
 template <typename LockableMutex>
 class ABSL_SCOPED_LOCKABLE MutexLock {
  public:
@@ -62,6 +63,10 @@ class ABSL_SCOPED_LOCKABLE MutexLock {
   void Unlock() ABSL_UNLOCK_FUNCTION() {
     mutex_.unlock();
     held_ = false;
+  }
+  void Lock() ABSL_EXCLUSIVE_LOCK_FUNCTION() {
+    mutex_.lock();
+    held_ = true;
   }
 
  private:

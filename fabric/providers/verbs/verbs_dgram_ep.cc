@@ -188,7 +188,7 @@ int CloseDgramEp(fid* object) {
 
 int BindDgramEp(fid* object, fid* bound, uint64_t flags) {
   VerbsDgramEp* ep = ToVerbsDgramEp(reinterpret_cast<fid_ep*>(object));
-  std::lock_guard<OptionalMutex> lock(ep->util.mutex);
+  MutexLock<OptionalMutex> lock(ep->util.mutex);
   if (bound == nullptr || bound->fclass != FI_CLASS_AV) {
     return BindUtilEndpoint(&ep->util, bound, flags);
   }
@@ -209,14 +209,14 @@ int BindDgramEp(fid* object, fid* bound, uint64_t flags) {
 
 int ControlDgramEp(fid* object, int command, void* arg) {
   VerbsDgramEp* ep = ToVerbsDgramEp(reinterpret_cast<fid_ep*>(object));
-  std::lock_guard<OptionalMutex> lock(ep->util.mutex);
+  MutexLock<OptionalMutex> lock(ep->util.mutex);
   if (command == FI_ENABLE) return Enable(ep);
   return ControlUtilEndpoint(&ep->util, command, arg);
 }
 
 int GetName(fid* object, void* addr, size_t* addrlen) {
   VerbsDgramEp* ep = ToVerbsDgramEp(reinterpret_cast<fid_ep*>(object));
-  std::lock_guard<OptionalMutex> lock(ep->util.mutex);
+  MutexLock<OptionalMutex> lock(ep->util.mutex);
   if (addrlen == nullptr || (addr == nullptr && *addrlen > 0)) {
     return Fail(*ep, FI_EINVAL, "fi_getname: addr or addrlen");
   }
@@ -246,7 +246,7 @@ fi_ops_cm kDgramCmOps = ConnectionlessCmOps(NoSetName, GetName);
 }  // namespace
 
 void DgramCompletions::Progress() {
-  std::lock_guard<OptionalMutex> lock(ep_->util.mutex);
+  MutexLock<OptionalMutex> lock(ep_->util.mutex);
   AckNotification(ep_->api(), &ep_->device_cq);
   PollAll(ep_);
   if (ArmNotification(&ep_->device_cq, false)) PollAll(ep_);
@@ -262,7 +262,7 @@ bool DgramCompletions::auto_progress() const {
 }
 
 void DgramCompletions::ArmFds() {
-  std::lock_guard<OptionalMutex> lock(ep_->util.mutex);
+  MutexLock<OptionalMutex> lock(ep_->util.mutex);
   if (ArmNotification(&ep_->device_cq, true)) PollAll(ep_);
 }
 

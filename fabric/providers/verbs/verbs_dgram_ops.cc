@@ -100,7 +100,7 @@ absl::Status Prepare(VerbsDgramEp* ep, const TransmitCall& tx, Sges* sges,
 }
 
 ssize_t PostSend(VerbsDgramEp* ep, const TransmitCall& tx) {
-  std::lock_guard<OptionalMutex> lock(ep->util.mutex);
+  MutexLock<OptionalMutex> lock(ep->util.mutex);
   if (!ep->util.enabled.load()) {
     return Fail(*ep, FI_EOPBADSTATE, "send before fi_enable");
   }
@@ -122,7 +122,7 @@ ssize_t PostSend(VerbsDgramEp* ep, const TransmitCall& tx) {
 
 ssize_t PostReceive(VerbsDgramEp* ep, const iovec* iov, void* const* desc,
                     size_t count, void* context, uint64_t flags) {
-  std::lock_guard<OptionalMutex> lock(ep->util.mutex);
+  MutexLock<OptionalMutex> lock(ep->util.mutex);
   if (!ep->util.enabled.load()) {
     return Fail(*ep, FI_EOPBADSTATE, "receive before fi_enable");
   }

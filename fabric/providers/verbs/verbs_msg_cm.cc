@@ -51,7 +51,8 @@ void PostCmError(VerbsMsgEp* ep, int err, int prov_errno,
 
 // Ends the connection attempt (or the connection) with `status`: the state
 // moves on as for a failed rdma_cm step, and the EQ gets an error entry.
-void FailConnection(VerbsMsgEp* ep, const absl::Status& status) {
+void FailConnection(VerbsMsgEp* ep, const absl::Status& status)
+    ABSL_EXCLUSIVE_LOCKS_REQUIRED(ep->util.mutex) {
   FI_WARN(ep->log(), FI_LOG_EP_CTRL, "%s\n",
           std::string(status.message()).c_str());
   CmStep step;
@@ -65,7 +66,8 @@ void FailConnection(VerbsMsgEp* ep, const absl::Status& status) {
 
 // The queue pair on the endpoint's id (which must be on the domain's
 // device), then the receives posted before it existed.
-absl::Status CreateQp(VerbsMsgEp* ep) {
+absl::Status CreateQp(VerbsMsgEp* ep)
+    ABSL_EXCLUSIVE_LOCKS_REQUIRED(ep->util.mutex) {
   if (ep->id->verbs != ep->domain->context()) {
     return FiError(FI_EINVAL, "the connection's device is not the domain's "
                               "(the address is on another RDMA device)");
@@ -96,8 +98,8 @@ absl::Status CreateQp(VerbsMsgEp* ep) {
 // What the endpoint offers for RDMA reads and atomics on a connect, and
 // (within what the requester offered) on an accept.
 rdma_conn_param ConnParam(const VerbsMsgEp& ep,
-                          const std::vector<uint8_t>& private_data,
-                          bool accept) {
+                          const std::vector<uint8_t>& private_data, bool accept)
+    ABSL_EXCLUSIVE_LOCKS_REQUIRED(ep.util.mutex) {
   const ibv_device_attr& device = ep.domain->device_attr();
   rdma_conn_param param = {};
   param.private_data = private_data.data();
@@ -121,7 +123,8 @@ rdma_conn_param ConnParam(const VerbsMsgEp& ep,
 // Sets the queue pair's RNR timer (kMinRnrTimer), once it is ready to
 // send (RTS): librdmacm has moved it there when rdma_accept returns or the
 // connection is established. A failure only costs time: it is logged.
-void SetMinRnrTimer(VerbsMsgEp* ep) {
+void SetMinRnrTimer(VerbsMsgEp* ep)
+    ABSL_EXCLUSIVE_LOCKS_REQUIRED(ep->util.mutex) {
   if (ep->qp == nullptr) return;
   ibv_qp_attr attr = {};
   attr.min_rnr_timer = kMinRnrTimer;
@@ -135,7 +138,8 @@ void SetMinRnrTimer(VerbsMsgEp* ep) {
 // Performs `action`, the state's answer to an rdma_cm event carrying the
 // application's `data`.
 void Perform(VerbsMsgEp* ep, const MsgAction& action,
-             const std::vector<uint8_t>& data, int prov_errno) {
+             const std::vector<uint8_t>& data, int prov_errno)
+    ABSL_EXCLUSIVE_LOCKS_REQUIRED(ep->util.mutex) {
   switch (action.kind) {
     case MsgAction::kNone:
       return;
@@ -173,7 +177,7 @@ void Perform(VerbsMsgEp* ep, const MsgAction& action,
 
 int SetName(fid* object, void* addr, size_t addrlen) {
   VerbsMsgEp* ep = ToVerbsMsgEp(reinterpret_cast<fid_ep*>(object));
-  std::lock_guard<OptionalMutex> lock(ep->util.mutex);
+  MutexLock<OptionalMutex> lock(ep->util.mutex);
   if (ep->state.state() != MsgState::kIdle || ep->qp != nullptr) {
     return FailEp(*ep, FI_EOPBADSTATE, "fi_setname: the endpoint is in use");
   }
@@ -188,7 +192,7 @@ int SetName(fid* object, void* addr, size_t addrlen) {
 
 int GetName(fid* object, void* addr, size_t* addrlen) {
   VerbsMsgEp* ep = ToVerbsMsgEp(reinterpret_cast<fid_ep*>(object));
-  std::lock_guard<OptionalMutex> lock(ep->util.mutex);
+  MutexLock<OptionalMutex> lock(ep->util.mutex);
   if (addrlen == nullptr) return FailEp(*ep, FI_EINVAL, "fi_getname: addrlen");
   absl::StatusOr<CmAddress> address =
       CmAddressFrom(&ep->id->route.addr.src_addr);
@@ -198,7 +202,7 @@ int GetName(fid* object, void* addr, size_t* addrlen) {
 
 int GetPeer(fid_ep* ep_fid, void* addr, size_t* addrlen) {
   VerbsMsgEp* ep = ToVerbsMsgEp(ep_fid);
-  std::lock_guard<OptionalMutex> lock(ep->util.mutex);
+  MutexLock<OptionalMutex> lock(ep->util.mutex);
   if (addrlen == nullptr) return FailEp(*ep, FI_EINVAL, "fi_getpeer: addrlen");
   absl::StatusOr<CmAddress> address =
       CmAddressFrom(&ep->id->route.addr.dst_addr);
@@ -220,7 +224,8 @@ int CheckConnectionData(const VerbsMsgEp& ep, const char* call,
 
 // A connection that failed as fi_connect or fi_accept started it: the
 // state takes the error, which is logged and returned.
-int FailConnecting(VerbsMsgEp* ep, const absl::Status& failed) {
+int FailConnecting(VerbsMsgEp* ep, const absl::Status& failed)
+    ABSL_EXCLUSIVE_LOCKS_REQUIRED(ep->util.mutex) {
   CmStep step;
   step.kind = CmStep::kError;
   step.error = -ToFiErrno(failed);
@@ -231,7 +236,7 @@ int FailConnecting(VerbsMsgEp* ep, const absl::Status& failed) {
 int Connect(fid_ep* ep_fid, const void* addr, const void* param,
             size_t paramlen) {
   VerbsMsgEp* ep = ToVerbsMsgEp(ep_fid);
-  std::lock_guard<OptionalMutex> lock(ep->util.mutex);
+  MutexLock<OptionalMutex> lock(ep->util.mutex);
   if (int rc = CheckConnectionData(*ep, "fi_connect", param, paramlen);
       rc != 0) {
     return rc;
@@ -265,7 +270,7 @@ int Connect(fid_ep* ep_fid, const void* addr, const void* param,
 
 int Accept(fid_ep* ep_fid, const void* param, size_t paramlen) {
   VerbsMsgEp* ep = ToVerbsMsgEp(ep_fid);
-  std::lock_guard<OptionalMutex> lock(ep->util.mutex);
+  MutexLock<OptionalMutex> lock(ep->util.mutex);
   if (int rc = CheckConnectionData(*ep, "fi_accept", param, paramlen);
       rc != 0) {
     return rc;
@@ -298,7 +303,7 @@ int Accept(fid_ep* ep_fid, const void* param, size_t paramlen) {
 
 int Shutdown(fid_ep* ep_fid, uint64_t flags) {
   VerbsMsgEp* ep = ToVerbsMsgEp(ep_fid);
-  std::lock_guard<OptionalMutex> lock(ep->util.mutex);
+  MutexLock<OptionalMutex> lock(ep->util.mutex);
   if (flags != 0) return FailEp(*ep, FI_EBADFLAGS, "fi_shutdown: flags");
   if (int rc = ep->state.Shutdown(); rc != 0) {
     return FailEp(*ep, -rc, "fi_shutdown: not connected");
@@ -392,7 +397,7 @@ void ReadCmEventsLocked(VerbsMsgEp* ep) {
 }
 
 void VerbsCmEvents::Progress() {
-  std::lock_guard<OptionalMutex> lock(ep_->util.mutex);
+  MutexLock<OptionalMutex> lock(ep_->util.mutex);
   ReadCmEventsLocked(ep_);
 }
 

@@ -49,8 +49,9 @@ size_t PollAll(VerbsMsgEp* ep) {
 // the transport's retries would take (retry_cnt + 1) ACK timeouts, 17 s on
 // RoCE. So the connection's events are read here too, every
 // kCmCheckInterval idle passes: the system call it costs is not paid on a
-// busy path. Under the endpoint's lock.
-void CountPass(VerbsMsgEp* ep, size_t completed) {
+// busy path.
+void CountPass(VerbsMsgEp* ep, size_t completed)
+    ABSL_EXCLUSIVE_LOCKS_REQUIRED(ep->util.mutex) {
   if (completed > 0) {
     ep->idle_passes = 0;
     return;
@@ -65,7 +66,7 @@ void CountPass(VerbsMsgEp* ep, size_t completed) {
 }  // namespace
 
 void VerbsCompletions::Progress() {
-  std::lock_guard<OptionalMutex> lock(ep_->util.mutex);
+  MutexLock<OptionalMutex> lock(ep_->util.mutex);
   AckNotification(ep_->api(), &ep_->device_cq);
   CountPass(ep_, PollAll(ep_));
   if (ArmNotification(&ep_->device_cq, false)) PollAll(ep_);
@@ -81,7 +82,7 @@ bool VerbsCompletions::auto_progress() const {
 }
 
 void VerbsCompletions::ArmFds() {
-  std::lock_guard<OptionalMutex> lock(ep_->util.mutex);
+  MutexLock<OptionalMutex> lock(ep_->util.mutex);
   // Completions that came before the request will not signal: reported
   // now, else nothing would wake for them.
   if (ArmNotification(&ep_->device_cq, true)) PollAll(ep_);
@@ -90,7 +91,7 @@ void VerbsCompletions::ArmFds() {
 size_t VerbsCompletions::ReadDirect(UtilCq* cq, void* buf, size_t count,
                                     fi_addr_t* sources) {
   VerbsMsgEp* ep = ep_;
-  std::lock_guard<OptionalMutex> lock(ep->util.mutex);
+  MutexLock<OptionalMutex> lock(ep->util.mutex);
   // Entries a progress pass queued meanwhile are older: they go first.
   // (Those another thread's pass hands its own fi_cq_read are that
   // reader's: concurrent readers share no order.)

@@ -118,7 +118,8 @@ namespace {
 // queue pair in the error state flushes what it had under way; the device
 // may take a moment, so the CQ is read until it stays empty for
 // kDrainQuietMs.
-void ReturnSharedReceives(VerbsMsgEp* ep) {
+void ReturnSharedReceives(VerbsMsgEp* ep)
+    ABSL_EXCLUSIVE_LOCKS_REQUIRED(ep->util.mutex) {
   MoveQpToError(ep);
   auto quiet_since = std::chrono::steady_clock::now();
   while (std::chrono::steady_clock::now() - quiet_since <
@@ -131,7 +132,10 @@ void ReturnSharedReceives(VerbsMsgEp* ep) {
   }
 }
 
-int CloseMsgEp(fid* object) {
+// Without the endpoint's lock: the application makes no more calls on it,
+// and once the engines have let go of it (Remove waits for a running pass)
+// no progress pass touches it either.
+int CloseMsgEp(fid* object) ABSL_NO_THREAD_SAFETY_ANALYSIS {
   VerbsMsgEp* ep = ToVerbsMsgEp(reinterpret_cast<fid_ep*>(object));
   const VerbsApi& api = ep->api();
   if (ep->completions_registered) SetDirectProducer(ep, false);
@@ -156,7 +160,7 @@ int CloseMsgEp(fid* object) {
 
 int BindMsgEp(fid* object, fid* bound, uint64_t flags) {
   VerbsMsgEp* ep = ToVerbsMsgEp(reinterpret_cast<fid_ep*>(object));
-  std::lock_guard<OptionalMutex> lock(ep->util.mutex);
+  MutexLock<OptionalMutex> lock(ep->util.mutex);
   if (bound != nullptr && bound->fclass == FI_CLASS_AV) {
     return FailEp(*ep, FI_EINVAL, "fi_ep_bind: an MSG endpoint takes no AV");
   }
@@ -184,7 +188,7 @@ int BindMsgEp(fid* object, fid* bound, uint64_t flags) {
 
 int ControlMsgEp(fid* object, int command, void* arg) {
   VerbsMsgEp* ep = ToVerbsMsgEp(reinterpret_cast<fid_ep*>(object));
-  std::lock_guard<OptionalMutex> lock(ep->util.mutex);
+  MutexLock<OptionalMutex> lock(ep->util.mutex);
   if (command == FI_ENABLE) return Enable(ep);
   if (command == kControlGetCqDirectProducer) {
     if (arg == nullptr || !ep->util.enabled.load()) {
@@ -245,7 +249,12 @@ int OpenVerbsMsgEp(fid_domain* domain_fid, fi_info* info, fid_ep** ep_out,
   ep->util.mutex.set_needed(true);
   ep->util.cm_data_size = kCmDataSize;
   InstallVerbsDataOps(ep, &kMsgEpCmOps);
-  status = OpenConnectionId(ep, *info);
+  {
+    // Not yet seen by any other thread: the lock only satisfies the
+    // analysis.
+    MutexLock<OptionalMutex> lock(ep->util.mutex);
+    status = OpenConnectionId(ep, *info);
+  }
   if (!status.ok()) {
     int rc = FailEp(*ep, status);
     CloseMsgEp(&ep->util.ep_fid.fid);

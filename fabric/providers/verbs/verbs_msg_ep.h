@@ -115,32 +115,35 @@ struct VerbsMsgEp {
   VerbsDomain* domain = nullptr;
   VerbsCmEvents cm_events;
   VerbsCompletions completions;
-  MsgState state;  // guarded by util.mutex
+  MsgState state ABSL_GUARDED_BY(util.mutex);
   rdma_event_channel* cm_channel = nullptr;
   rdma_cm_id* id = nullptr;
   DeviceCq device_cq;  // made by fi_enable
-  ibv_qp* qp = nullptr;  // made when the connection starts (id->qp)
+  // Made when the connection starts (id->qp).
+  ibv_qp* qp ABSL_GUARDED_BY(util.mutex) = nullptr;
   uint32_t max_inline = 0;  // what the queue pair took
   // The domain has no FI_MR_LOCAL: buffers without descriptors are
   // registered here.
   bool registers_buffers = false;
-  bool from_request = false;  // opened on an FI_CONNREQ: fi_accept next
+  // Opened on an FI_CONNREQ: fi_accept next.
+  bool from_request ABSL_GUARDED_BY(util.mutex) = false;
   bool cm_registered = false;
   bool completions_registered = false;
   WorkSlots slots;  // one per send and receive queue entry
   // Data passes without a completion while transmits were out.
-  uint32_t idle_passes = 0;
-  std::vector<EarlyReceive> early_receives;
+  uint32_t idle_passes ABSL_GUARDED_BY(util.mutex) = 0;
+  std::vector<EarlyReceive> early_receives ABSL_GUARDED_BY(util.mutex);
   VerbsSrx* srx = nullptr;  // the shared receive context bound (verbs_srx.h)
-  LiveRegionCache regions;  // descriptors checked, under util.mutex
+  LiveRegionCache regions ABSL_GUARDED_BY(util.mutex);  // descriptors checked
   // Where the old value of an fi_atomic (which returns none) lands: a
   // word per send queue slot, registered with the device.
   std::vector<uint64_t> atomic_scratch;
   ibv_mr* scratch_mr = nullptr;
   // What an accept offers for RDMA reads and atomics (from the request).
-  uint8_t responder_resources = 0;
-  uint8_t initiator_depth = 0;
-  std::vector<uint8_t> connect_data;  // fi_connect's, packed
+  uint8_t responder_resources ABSL_GUARDED_BY(util.mutex) = 0;
+  uint8_t initiator_depth ABSL_GUARDED_BY(util.mutex) = 0;
+  // fi_connect's, packed.
+  std::vector<uint8_t> connect_data ABSL_GUARDED_BY(util.mutex);
 
   const VerbsApi& api() const { return domain->api(); }
   const fi_provider* log() const {
@@ -171,22 +174,25 @@ bool TakeVerbsConnReq(fid* handle, VerbsConnReq* taken);
 // atomic tables.
 void InstallVerbsDataOps(VerbsMsgEp* ep, fi_ops_cm* cm);
 // Posts receives kept while the queue pair did not exist.
-int PostEarlyReceives(VerbsMsgEp* ep);
-// Acts on the connection's pending rdma_cm events; util.mutex is held.
-void ReadCmEventsLocked(VerbsMsgEp* ep);
+int PostEarlyReceives(VerbsMsgEp* ep)
+    ABSL_EXCLUSIVE_LOCKS_REQUIRED(ep->util.mutex);
+// Acts on the connection's pending rdma_cm events.
+void ReadCmEventsLocked(VerbsMsgEp* ep)
+    ABSL_EXCLUSIVE_LOCKS_REQUIRED(ep->util.mutex);
 
 // Between the endpoint's life (verbs_msg_ep.cc) and its connection
-// management (verbs_msg_cm.cc), util.mutex held where they run under it:
-// fi_enable; starting to read the rdma_cm channel; moving the queue pair
-// (if any) to the error state, where its posted work flushes; the
-// endpoint's fi_ops_cm; its rdma_cm channel and connection id (a fresh
-// id, or the connection request's moved onto the channel); logging a
-// failure and returning its negative fi_errno.
+// management (verbs_msg_cm.cc): fi_enable; starting to read the rdma_cm
+// channel; moving the queue pair (if any) to the error state, where its
+// posted work flushes; the endpoint's fi_ops_cm; its rdma_cm channel and
+// connection id (a fresh id, or the connection request's moved onto the
+// channel); logging a failure and returning its negative fi_errno.
 int Enable(VerbsMsgEp* ep);
 void WatchCmEvents(VerbsMsgEp* ep);
-void MoveQpToError(VerbsMsgEp* ep);
+void MoveQpToError(VerbsMsgEp* ep)
+    ABSL_EXCLUSIVE_LOCKS_REQUIRED(ep->util.mutex);
 extern fi_ops_cm kMsgEpCmOps;
-absl::Status OpenConnectionId(VerbsMsgEp* ep, const fi_info& info);
+absl::Status OpenConnectionId(VerbsMsgEp* ep, const fi_info& info)
+    ABSL_EXCLUSIVE_LOCKS_REQUIRED(ep->util.mutex);
 int FailEp(const VerbsMsgEp& ep, const absl::Status& status);
 int FailEp(const VerbsMsgEp& ep, int fi_errno, const std::string& what);
 // Frees a slot after its completion (or when it was never posted): the

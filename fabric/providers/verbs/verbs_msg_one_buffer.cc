@@ -27,7 +27,8 @@ constexpr uint64_t kCommonRxFlags = FI_COMPLETION | FI_MORE;
 // descriptor: it registers the buffer, or refuses it under FI_MR_LOCAL).
 // Always inline: both paths of every message take it.
 ABSL_ATTRIBUTE_ALWAYS_INLINE inline bool KeyOf(VerbsMsgEp* ep, void* desc,
-                                              uint32_t* lkey) {
+                                               uint32_t* lkey)
+    ABSL_EXCLUSIVE_LOCKS_REQUIRED(ep->util.mutex) {
   if (desc == nullptr || !ep->regions.IsLive(desc)) return false;
   *lkey = static_cast<const RegionDesc*>(desc)->lkey;
   return true;
@@ -46,7 +47,7 @@ bool TrySendOneBuffer(VerbsMsgEp* ep, const OneBufferSend& send,
   }
   const bool inject = (send.flags & FI_INJECT) != 0;
   if (inject && send.len > info.tx_attr->inject_size) return false;
-  std::lock_guard<OptionalMutex> lock(ep->util.mutex);
+  MutexLock<OptionalMutex> lock(ep->util.mutex);
   if (!ep->state.CanTransmit()) return false;
   ibv_sge sge;
   sge.addr = reinterpret_cast<uintptr_t>(send.buf);
@@ -103,7 +104,7 @@ bool TryReceiveOneBuffer(VerbsMsgEp* ep, void* buf, size_t len, void* desc,
   // that much.
   len = std::min<size_t>(len, info.ep_attr->max_msg_size);
   if (len > UINT32_MAX) return false;
-  std::lock_guard<OptionalMutex> lock(ep->util.mutex);
+  MutexLock<OptionalMutex> lock(ep->util.mutex);
   // Before the queue pair exists, and on a shared receive context, the
   // general path keeps or refuses the receive.
   ibv_sge sge;

@@ -126,7 +126,7 @@ absl::Status AtomicTarget(VerbsMsgEp* ep, const Transmit& tx,
 
 ssize_t PostReceive(VerbsMsgEp* ep, const iovec* iov, void* const* desc,
                     size_t count, void* context, uint64_t flags) {
-  std::lock_guard<OptionalMutex> lock(ep->util.mutex);
+  MutexLock<OptionalMutex> lock(ep->util.mutex);
   if (!ep->util.enabled.load()) {
     return FailDataCall(*ep, FI_EOPBADSTATE, "receive before fi_enable");
   }
@@ -258,7 +258,7 @@ ssize_t FailDataCall(const VerbsMsgEp& ep, int fi_errno,
 }
 
 ssize_t PostTransmit(VerbsMsgEp* ep, Transmit tx) {
-  std::lock_guard<OptionalMutex> lock(ep->util.mutex);
+  MutexLock<OptionalMutex> lock(ep->util.mutex);
   if (!ep->state.CanTransmit()) {
     return FailDataCall(*ep, FI_ENOTCONN,
                         "transmit on an endpoint that is not connected");
