@@ -222,7 +222,7 @@ fid_ep* TcpLocalPath::Via(fi_addr_t dest) {
     uint8_t known = paths_[dest].load(std::memory_order_relaxed);
     if (known != kUndecided) return known == kShm ? ep_ : nullptr;
   }
-  std::lock_guard<std::mutex> lock(mutex_);
+  MutexLock<Mutex> lock(mutex_);
   if (dest >= paths_.size()) {
     auto known = paths_beyond_.find(dest);
     if (known != paths_beyond_.end()) {
@@ -239,7 +239,7 @@ fid_ep* TcpLocalPath::Via(fi_addr_t dest) {
 }
 
 void TcpLocalPath::Refused(fi_addr_t dest) {
-  std::lock_guard<std::mutex> lock(mutex_);
+  MutexLock<Mutex> lock(mutex_);
   Decide(dest, kTcp);
 }
 

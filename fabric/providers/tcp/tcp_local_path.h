@@ -51,7 +51,6 @@
 
 #include <atomic>
 #include <memory>
-#include <mutex>
 #include <unordered_map>
 #include <vector>
 
@@ -59,6 +58,7 @@
 #include "fabric/api/core/address.h"
 #include "fabric/providers/provider.h"
 #include "fabric/providers/stream/stream_ep.h"
+#include "fabric/providers/util/mutex.h"
 
 namespace fabric {
 namespace tcp {
@@ -111,10 +111,10 @@ class TcpLocalPath : public stream::TransmitDivert {
   enum Path : uint8_t { kUndecided = 0, kShm, kTcp };
   static constexpr size_t kFastAddresses = 65536;
   std::vector<std::atomic<uint8_t>> paths_;
-  std::mutex mutex_;  // guards deciding, and paths_beyond_
-  std::unordered_map<fi_addr_t, Path> paths_beyond_;
-  // Records `path` for `dest` (mutex_ held).
-  void Decide(fi_addr_t dest, Path path);
+  Mutex mutex_;  // held while deciding
+  std::unordered_map<fi_addr_t, Path> paths_beyond_ ABSL_GUARDED_BY(mutex_);
+  // Records `path` for `dest`.
+  void Decide(fi_addr_t dest, Path path) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
 };
 
 }  // namespace tcp

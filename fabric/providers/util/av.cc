@@ -45,10 +45,10 @@ std::string AddressKey(const IpAddress& address) {
 // AvInsertsSoFar's count.
 std::atomic<uint64_t> inserts_so_far{0};
 
-// Adds one address (to the shared table first for a named AV); the lock is
-// held.
+// Adds one address (to the shared table first for a named AV).
 absl::StatusOr<fi_addr_t> AddEntry(UtilAv& av, const IpAddress& address,
-                                   std::optional<fi_addr_t> user_id) {
+                                   std::optional<fi_addr_t> user_id)
+    ABSL_EXCLUSIVE_LOCKS_REQUIRED(av.mutex) {
   fi_addr_t fi_addr = av.entries.size();
   if (av.shared != nullptr) {
     absl::StatusOr<fi_addr_t> slot = av.shared->Insert(address);
@@ -62,8 +62,9 @@ absl::StatusOr<fi_addr_t> AddEntry(UtilAv& av, const IpAddress& address,
   return fi_addr;
 }
 
-// Drops one entry of this process's view; the lock is held.
-void DropEntry(UtilAv& av, fi_addr_t fi_addr) {
+// Drops one entry of this process's view.
+void DropEntry(UtilAv& av, fi_addr_t fi_addr)
+    ABSL_EXCLUSIVE_LOCKS_REQUIRED(av.mutex) {
   av.index.erase(AddressKey(av.entries[fi_addr]->address));
   av.entries[fi_addr].reset();
   av.drops.fetch_add(1, std::memory_order_release);
@@ -71,8 +72,7 @@ void DropEntry(UtilAv& av, fi_addr_t fi_addr) {
 
 // Brings a named AV's view up to date with its shared table: published
 // slots are added (their user id is their fi_addr_t), removed ones dropped.
-// The lock is held.
-void Refresh(UtilAv& av) {
+void Refresh(UtilAv& av) ABSL_EXCLUSIVE_LOCKS_REQUIRED(av.mutex) {
   SharedAvSnapshot snapshot = av.shared->Snapshot();
   if (snapshot.malformed > 0) {
     FI_WARN(Log(av), FI_LOG_AV, "shared AV: ignoring %zu malformed entries\n",
@@ -94,13 +94,12 @@ void Refresh(UtilAv& av) {
   }
 }
 
-
 // Inserts already-parsed addresses (or errors), filling fi_addr.
 int InsertParsed(UtilAv& av,
                  const std::vector<absl::StatusOr<IpAddress>>& addresses,
                  fi_addr_t* fi_addr, uint64_t flags, void* context) {
   InsertReport report{av, flags, context};
-  std::lock_guard<std::mutex> lock(av.mutex);
+  MutexLock<Mutex> lock(av.mutex);
   for (size_t i = 0; i < addresses.size(); ++i) {
     std::optional<fi_addr_t> user_id;
     if ((flags & FI_AV_USER_ID) && fi_addr != nullptr) user_id = fi_addr[i];
@@ -216,7 +215,8 @@ int InsertSymAv(fid_av* av_fid, const char* node, size_t nodecnt,
   return InsertParsed(av, addresses, fi_addr, flags, context);
 }
 
-bool Valid(const UtilAv& av, fi_addr_t fi_addr) {
+bool Valid(const UtilAv& av, fi_addr_t fi_addr)
+    ABSL_EXCLUSIVE_LOCKS_REQUIRED(av.mutex) {
   return fi_addr < av.entries.size() && av.entries[fi_addr].has_value();
 }
 
@@ -230,7 +230,7 @@ int RemoveAv(fid_av* av_fid, fi_addr_t* fi_addr, size_t count,
     return AvFail(av, FiError(FI_EOPNOTSUPP, "fi_av_remove: the AV is opened "
                                              "read-only (FI_READ)"));
   }
-  std::lock_guard<std::mutex> lock(av.mutex);
+  MutexLock<Mutex> lock(av.mutex);
   if (av.shared != nullptr) Refresh(av);
   int rc = 0;
   for (size_t i = 0; i < count; ++i) {
@@ -463,6 +463,8 @@ int OpenUtilAv(fid_domain* domain_fid, fi_av_attr* attr, fid_av** av_out,
   av->addr_format = domain->info->addr_format;
   av->flags = attr->flags;
   InitAvOwnerFid(av);
+  // Not yet seen by any other thread: the lock only satisfies the analysis.
+  MutexLock<Mutex> lock(av->mutex);
   if (shared != nullptr) {
     if (attr->map_addr == nullptr) attr->map_addr = shared->base();
     av->shared = std::move(shared);
@@ -476,7 +478,7 @@ int OpenUtilAv(fid_domain* domain_fid, fi_av_attr* attr, fid_av** av_out,
 }
 
 absl::StatusOr<IpAddress> AvLookupIp(UtilAv* av, fi_addr_t fi_addr) {
-  std::lock_guard<std::mutex> lock(av->mutex);
+  MutexLock<Mutex> lock(av->mutex);
   if (!Valid(*av, fi_addr) && av->shared != nullptr) Refresh(*av);
   if (!Valid(*av, fi_addr)) {
     return FiError(FI_EINVAL, absl::StrCat("fi_addr ", fi_addr,
@@ -508,7 +510,7 @@ uint64_t AvInsertsSoFar() {
 }
 
 fi_addr_t AvFindIp(UtilAv* av, const IpAddress& address) {
-  std::lock_guard<std::mutex> lock(av->mutex);
+  MutexLock<Mutex> lock(av->mutex);
   std::string key = AddressKey(address);
   auto it = av->index.find(key);
   if (it == av->index.end() && av->shared != nullptr) {
@@ -519,7 +521,7 @@ fi_addr_t AvFindIp(UtilAv* av, const IpAddress& address) {
 }
 
 std::vector<fi_addr_t> AvAddresses(UtilAv* av) {
-  std::lock_guard<std::mutex> lock(av->mutex);
+  MutexLock<Mutex> lock(av->mutex);
   if (av->shared != nullptr) Refresh(*av);
   std::vector<fi_addr_t> addresses;
   for (fi_addr_t i = 0; i < av->entries.size(); ++i) {

@@ -40,7 +40,6 @@
 #include <atomic>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -50,6 +49,7 @@
 #include "fabric/providers/util/domain.h"
 #include "fabric/providers/util/eq.h"
 #include "fabric/providers/util/fid_cast.h"
+#include "fabric/providers/util/mutex.h"
 #include "fabric/providers/util/shared_av.h"
 
 namespace fabric {
@@ -66,9 +66,11 @@ struct UtilAv {
   uint32_t addr_format;
   uint64_t flags;         // fi_av_attr::flags
   UtilEq* eq = nullptr;   // bound for FI_EVENT
-  std::mutex mutex;       // guards entries and index
-  std::vector<std::optional<AvEntry>> entries;  // by fi_addr_t
-  std::map<std::string, fi_addr_t> index;       // address key -> fi_addr_t
+  Mutex mutex;
+  // By fi_addr_t.
+  std::vector<std::optional<AvEntry>> entries ABSL_GUARDED_BY(mutex);
+  // Address key -> fi_addr_t.
+  std::map<std::string, fi_addr_t> index ABSL_GUARDED_BY(mutex);
   std::unique_ptr<SharedAvTable> shared;        // named AVs only
   std::atomic<int> open_children{0};            // endpoints and AV sets
   // Entries dropped so far (fi_av_remove, a named AV's refresh): what

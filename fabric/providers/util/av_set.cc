@@ -115,10 +115,10 @@ int Combine(fid_av_set* dst_fid, const fid_av_set* src_fid, const char* call,
   }
   std::vector<fi_addr_t> other;
   {
-    std::lock_guard<std::mutex> lock(src->mutex);
+    MutexLock<Mutex> lock(src->mutex);
     other = src->members;
   }
-  std::lock_guard<std::mutex> lock(dst.mutex);
+  MutexLock<Mutex> lock(dst.mutex);
   combine(dst.members, other);
   return 0;
 }
@@ -142,7 +142,7 @@ int InsertSet(fid_av_set* set_fid, fi_addr_t fi_addr) {
                                    absl::StrCat("fi_av_set_insert: fi_addr ",
                                                 fi_addr, " is not in the AV")));
   }
-  std::lock_guard<std::mutex> lock(set.mutex);
+  MutexLock<Mutex> lock(set.mutex);
   if (std::find(set.members.begin(), set.members.end(), fi_addr) !=
       set.members.end()) {
     return AvFail(*set.av, FiError(FI_EINVAL,
@@ -155,7 +155,7 @@ int InsertSet(fid_av_set* set_fid, fi_addr_t fi_addr) {
 
 int RemoveSet(fid_av_set* set_fid, fi_addr_t fi_addr) {
   UtilAvSet& set = *ToSet(set_fid);
-  std::lock_guard<std::mutex> lock(set.mutex);
+  MutexLock<Mutex> lock(set.mutex);
   auto it = std::find(set.members.begin(), set.members.end(), fi_addr);
   if (it == set.members.end()) {
     return AvFail(
@@ -222,7 +222,12 @@ int OpenUtilAvSet(fid_av* av_fid, fi_av_set_attr* attr, fid_av_set** set_out,
   InitFid(&set->set_fid.fid, FI_CLASS_AV_SET, context, &kAvSetFidOps);
   set->set_fid.ops = &kAvSetOps;
   set->av = &av;
-  set->members = std::move(*members);
+  {
+    // Not yet seen by any other thread: the lock only satisfies the
+    // analysis.
+    MutexLock<Mutex> lock(set->mutex);
+    set->members = std::move(*members);
+  }
   InitAvSetOwnerFid(set);
   av.open_children.fetch_add(1);
   *set_out = &set->set_fid;

@@ -22,19 +22,20 @@
 #include <rdma/fi_domain.h>
 #include <rdma/fi_ext.h>
 
-#include <mutex>
 #include <vector>
 
 #include "fabric/providers/util/av.h"
 #include "fabric/providers/util/fid_cast.h"
+#include "fabric/providers/util/mutex.h"
 
 namespace fabric {
 
 struct UtilAvSet {
   fid_av_set set_fid;  // first: the application's fid_av_set* is this
   UtilAv* av;
-  std::mutex mutex;                // guards members
-  std::vector<fi_addr_t> members;  // in set order, no duplicates
+  Mutex mutex;
+  // In set order, no duplicates.
+  std::vector<fi_addr_t> members ABSL_GUARDED_BY(mutex);
   fid_peer_av_set owner_fid;  // what a peer provider imports (peer_av.h)
 };
 FABRIC_BEGINS_WITH(UtilAvSet, set_fid);

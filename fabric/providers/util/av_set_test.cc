@@ -72,7 +72,9 @@ class AvSetTest : public fabric::fixtures::LoopbackDomainTest {
     return attr;
   }
   static Members Of(fid_av_set* set) {
-    return fabric::AsUtilAvSet(set)->members;
+    fabric::UtilAvSet* util = fabric::AsUtilAvSet(set);
+    fabric::MutexLock<fabric::Mutex> lock(util->mutex);
+    return util->members;
   }
 
   fid_av* av_ = nullptr;

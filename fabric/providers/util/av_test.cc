@@ -198,6 +198,7 @@ TEST_F(AvTest, UserIdsAndAsyncInserts) {
   EXPECT_EQ(entry.context, &context);
   EXPECT_EQ(entry.data, 1u);
   EXPECT_EQ(fi_addr, 0u);
+  fabric::MutexLock<fabric::Mutex> lock(Util()->mutex);
   EXPECT_EQ(Util()->entries[0]->user_id, 1234u);
 }
 

@@ -4,7 +4,6 @@
 #include <rdma/fi_errno.h>
 
 #include <algorithm>
-#include <mutex>
 
 #include "fabric/providers/util/av.h"
 #include "fabric/providers/util/av_set.h"
@@ -40,7 +39,7 @@ fi_addr_t EndpointAddress(fid_peer_av* peer, fid_ep* ep) {
 int Members(fid_peer_av_set* peer, fi_addr_t* addr, size_t* count) {
   if (count == nullptr || (addr == nullptr && *count > 0)) return -FI_EINVAL;
   UtilAvSet& set = *static_cast<UtilAvSet*>(peer->fid.context);
-  std::lock_guard<std::mutex> lock(set.mutex);
+  MutexLock<Mutex> lock(set.mutex);
   size_t have = set.members.size();
   if (*count < have) {
     *count = have;

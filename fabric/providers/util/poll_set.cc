@@ -4,7 +4,6 @@
 #include <rdma/providers/fi_log.h>
 
 #include <algorithm>
-#include <mutex>
 #include <vector>
 
 #include "fabric/providers/util/cntr.h"
@@ -12,6 +11,7 @@
 #include "fabric/providers/util/domain.h"
 #include "fabric/providers/util/fid_cast.h"
 #include "fabric/providers/util/fid_ops.h"
+#include "fabric/providers/util/mutex.h"
 
 namespace fabric {
 namespace {
@@ -27,8 +27,8 @@ struct Member {
 struct UtilPollSet {
   fid_poll poll_fid;  // first: the application's fid_poll* is this
   UtilDomain* domain;
-  std::mutex mutex;  // guards members
-  std::vector<Member> members;
+  Mutex mutex;
+  std::vector<Member> members ABSL_GUARDED_BY(mutex);
 };
 FABRIC_BEGINS_WITH(UtilPollSet, poll_fid);
 
@@ -43,7 +43,10 @@ std::atomic<int>& HeldCount(const Member& member) {
 
 int ClosePollSet(fid* object) {
   UtilPollSet* set = ToUtilPollSet(reinterpret_cast<fid_poll*>(object));
-  for (const Member& member : set->members) HeldCount(member).fetch_sub(1);
+  {
+    MutexLock<Mutex> lock(set->mutex);
+    for (const Member& member : set->members) HeldCount(member).fetch_sub(1);
+  }
   set->domain->open_children.fetch_sub(1);
   delete set;
   return 0;
@@ -66,7 +69,7 @@ int Poll(fid_poll* pollset, void** context, int count) {
   UtilPollSet* set = ToUtilPollSet(pollset);
   if (count < 0 || (count > 0 && context == nullptr)) return -FI_EINVAL;
   set->domain->progress->Run();
-  std::lock_guard<std::mutex> lock(set->mutex);
+  MutexLock<Mutex> lock(set->mutex);
   int found = 0;
   for (Member& member : set->members) {
     if (found == count) break;
@@ -86,7 +89,7 @@ int PollAdd(fid_poll* pollset, fid* object, uint64_t flags) {
             "fi_poll_add: a CQ or counter of this domain, flags 0\n");
     return -FI_EINVAL;
   }
-  std::lock_guard<std::mutex> lock(set->mutex);
+  MutexLock<Mutex> lock(set->mutex);
   for (const Member& existing : set->members) {
     if (existing.object == object) return -FI_EALREADY;
   }
@@ -98,7 +101,7 @@ int PollAdd(fid_poll* pollset, fid* object, uint64_t flags) {
 int PollDel(fid_poll* pollset, fid* object, uint64_t flags) {
   UtilPollSet* set = ToUtilPollSet(pollset);
   if (flags != 0) return -FI_EINVAL;
-  std::lock_guard<std::mutex> lock(set->mutex);
+  MutexLock<Mutex> lock(set->mutex);
   auto it = std::find_if(
       set->members.begin(), set->members.end(),
       [object](const Member& member) { return member.object == object; });

@@ -23,11 +23,11 @@
 
 #include <atomic>
 #include <cstdint>
-#include <mutex>
 #include <vector>
 
 #include "fabric/providers/util/domain.h"
 #include "fabric/providers/util/fid_cast.h"
+#include "fabric/providers/util/mutex.h"
 #include "fabric/providers/verbs/verbs_msg_ep.h"
 
 namespace fabric {
@@ -44,9 +44,9 @@ struct VerbsSrx {
   bool registers_buffers = false;  // the domain has no FI_MR_LOCAL
   std::atomic<int> bound{0};    // endpoints bound to it
   // One slot per SRQ entry; completions on any bound endpoint free them.
-  std::mutex mutex;  // guards `free` and posting
+  Mutex mutex;  // also held while posting
   std::vector<Posted> posted;
-  std::vector<uint32_t> free;
+  std::vector<uint32_t> free ABSL_GUARDED_BY(mutex);
 
   const fi_provider* log() const {
     return util_domain->fabric->provider->c_provider();

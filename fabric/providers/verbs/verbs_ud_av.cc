@@ -5,7 +5,6 @@
 #include <string.h>
 
 #include <algorithm>
-#include <mutex>
 
 #include "absl/strings/str_cat.h"
 #include "fabric/api/core/status.h"
@@ -67,7 +66,7 @@ int Insert(fid_av* av_fid, const void* input, size_t count,
     return AvFail(av->util, s);
   }
   InsertReport report{av->util, flags, context};
-  std::lock_guard<std::mutex> lock(av->util.mutex);
+  MutexLock<Mutex> lock(av->util.mutex);
   const auto* next = static_cast<const uint8_t*>(input);
   for (size_t i = 0; i < count; ++i, next += sizeof(UdName)) {
     std::optional<fi_addr_t> user_id;
@@ -111,7 +110,7 @@ int Remove(fid_av* av_fid, fi_addr_t* fi_addr, size_t count, uint64_t flags) {
     return AvFail(av->util, FiError(FI_EINVAL, "fi_av_remove: bad "
                                                "arguments"));
   }
-  std::lock_guard<std::mutex> lock(av->util.mutex);
+  MutexLock<Mutex> lock(av->util.mutex);
   int rc = 0;
   for (size_t i = 0; i < count; ++i) {
     if (!Valid(*av, fi_addr[i])) {
@@ -145,7 +144,7 @@ int Lookup(fid_av* av_fid, fi_addr_t fi_addr, void* addr, size_t* addrlen) {
     return AvFail(av->util, FiError(FI_EINVAL, "fi_av_lookup: bad "
                                                "arguments"));
   }
-  std::lock_guard<std::mutex> lock(av->util.mutex);
+  MutexLock<Mutex> lock(av->util.mutex);
   if (!Valid(*av, fi_addr)) {
     return AvFail(av->util,
                   FiError(FI_EINVAL, absl::StrCat("fi_av_lookup: fi_addr ",
@@ -281,7 +280,7 @@ VerbsUdAv* AsVerbsUdAv(fid* object) {
 
 absl::StatusOr<UdDestination> UdDestinationOf(VerbsUdAv* av,
                                               fi_addr_t fi_addr) {
-  std::lock_guard<std::mutex> lock(av->util.mutex);
+  MutexLock<Mutex> lock(av->util.mutex);
   if (!Valid(*av, fi_addr)) {
     return FiError(FI_EINVAL, absl::StrCat("fi_addr ", fi_addr,
                                            " is not in the AV"));
@@ -290,7 +289,7 @@ absl::StatusOr<UdDestination> UdDestinationOf(VerbsUdAv* av,
 }
 
 fi_addr_t UdSenderOf(VerbsUdAv* av, const ibv_gid& gid, uint32_t qpn) {
-  std::lock_guard<std::mutex> lock(av->util.mutex);
+  MutexLock<Mutex> lock(av->util.mutex);
   auto found = av->by_sender.find(SenderKey(gid.raw, qpn));
   if (found == av->by_sender.end()) return FI_ADDR_NOTAVAIL;
   return av->peers[*found->second.begin()]->user_id;
