@@ -8,16 +8,16 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include <mutex>
-
+#include "absl/base/thread_annotations.h"
 #include "absl/strings/str_cat.h"
+#include "fabric/providers/util/mutex.h"
 
 namespace fabric {
 namespace tcp {
 namespace {
 
-std::mutex spare_mutex;
-int spare_fd = -1;  // guarded by spare_mutex
+Mutex spare_mutex;
+int spare_fd ABSL_GUARDED_BY(spare_mutex) = -1;
 
 int OpenSpare() { return open("/dev/null", O_RDONLY | O_CLOEXEC); }
 
@@ -53,7 +53,7 @@ void PrepareFdBudget(const fi_provider* log) {
   static std::once_flag once;
   std::call_once(once, [log] {
     RaiseSoftLimit(log);
-    std::lock_guard<std::mutex> lock(spare_mutex);
+    MutexLock<Mutex> lock(spare_mutex);
     spare_fd = OpenSpare();
     if (spare_fd < 0) {
       FI_WARN(log, FI_LOG_CORE, "opening the spare fd: %s\n", strerror(errno));
@@ -71,7 +71,7 @@ std::string FdLimitText() {
 }
 
 void RefuseConnection(int listen_fd, const fi_provider* log) {
-  std::lock_guard<std::mutex> lock(spare_mutex);
+  MutexLock<Mutex> lock(spare_mutex);
   if (spare_fd < 0) {
     FI_WARN(log, FI_LOG_EP_CTRL,
             "out of file descriptors (%s) and no spare fd: a connection "

@@ -54,6 +54,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
 #include "fabric/api/core/address.h"
 #include "fabric/providers/provider.h"

@@ -20,6 +20,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
 #include "fabric/api/core/address.h"
 #include "fabric/providers/stream/stream_ep.h"
 #include "fabric/providers/tcp/tcp_cm.h"

@@ -233,6 +233,8 @@ absl::StatusOr<std::unique_ptr<UdpEndpoint>> CreateEndpoint(UtilDomain* domain,
         source->family() == AF_INET6 ? FI_SOCKADDR_IN6 : FI_SOCKADDR_IN;
   }
   ep->report_source = ((own.caps | own.rx_attr->caps) & FI_SOURCE) != 0;
+  // Not yet seen by any other thread: the lock only satisfies the analysis.
+  MutexLock<OptionalMutex> lock(ep->util.mutex);
   ep->send_bounce.resize(kUdpMaxMsgSize);
   ep->receive_bounce.resize(kReceiveBounceSize);
   return ep;

@@ -23,6 +23,7 @@
 
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
 #include "fabric/providers/udp/udp_progress.h"
 #include "fabric/providers/util/app_buffer.h"
@@ -50,11 +51,12 @@ struct UdpEndpoint {
   int fd = -1;
   uint32_t tclass = FI_TC_UNSPEC;  // of every socket the endpoint opens
   bool report_source = false;      // FI_SOURCE: completions carry the sender
-  // Guarded by util.mutex:
-  RingQueue<UdpReceive> receives;
-  AvLookupCache destination;  // of the last send
-  std::vector<char> send_bounce;     // one outgoing datagram
-  std::vector<char> receive_bounce;  // one incoming datagram
+  RingQueue<UdpReceive> receives ABSL_GUARDED_BY(util.mutex);
+  // Of the last send.
+  AvLookupCache destination ABSL_GUARDED_BY(util.mutex);
+  // One outgoing datagram, and one incoming.
+  std::vector<char> send_bounce ABSL_GUARDED_BY(util.mutex);
+  std::vector<char> receive_bounce ABSL_GUARDED_BY(util.mutex);
 };
 FABRIC_BEGINS_WITH(UdpEndpoint, util);
 

@@ -59,10 +59,11 @@ absl::StatusOr<size_t> Describe(const UdpEndpoint& ep, const char* call,
 }
 
 // Sends the message, from the application's buffer when the kernel may
-// read it, else through the bounce buffer; the lock is held.
+// read it, else through the bounce buffer.
 absl::Status Transmit(UdpEndpoint& ep, const char* call,
                       const AppBuffer& buffer, size_t length,
-                      const IpAddress& dest) {
+                      const IpAddress& dest)
+    ABSL_EXCLUSIVE_LOCKS_REQUIRED(ep.util.mutex) {
   iovec pieces[kUdpIovLimit];
   msghdr message = {};
   message.msg_name = const_cast<sockaddr*>(dest.sockaddr_ptr());

@@ -36,10 +36,10 @@ fi_addr_t SourceOf(UdpEndpoint& ep, const sockaddr_storage& from,
 }
 
 // Completes the oldest posted receive with the `length`-byte datagram,
-// which is in its buffer already (`placed`) or in ep.receive_bounce; the
-// lock is held.
+// which is in its buffer already (`placed`) or in ep.receive_bounce.
 void Deliver(UdpEndpoint& ep, size_t length, bool placed,
-             const sockaddr_storage& from, socklen_t from_length) {
+             const sockaddr_storage& from, socklen_t from_length)
+    ABSL_EXCLUSIVE_LOCKS_REQUIRED(ep.util.mutex) {
   UdpReceive receive = std::move(ep.receives.front());
   ep.receives.pop_front();
   fi_cq_tagged_entry entry = {};

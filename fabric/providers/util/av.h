@@ -44,6 +44,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
 #include "fabric/api/core/address.h"
 #include "fabric/providers/util/domain.h"

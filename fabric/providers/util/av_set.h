@@ -24,6 +24,7 @@
 
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
 #include "fabric/providers/util/av.h"
 #include "fabric/providers/util/fid_cast.h"
 #include "fabric/providers/util/mutex.h"

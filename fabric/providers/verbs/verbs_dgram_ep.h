@@ -33,6 +33,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
 #include "fabric/providers/util/endpoint.h"
 #include "fabric/providers/util/fid_cast.h"
 #include "fabric/providers/util/mr.h"
@@ -86,7 +87,7 @@ struct VerbsDgramEp {
   // bounds sends too.
   std::vector<uint8_t> overflow;
   ibv_mr* overflow_mr = nullptr;
-  LiveRegionCache regions;  // descriptors checked, under util.mutex
+  LiveRegionCache regions ABSL_GUARDED_BY(util.mutex);  // descriptors checked
   // The last destination a send looked up, while no entry left the AV.
   fi_addr_t last_addr = FI_ADDR_NOTAVAIL;
   uint64_t last_drops = 0;

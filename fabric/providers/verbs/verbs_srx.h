@@ -25,6 +25,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
 #include "fabric/providers/util/domain.h"
 #include "fabric/providers/util/fid_cast.h"
 #include "fabric/providers/util/mutex.h"

@@ -39,9 +39,10 @@ absl::StatusOr<ibv_ah*> CreateAh(const VerbsUdAv& av, const UdName& name) {
   return ah;
 }
 
-// Adds the peer named by `name`; the lock is held.
+// Adds the peer named by `name`.
 absl::StatusOr<fi_addr_t> AddPeer(VerbsUdAv* av, const UdName& name,
-                                  std::optional<fi_addr_t> user_id) {
+                                  std::optional<fi_addr_t> user_id)
+    ABSL_EXCLUSIVE_LOCKS_REQUIRED(av->util.mutex) {
   absl::StatusOr<ibv_ah*> ah = CreateAh(*av, name);
   if (!ah.ok()) return ah.status();
   const fi_addr_t fi_addr = av->peers.size();
@@ -54,7 +55,8 @@ absl::StatusOr<fi_addr_t> AddPeer(VerbsUdAv* av, const UdName& name,
   return fi_addr;
 }
 
-bool Valid(const VerbsUdAv& av, fi_addr_t fi_addr) {
+bool Valid(const VerbsUdAv& av, fi_addr_t fi_addr)
+    ABSL_EXCLUSIVE_LOCKS_REQUIRED(av.util.mutex) {
   return fi_addr < av.peers.size() && av.peers[fi_addr].has_value();
 }
 
@@ -186,8 +188,11 @@ int Close(fid* object) {
                                                  av->util.open_children.load(),
                                                  " endpoints")));
   }
-  for (std::optional<UdPeer>& peer : av->peers) {
-    if (peer.has_value()) av->verbs->api().destroy_ah(peer->destination.ah);
+  {
+    MutexLock<Mutex> lock(av->util.mutex);
+    for (std::optional<UdPeer>& peer : av->peers) {
+      if (peer.has_value()) av->verbs->api().destroy_ah(peer->destination.ah);
+    }
   }
   for (ibv_ah* ah : av->removed_ahs) av->verbs->api().destroy_ah(ah);
   if (av->util.eq != nullptr) av->util.eq->open_children.fetch_sub(1);
@@ -264,7 +269,12 @@ int OpenVerbsUdAv(fid_domain* domain_fid, fi_av_attr* attr, fid_av** av_out,
   av->verbs = verbs;
   av->port = *port;
   // attr->count is a hint: a huge one is not taken as an allocation.
-  av->peers.reserve(std::min<size_t>(attr->count, 1 << 16));
+  {
+    // Not yet seen by any other thread: the lock only satisfies the
+    // analysis.
+    MutexLock<Mutex> lock(av->util.mutex);
+    av->peers.reserve(std::min<size_t>(attr->count, 1 << 16));
+  }
   domain->open_children.fetch_add(1);
   *av_out = &av->util.av_fid;
   return 0;

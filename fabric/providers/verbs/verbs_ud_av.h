@@ -25,6 +25,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
 #include "fabric/providers/util/av.h"
 #include "fabric/providers/util/fid_cast.h"
@@ -63,10 +64,11 @@ struct VerbsUdAv {
   UtilAv util;  // first: the application's fid_av* is this
   VerbsDomain* verbs = nullptr;
   UdPort port;
-  // Under util.mutex.
-  std::vector<std::optional<UdPeer>> peers;  // by fi_addr_t
+  // By fi_addr_t.
+  std::vector<std::optional<UdPeer>> peers ABSL_GUARDED_BY(util.mutex);
   // SenderKey -> the entries of that name (FI_SOURCE reports the first).
-  std::map<std::string, std::set<fi_addr_t>> by_sender;
+  std::map<std::string, std::set<fi_addr_t>> by_sender
+      ABSL_GUARDED_BY(util.mutex);
   // Handles of removed entries, destroyed at close where another thread
   // may be sending with one (FI_THREAD_SAFE), else at once.
   std::vector<ibv_ah*> removed_ahs;
