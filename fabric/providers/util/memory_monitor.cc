@@ -366,7 +366,7 @@ void MonitorHub::SyncRange(uintptr_t addr, size_t len) {
 }
 
 void MonitorHub::Notify(uintptr_t addr, size_t len) {
-  std::lock_guard<std::mutex> lock(queue_mutex_);
+  MutexLock<Mutex> lock(queue_mutex_);
   if (queued_count_ == kQueuedRanges) {
     queue_overflowed_ = true;
     return;
@@ -379,7 +379,7 @@ void MonitorHub::DeliverQueuedLocked() {
   size_t count;
   bool overflowed;
   {
-    std::lock_guard<std::mutex> lock(queue_mutex_);
+    MutexLock<Mutex> lock(queue_mutex_);
     count = queued_count_;
     overflowed = queue_overflowed_;
     std::copy(queued_, queued_ + count, ranges);

@@ -53,7 +53,9 @@
 #include <mutex>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
+#include "fabric/providers/util/mutex.h"
 
 namespace fabric {
 
@@ -146,10 +148,10 @@ class MonitorHub {
   void InvalidateAllLocked(uintptr_t addr, size_t len);
 
   std::recursive_mutex mutex_;
-  std::mutex queue_mutex_;  // guards the ring; held around nothing else
-  Range queued_[kQueuedRanges];
-  size_t queued_count_ = 0;
-  bool queue_overflowed_ = false;
+  Mutex queue_mutex_;  // held around nothing else
+  Range queued_[kQueuedRanges] ABSL_GUARDED_BY(queue_mutex_);
+  size_t queued_count_ ABSL_GUARDED_BY(queue_mutex_) = 0;
+  bool queue_overflowed_ ABSL_GUARDED_BY(queue_mutex_) = false;
   std::atomic<bool> forked_child_{false};  // set by the atfork handler
   bool left_parent_monitor_ = false;       // the child let it go
   bool chosen_ = false;

@@ -30,7 +30,7 @@ RegistrationCache::~RegistrationCache() {
   MonitorHub::Get().RemoveWatcher(this);
   std::vector<std::unique_ptr<Entry>> left;
   {
-    std::lock_guard<std::mutex> lock(mutex_);
+    MutexLock<Mutex> lock(mutex_);
     for (auto& entry : entries_) left.push_back(std::move(entry));
     entries_.clear();
     unused_.clear();
@@ -50,7 +50,7 @@ absl::StatusOr<RegistrationCache::Entry*> RegistrationCache::Acquire(
     // a monitor that says the range changed (an imported one's valid())
     // invalidates what covers it.
     MonitorHub::Get().SyncRange(addr, len);
-    std::lock_guard<std::mutex> lock(mutex_);
+    MutexLock<Mutex> lock(mutex_);
     for (auto& owned : entries_) {
       Entry* entry = owned.get();
       if (!entry->cached || entry->addr > addr ||
@@ -72,7 +72,7 @@ absl::StatusOr<RegistrationCache::Entry*> RegistrationCache::Acquire(
   bool subscribed = false;
   if (cacheable) {
     {
-      std::lock_guard<std::mutex> lock(mutex_);
+      MutexLock<Mutex> lock(mutex_);
       pending = pending_.insert(pending_.end(), Pending{addr, len, false});
     }
     subscribed = MonitorHub::Get().Subscribe(addr, len).ok();
@@ -80,7 +80,7 @@ absl::StatusOr<RegistrationCache::Entry*> RegistrationCache::Acquire(
   absl::StatusOr<void*> handle = register_(addr, len, access);
   bool cached = subscribed && handle.ok();
   if (cacheable) {
-    std::lock_guard<std::mutex> lock(mutex_);
+    MutexLock<Mutex> lock(mutex_);
     cached = cached && !pending->invalidated;
     pending_.erase(pending);
   }
@@ -97,7 +97,7 @@ absl::StatusOr<RegistrationCache::Entry*> RegistrationCache::Acquire(
   // being registered): still a valid registration, released when its
   // region closes.
   entry->cached = cached;
-  std::lock_guard<std::mutex> lock(mutex_);
+  MutexLock<Mutex> lock(mutex_);
   ++stats_.registrations;
   entries_.push_back(std::move(owned));
   return entry;
@@ -109,7 +109,7 @@ void RegistrationCache::Release(Entry* entry) {
   if (entry->cached) MonitorHub::Get().Sync();
   std::vector<std::unique_ptr<Entry>> victims;
   {
-    std::lock_guard<std::mutex> lock(mutex_);
+    MutexLock<Mutex> lock(mutex_);
     if (--entry->users > 0) return;
     if (entry->cached) {
       unused_.push_front(entry);
@@ -118,14 +118,15 @@ void RegistrationCache::Release(Entry* entry) {
     }
     // An uncached entry goes now; cached ones while the unused exceed the
     // limits, least recently used first.
-    auto take = [this, &victims](Entry* victim) {
-      for (auto it = entries_.begin(); it != entries_.end(); ++it) {
-        if (it->get() != victim) continue;
-        victims.push_back(std::move(*it));
-        entries_.erase(it);
-        return;
-      }
-    };
+    auto take =
+        [this, &victims](Entry* victim) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_) {
+          for (auto it = entries_.begin(); it != entries_.end(); ++it) {
+            if (it->get() != victim) continue;
+            victims.push_back(std::move(*it));
+            entries_.erase(it);
+            return;
+          }
+        };
     if (!entry->cached) take(entry);
     while (!unused_.empty() &&
            (unused_.size() > max_count_ || unused_bytes_ > max_size_)) {
@@ -146,7 +147,7 @@ void RegistrationCache::Invalidate(uintptr_t addr, size_t len) {
   std::vector<std::unique_ptr<Entry>> victims;
   std::vector<std::pair<uintptr_t, size_t>> unsubscribe;
   {
-    std::lock_guard<std::mutex> lock(mutex_);
+    MutexLock<Mutex> lock(mutex_);
     for (Pending& range : pending_) {
       if (Overlaps(range.addr, range.len, addr, len)) range.invalidated = true;
     }
@@ -178,7 +179,7 @@ void RegistrationCache::Invalidate(uintptr_t addr, size_t len) {
 }
 
 RegistrationCache::Stats RegistrationCache::stats() {
-  std::lock_guard<std::mutex> lock(mutex_);
+  MutexLock<Mutex> lock(mutex_);
   return stats_;
 }
 

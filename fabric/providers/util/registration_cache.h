@@ -27,10 +27,11 @@
 #include <functional>
 #include <list>
 #include <memory>
-#include <mutex>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
 #include "fabric/providers/util/memory_monitor.h"
+#include "fabric/providers/util/mutex.h"
 
 namespace fabric {
 
@@ -79,18 +80,20 @@ class RegistrationCache : public MemoryWatcher {
 
  private:
   // Drops `entry` from the cache (unsubscribing it); deregisters it when
-  // unused. The lock is held.
-  void DropLocked(Entry* entry);
-  void EvictLocked();
+  // unused.
+  void DropLocked(Entry* entry) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
+  void EvictLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
 
   const size_t max_count_;
   const size_t max_size_;
   const Register register_;
   const Deregister deregister_;
   bool enabled_ = false;
-  std::mutex mutex_;
-  std::list<std::unique_ptr<Entry>> entries_;  // cached ones
-  std::list<Entry*> unused_;                   // cached, users == 0; LRU last
+  Mutex mutex_;
+  // Cached ones.
+  std::list<std::unique_ptr<Entry>> entries_ ABSL_GUARDED_BY(mutex_);
+  // Cached, users == 0; LRU last.
+  std::list<Entry*> unused_ ABSL_GUARDED_BY(mutex_);
   // Ranges being subscribed and registered (not yet in entries_), and
   // whether an invalidation reached them meanwhile.
   struct Pending {
@@ -98,9 +101,9 @@ class RegistrationCache : public MemoryWatcher {
     size_t len;
     bool invalidated;
   };
-  std::list<Pending> pending_;
-  size_t unused_bytes_ = 0;
-  Stats stats_;
+  std::list<Pending> pending_ ABSL_GUARDED_BY(mutex_);
+  size_t unused_bytes_ ABSL_GUARDED_BY(mutex_) = 0;
+  Stats stats_ ABSL_GUARDED_BY(mutex_);
 };
 
 }  // namespace fabric
