@@ -114,8 +114,9 @@ class PassiveEpTest : public ::testing::TestWithParam<ProviderCase> {
     return ntohs(name.sin_port);
   }
 
-  // The server's info, fabric, domain, EQ, the CQ of both endpoints and
-  // its passive endpoint; the client's EQ.
+  // The server's info, fabric, domain, EQ, the CQ of both endpoints, its
+  // passive endpoint and the endpoint it accepts with; the client's EQ and
+  // endpoint.
   fabric::fixtures::Objects server_;
   fabric::fixtures::Objects client_;
   in_addr host_ = {};  // the address of server_.info->src_addr

@@ -8,6 +8,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <mutex>  // std::call_once
+
 #include "absl/base/thread_annotations.h"
 #include "absl/strings/str_cat.h"
 #include "fabric/providers/util/mutex.h"

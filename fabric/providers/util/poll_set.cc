@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
 #include "fabric/providers/util/cntr.h"
 #include "fabric/providers/util/cq.h"
 #include "fabric/providers/util/domain.h"

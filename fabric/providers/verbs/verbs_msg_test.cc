@@ -93,7 +93,6 @@ struct Side : fixtures::Objects {
     int rc = fi_fabric(info->fabric_attr, &fabric, nullptr);
     if (rc == 0) rc = fi_domain(fabric, info, &domain, nullptr);
     fi_eq_attr eq_attr = {};
-    eq_attr.wait_obj = FI_WAIT_UNSPEC;
     if (rc == 0) rc = fi_eq_open(fabric, &eq_attr, &eq, nullptr);
     fi_cq_attr cq_attr = {};
     cq_attr.format = FI_CQ_FORMAT_DATA;
