@@ -66,13 +66,13 @@ timeout_s=60
 pin=on
 against=
 
-usage() {
-  sed -n '/^# Options:/,/^#$/p' "$0" | sed 's/^# \{0,1\}//' >&2
-  exit 2
-}
+runfiles="${RUNFILES_DIR:-$0.runfiles}/fabric"
+[ -d "$runfiles" ] || runfiles="$PWD"
+# shellcheck source=bench/bench_common.sh
+source "$runfiles/bench/bench_common.sh"
 
 while [ $# -gt 0 ]; do
-  [ $# -ge 2 ] || usage
+  [ $# -ge 2 ] || bench_usage
   case "$1" in
     --rounds) rounds=$2 ;;
     --sizes) sizes=$2 ;;
@@ -83,13 +83,12 @@ while [ $# -gt 0 ]; do
     --pin) pin=$2 ;;
     --address) address=$2 ;;
     --against) against=$2 ;;
-    *) usage ;;
+    *) bench_usage ;;
   esac
   shift 2
 done
-for number in "$rounds" "$timeout_s" ${sizes//,/ }; do
-  [[ "$number" =~ ^[1-9][0-9]*$ ]] || { echo "not a positive number: $number" >&2; exit 2; }
-done
+# shellcheck disable=SC2086
+bench_require_positive "$rounds" "$timeout_s" ${sizes//,/ }
 [[ "$pin" == on || "$pin" == off ]] || { echo "--pin: on or off" >&2; exit 2; }
 cpus=
 [ "$pin" = on ] && [ "$(nproc)" -ge 2 ] && cpus=0,1
@@ -101,14 +100,8 @@ for program in ${programs//,/ }; do
   [[ " fi_pingpong pingpong " == *" $program "* ]] ||
     { echo "unknown program: $program (fi_pingpong, pingpong)" >&2; exit 2; }
 done
-# bazel run changes to the workspace's runfiles; a relative --plot means the
-# directory bazel was started from.
-if [ -n "$plot" ] && [[ "$plot" != /* ]]; then
-  plot="${BUILD_WORKING_DIRECTORY:-$PWD}/$plot"
-fi
-if [ -n "$against" ] && [[ "$against" != /* ]]; then
-  against="${BUILD_WORKING_DIRECTORY:-$PWD}/$against"
-fi
+plot=$(bench_user_path "$plot")
+against=$(bench_user_path "$against")
 # What the ratios compare with, in the plot's title.
 theirs_name="libfabric 1.17"
 [ -n "$against" ] && theirs_name=$against
@@ -135,8 +128,6 @@ case_run() {
   esac
 }
 
-runfiles="${RUNFILES_DIR:-$0.runfiles}/fabric"
-[ -d "$runfiles" ] || runfiles="$PWD"
 pingpong_once="$runfiles/bench/pingpong_once.sh"
 ours_so=$(realpath "$runfiles/fabric/libfabric.so.1")
 theirs_so=$(realpath "${against:-/usr/lib/x86_64-linux-gnu/libfabric.so.1}")
@@ -175,11 +166,6 @@ iterations_for() {
   elif [ "$1" -le 65536 ]; then echo 2000
   else echo 500
   fi
-}
-
-machine_state() {
-  echo "machine at $1: $(nproc) CPUs, load average" \
-    "$(cut -d' ' -f1-3 /proc/loadavg) (1, 5, 15 min)"
 }
 
 echo "bench:compare: $rounds rounds, ours and libfabric alternating"

@@ -16,6 +16,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "tools/openmpi/mapped_libfabric.h"
+
 enum { kRounds = 50, kMaxInts = 5000 };
 
 static int rank, size;
@@ -85,23 +87,6 @@ static void Collectives(int round, int* buf) {
       Fail("bcast", round, buf[i], Expected(root, 0, round, i));
     }
   }
-}
-
-// The path of the libfabric.so this process mapped, or "none".
-static void MappedLibfabric(char* path, size_t len) {
-  snprintf(path, len, "none");
-  FILE* maps = fopen("/proc/self/maps", "r");
-  if (maps == NULL) return;
-  char line[4096];
-  while (fgets(line, sizeof(line), maps) != NULL) {
-    char* name = strchr(line, '/');
-    if (name != NULL && strstr(name, "/libfabric.so") != NULL) {
-      name[strcspn(name, "\n")] = '\0';
-      snprintf(path, len, "%s", name);
-      break;
-    }
-  }
-  fclose(maps);
 }
 
 int main(int argc, char** argv) {
