@@ -18,6 +18,10 @@
 # timeout, no result line) is reported with its first error line; the other
 # runs go on.
 #
+# It also runs the floors, with no library (floor_pingpong.cc): a two-process
+# shared-memory handoff and a busy-polled TCP loopback ping-pong at each
+# size, in the same rounds, and prints each case's latency over its floor.
+#
 # Options:
 #   --rounds N        rounds (default 5)
 #   --sizes A,B,...   message sizes in bytes (default 64,4096,65536,1048576)
@@ -129,13 +133,14 @@ case_run() {
 }
 
 pingpong_once="$runfiles/bench/pingpong_once.sh"
+floor_pingpong="$runfiles/bench/floor_pingpong"
 ours_so=$(realpath "$runfiles/fabric/libfabric.so.1")
 theirs_so=$(realpath "${against:-/usr/lib/x86_64-linux-gnu/libfabric.so.1}")
 declare -A program_path=(
   [fi_pingpong]=/usr/bin/fi_pingpong
   [pingpong]="$runfiles/apps/pingpong/pingpong_shared"
 )
-for file in "$pingpong_once" "$ours_so" "$theirs_so"; do
+for file in "$pingpong_once" "$floor_pingpong" "$ours_so" "$theirs_so"; do
   [ -e "$file" ] || { echo "missing: $file" >&2; exit 1; }
 done
 
@@ -159,6 +164,18 @@ for program in ${programs//,/ }; do
     fi
   done
 done
+
+# floor_of CASE: the raw floor a case's latency is read against (shm: the
+# two-process shared-memory handoff; tcp: busy-polled TCP on loopback), or
+# nothing.
+floor_of() {
+  case "$1" in
+    shm-rdm | tcp-rdm-local) echo shm ;;
+    tcp-msg | tcp-rdm) echo tcp ;;
+  esac
+}
+floors=$(for case_name in ${only_cases//,/ }; do floor_of "$case_name"; done |
+  sort -u | tr '\n' ' ')
 
 # Iterations per size: about a second of ping-pong each on loopback.
 iterations_for() {
@@ -200,6 +217,20 @@ for round in $(seq "$rounds"); do
           fi
         done
       done
+    done
+  done
+  # The floors, in the same round (program "floor", library "raw").
+  for floor in $floors; do
+    for size in ${sizes//,/ }; do
+      if out=$(timeout "$timeout_s" "$floor_pingpong" "$floor" "$size" \
+        "$(iterations_for "$size")" ${cpus:+"$cpus"} 2>&1); then
+        read -r usec mbps <<<"$out"
+        printf 'floor\t%s\t%s\traw\t%s\tok\t%s\t%s\n' "$floor" "$size" \
+          "$round" "$usec" "$mbps" >>"$results"
+      else
+        printf 'floor\t%s\t%s\traw\t%s\tfailed\t%s\n' "$floor" "$size" \
+          "$round" "$(head -1 <<<"$out")" >>"$results"
+      fi
     done
   done
   echo "round $round/$rounds done in $((SECONDS - start))s" >&2
@@ -282,6 +313,30 @@ if [[ ",$only_cases," == *,tcp-rdm-local,* && ",$only_cases," == *,shm-rdm,* ]];
       [ "$size" = 64 ] && notes=$(verdict "$ratio_local" 1.2 latency)
       printf '  %-12s %8s  %9s %9s %7s  %s\n' "$program" "$size" \
         "${local_us:-failed}" "${shm_us:-failed}" "$ratio_local" "$notes"
+    done
+  done
+fi
+
+if [ -n "$floors" ]; then
+  echo
+  echo "Floors: no library (floor_pingpong.cc: shm, a two-process handoff in"
+  echo "shared memory; tcp, busy-polled TCP on 127.0.0.1), usec/xfer, and each"
+  echo "library's latency over its case's floor:"
+  printf '  %-12s %-14s %8s  %9s %9s %10s %9s\n' program case bytes \
+    "floor us" "us ours" "ours/floor" "lf/floor"
+  for program in ${programs//,/ }; do
+    for case_name in ${only_cases//,/ }; do
+      floor=$(floor_of "$case_name")
+      [ -n "$floor" ] || continue
+      for size in ${sizes//,/ }; do
+        floor_us=$(median floor "$floor" "$size" raw 7)
+        lat_ours=$(median "$program" "$case_name" "$size" ours 7)
+        lat_lf=$(median "$program" "$case_name" "$size" libfabric 7)
+        printf '  %-12s %-14s %8s  %9s %9s %10s %9s\n' "$program" \
+          "$case_name/$floor" "$size" "${floor_us:-failed}" \
+          "${lat_ours:-failed}" "$(ratio "$lat_ours" "$floor_us")" \
+          "$(ratio "$lat_lf" "$floor_us")"
+      done
     done
   done
 fi

@@ -15,6 +15,9 @@
 #   mtl-ours-tcp   the same with FI_TCP_SHM=0 (TCP sockets)
 #   btl-libfabric  pml ob1 + btl ofi (btl_ofi_mode 2), 1.17, shm provider
 #   btl-ours       the same over ours
+# and, with no MPI and no library, the raw floors of 8 B between two
+# processes (bench/floor_pingpong.cc: a shared-memory handoff and
+# busy-polled TCP on 127.0.0.1), pinned the same way.
 # Every round runs each transport once, in this order, so that a change in
 # the machine's load hits all alike; the ranks are pinned to cores 0 and 1
 # (--bind-to core). It prints which libfabric each rank mapped, the medians
@@ -65,6 +68,7 @@ command -v mpirun >/dev/null ||
   { echo "mpirun is missing (Debian package openmpi-bin; ./setup.sh installs it)" >&2; exit 1; }
 
 program=$(realpath "$runfiles/bench/mpi_pingpong")
+floor_pingpong="$runfiles/bench/floor_pingpong"
 ours_dir=$(dirname "$(realpath "$runfiles/fabric/libfabric.so.1")")
 lf_lib=$(ldconfig -p | awk '/libfabric\.so\.1 / {print $NF; exit}')
 [ -n "$lf_lib" ] ||
@@ -130,8 +134,18 @@ run() {
   done
 }
 
+# floor ROUND shm|tcp: the raw 8 B floor, into $work/floor-MODE.lat:8.
+floor() {
+  local value
+  value=$(timeout "$timeout_s" "$floor_pingpong" "$2" 8 20000 0,1 2>/dev/null |
+    awk '{print $1}')
+  echo "${value:-x}" >>"$work/floor-$2.lat:8"
+}
+
 for ((round = 1; round <= rounds; ++round)); do
   for config in ${configs//,/ }; do run "$round" "$config"; done
+  floor "$round" shm
+  floor "$round" tcp
   echo "round $round/$rounds done"
 done
 machine_state end
@@ -208,14 +222,21 @@ echo
 echo "Goals (issue 23):"
 goal "Open MPI 8 B over ours / pml ucx (time)" \
   "$(time_ratio lat:8 mtl-ours ucx)" "<=" 1.0
+goal "Open MPI 8 B over ours, FI_TCP_SHM=0 / raw TCP floor" \
+  "$(time_ratio lat:8 mtl-ours-tcp floor-tcp)" "<=" 1.15
 goal "btl ofi 1 MiB ping-pong, ours / libfabric 1.17 (bandwidth)" \
   "$(ratio "$(median "$work/btl-ours.pingpong:1048576" 2>/dev/null || echo n/a)" \
     "$(median "$work/btl-libfabric.pingpong:1048576" 2>/dev/null || echo n/a)")" ">=" 1.5
 
 echo
+echo "Raw 8 B floors (us): shm $(median "$work/floor-shm.lat:8"), tcp" \
+  "$(median "$work/floor-tcp.lat:8"); Open MPI 8 B over ours / shm floor:" \
+  "$(time_ratio lat:8 mtl-ours floor-shm)"
+
+echo
 echo "Per round:"
 for measure in $measures; do
-  for config in ${configs//,/ }; do
+  for config in ${configs//,/ } floor-shm floor-tcp; do
     [ -f "$work/$config.$measure" ] || continue
     printf '  %-18s %-14s %s\n' "${measure/:/ }" "$config" \
       "$(tr '\n' ' ' <"$work/$config.$measure")"
