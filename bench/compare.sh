@@ -322,7 +322,7 @@ if [ -n "$floors" ]; then
   echo "Floors: no library (floor_pingpong.cc: shm, a two-process handoff in"
   echo "shared memory; tcp, busy-polled TCP on 127.0.0.1), usec/xfer, and each"
   echo "library's latency over its case's floor:"
-  printf '  %-12s %-14s %8s  %9s %9s %10s %9s\n' program case bytes \
+  printf '  %-12s %-18s %8s  %9s %9s %10s %9s\n' program case bytes \
     "floor us" "us ours" "ours/floor" "lf/floor"
   for program in ${programs//,/ }; do
     for case_name in ${only_cases//,/ }; do
@@ -332,7 +332,7 @@ if [ -n "$floors" ]; then
         floor_us=$(median floor "$floor" "$size" raw 7)
         lat_ours=$(median "$program" "$case_name" "$size" ours 7)
         lat_lf=$(median "$program" "$case_name" "$size" libfabric 7)
-        printf '  %-12s %-14s %8s  %9s %9s %10s %9s\n' "$program" \
+        printf '  %-12s %-18s %8s  %9s %9s %10s %9s\n' "$program" \
           "$case_name/$floor" "$size" "${floor_us:-failed}" \
           "${lat_ours:-failed}" "$(ratio "$lat_ours" "$floor_us")" \
           "$(ratio "$lat_lf" "$floor_us")"
