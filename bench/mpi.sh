@@ -150,9 +150,9 @@ for ((round = 1; round <= rounds; ++round)); do
 done
 machine_state end
 
-# The median of a file's numbers (x ignored), or n/a.
+# The median of a file's numbers (x ignored), or n/a (none, or no file).
 median() {
-  grep -v '^x$' "$1" | sort -g | awk '{v[NR] = $1}
+  { grep -v '^x$' "$1" 2>/dev/null || true; } | sort -g | awk '{v[NR] = $1}
     END {if (NR == 0) print "n/a"; else if (NR % 2) print v[(NR + 1) / 2];
          else printf "%.3f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2}'
 }
@@ -172,7 +172,7 @@ echo
 for measure in $measures; do
   printf '  %-18s' "${measure/:/ } $(unit "$measure")"
   for config in ${configs//,/ }; do
-    printf ' %13s' "$(median "$work/$config.$measure" 2>/dev/null || echo n/a)"
+    printf ' %13s' "$(median "$work/$config.$measure")"
   done
   echo
 done
@@ -181,8 +181,8 @@ done
 # faster); bandwidths are inverted to say the same.
 time_ratio() {
   local a b
-  a=$(median "$work/$2.$1" 2>/dev/null || echo n/a)
-  b=$(median "$work/$3.$1" 2>/dev/null || echo n/a)
+  a=$(median "$work/$2.$1")
+  b=$(median "$work/$3.$1")
   case "$1" in
     stream:* | pingpong:*) ratio "$b" "$a" ;;
     *) ratio "$a" "$b" ;;
@@ -214,6 +214,7 @@ done
 # goal NAME VALUE OP LIMIT
 goal() {
   local verdict=MISS
+  [ "$2" = n/a ] && verdict="not measured"
   [ "$2" != n/a ] && awk -v v="$2" -v l="$4" -v op="$3" \
     'BEGIN {exit !((op == "<=") ? v <= l : v >= l)}' && verdict=PASS
   printf '  %-58s %6s %s %s  %s\n' "$1" "$2" "$3" "$4" "$verdict"
@@ -225,8 +226,8 @@ goal "Open MPI 8 B over ours / pml ucx (time)" \
 goal "Open MPI 8 B over ours, FI_TCP_SHM=0 / raw TCP floor" \
   "$(time_ratio lat:8 mtl-ours-tcp floor-tcp)" "<=" 1.15
 goal "btl ofi 1 MiB ping-pong, ours / libfabric 1.17 (bandwidth)" \
-  "$(ratio "$(median "$work/btl-ours.pingpong:1048576" 2>/dev/null || echo n/a)" \
-    "$(median "$work/btl-libfabric.pingpong:1048576" 2>/dev/null || echo n/a)")" ">=" 1.5
+  "$(ratio "$(median "$work/btl-ours.pingpong:1048576")" \
+    "$(median "$work/btl-libfabric.pingpong:1048576")")" ">=" 1.5
 
 echo
 echo "Raw 8 B floors (us): shm $(median "$work/floor-shm.lat:8"), tcp" \

@@ -147,7 +147,10 @@ void Connection::Flush() {
     }
     entry.sent += n;
     if (entry.sent == entry.wire_size()) {
-      if ((entry.header.flags & kPayloadInSender) != 0 &&
+      // A message's payload, lent until its kAck (a read's data left in
+      // place is copied by the reader alone: no answer comes).
+      if ((entry.header.flags & kAckRequested) != 0 &&
+          (entry.header.flags & kPayloadInSender) != 0 &&
           stream_->OutgoingShare() != nullptr) {
         Lent lent = {entry.header.id, entry.header.size, {},
                      entry.header.rma_count};
@@ -317,9 +320,10 @@ bool Connection::PullPayload(const RmaDescriptor* from) {
 
 bool Connection::CanPullShared(const std::vector<iovec>& local,
                                uint64_t want) const {
+  // Only a message's sender lent its payload and helps copy it.
   return want >= kSharedCopyMin && target_.kind == RxTarget::kUser &&
-         local.size() <= kMaxRmaCount && stream_->PeerCanPull() &&
-         stream_->IncomingShare() != nullptr;
+         (header_.flags & kAckRequested) != 0 && local.size() <= kMaxRmaCount &&
+         stream_->PeerCanPull() && stream_->IncomingShare() != nullptr;
 }
 
 void Connection::StartSharedCopy(std::vector<iovec> local,

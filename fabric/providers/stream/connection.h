@@ -46,6 +46,11 @@ struct RxTarget {
 };
 
 // An outgoing message and what its completion reports.
+// Payloads at least this long stay in the sender's memory when the peer can
+// copy them from there (kPayloadInSender): one copy instead of two through
+// the stream; a message's costs an answer's round trip.
+inline constexpr uint64_t kPayloadInPlaceMin = 16 * 1024;
+
 struct TxEntry {
   // header and descriptors are written as one contiguous block.
   Header header = {};

@@ -81,6 +81,29 @@ RxTarget ProtocolError(Link* link, const char* what) {
   return RxTarget();
 }
 
+// Leaves a large read's data where it is (kPayloadInSender) when the reader
+// can copy it from here and the stream keeps nothing meanwhile (shm: the
+// reader copies by address): one copy instead of two through the stream,
+// and no answer awaited. The reader copies after this answer arrives; the
+// region stays the application's registered memory until then, as an MR
+// with a read outstanding on it must.
+void LeaveReadDataInPlace(Link* link, TxEntry* answer) {
+  if (answer->header.size < kPayloadInPlaceMin ||
+      answer->payload.size() > kMaxRmaCount ||
+      !link->connection.PeerCanPull()) {
+    return;
+  }
+  absl::StatusOr<std::unique_ptr<PullExposure>> exposure =
+      link->connection.Expose(answer->payload.data(), answer->payload.size(),
+                              answer->descriptors);
+  // A stream that must keep something (a registration) until the reader is
+  // done would need an answer: the data goes through the stream there.
+  if (!exposure.ok() || *exposure != nullptr) return;
+  answer->header.rma_count = static_cast<uint16_t>(answer->payload.size());
+  answer->header.flags |= kPayloadInSender;
+  answer->payload.clear();
+}
+
 void AnswerRead(Link* link, const Header& header,
                 const RmaDescriptor* descriptors) {
   StreamEp* ep = link->ep;
@@ -100,6 +123,7 @@ void AnswerRead(Link* link, const Header& header,
     const HmemCopier& copier = ep->util.domain->copier;
     if (memory.iface == FI_HMEM_SYSTEM && copier.DirectSystemAccess()) {
       answer->payload = link->rma_target;
+      LeaveReadDataInPlace(link, answer.get());
     } else {
       answer->owned.resize(total);
       ssize_t copied = copier.CopyFromIov(

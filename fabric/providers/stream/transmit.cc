@@ -49,11 +49,6 @@ void CompleteTx(StreamEp* ep, std::unique_ptr<TxEntry> entry, int error) {
 
 namespace {
 
-// Messages at least this long stay in the sender's memory when the peer can
-// copy them from there: one copy instead of two through the stream, for an
-// answer's round trip.
-constexpr uint64_t kPayloadInPlaceMin = 16 * 1024;
-
 // Leaves a large payload of application memory in place (kPayloadInSender)
 // when the peer can copy it from here.
 void LeavePayloadInPlace(Link* link, TxEntry* entry) {

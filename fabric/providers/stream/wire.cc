@@ -64,8 +64,10 @@ absl::Status CheckHeader(const Header& header) {
                                            absl::Hex(header.flags)));
   }
   bool in_sender = (header.flags & kPayloadInSender) != 0;
-  if (in_sender && ((op != Op::kMsg && op != Op::kTagged) ||
-                    !(header.flags & kAckRequested))) {
+  bool lent_message = (op == Op::kMsg || op == Op::kTagged) &&
+                      (header.flags & kAckRequested) != 0;
+  bool read_data = op == Op::kReadResponse && header.status == 0;
+  if (in_sender && !lent_message && !read_data) {
     return FiError(FI_EIO, absl::StrCat("opcode ", header.op,
                                         " with the payload in the sender"));
   }

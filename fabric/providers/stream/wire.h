@@ -28,6 +28,9 @@
 // bytes: its descriptors (key 0) name where the `size` bytes lie in the
 // sender's memory, the target copies them from there (ByteStream::Pull),
 // and kAckRequested is set: the sender's buffer is in use until the kAck.
+// A kReadResponse (status 0) may carry kPayloadInSender too, without
+// kAckRequested: its descriptors name the data read in the target's
+// registered memory, and the reader copies it from there.
 //
 // kAssist (streams with a CopyShare, byte_stream.h) asks the sender of such
 // a message, `id`, to help copy it: `tag` is the receiver's copy job,

@@ -88,8 +88,8 @@ TEST(WireTest, MalformedAtomicRequestsAreProtocolErrors) {
 }
 
 }  // namespace
-// kPayloadInSender: only on messages, with an ack asked for, and with
-// descriptors that cover exactly the payload.
+// kPayloadInSender: on messages with an ack asked for, and on a read's
+// data (no ack), with descriptors that cover exactly the payload.
 TEST(WireTest, PayloadsLeftInTheSender) {
   Header header = {};
   header.op = static_cast<uint8_t>(Op::kTagged);
@@ -108,6 +108,16 @@ TEST(WireTest, PayloadsLeftInTheSender) {
   EXPECT_EQ(Check(header, where), -FI_EIO);
   header.rma_count = 2;
   header.op = static_cast<uint8_t>(Op::kWrite);
+  EXPECT_EQ(Check(header, where), -FI_EIO);
+  // A read's data left in the target: no ack, and only a success carries
+  // it.
+  header.op = static_cast<uint8_t>(Op::kReadResponse);
+  header.flags = kPayloadInSender;
+  EXPECT_EQ(Check(header, where), 0);
+  where[0].len = 101;
+  EXPECT_EQ(Check(header, where), -FI_EIO);  // 301 described
+  where[0].len = 100;
+  header.status = -FI_EACCES;
   EXPECT_EQ(Check(header, where), -FI_EIO);
 }
 
