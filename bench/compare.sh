@@ -242,8 +242,8 @@ median() {
   awk -F'\t' -v p="$1" -v c="$2" -v s="$3" -v l="$4" -v col="$5" \
     '$1 == p && $2 == c && $3 == s && $4 == l && $6 == "ok" { print $col }' \
     "$results" | sort -g | awk '{ v[NR] = $1 }
-      END { if (NR % 2) printf "%.2f", v[(NR + 1) / 2]
-            else if (NR) printf "%.2f", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+      END { if (NR % 2) printf "%.3f", v[(NR + 1) / 2]
+            else if (NR) printf "%.3f", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
 }
 ratio() {
   [ -n "$1" ] && [ -n "$2" ] || { echo n/a; return; }

@@ -1,6 +1,6 @@
-// The floors of bench:compare: what a ping-pong between two processes on
-// this host costs with no library at all, so that a library's latency can
-// be read as a multiple of what the machine itself takes.
+// The floors of bench:compare and bench:mpi: what a ping-pong between two
+// processes on this host costs with no library at all, so that a library's
+// latency can be read as a multiple of what the machine itself takes.
 //
 //   floor_pingpong shm|tcp SIZE ITERATIONS [SERVER_CPU,CLIENT_CPU]
 //
@@ -13,22 +13,27 @@
 //   recv(MSG_DONTWAIT) until SIZE bytes are in, then sending its answer.
 // Prints the client's "USEC_PER_XFER MB_PER_SEC" as fi_pingpong counts
 // them (a transfer is one direction: half a round trip), after ITERATIONS
-// / 10 untimed round trips. Exits 1 with a message on any failure.
+// / 10 + 1 untimed round trips. Exits 1 with a message on any failure; the
+// client dies with the server.
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <sched.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
+#include <cerrno>
 #include <chrono>
+#include <csignal>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <new>
 #include <string>
 #include <vector>
 
@@ -48,13 +53,17 @@ void Pin(int cpu) {
 }
 
 // One direction of the shared-memory handoff: the number of the last
-// message, then its bytes.
-struct alignas(64) Mailbox {
+// message, then its bytes (BytesOf), in the same cache line when small.
+struct Mailbox {
   std::atomic<uint64_t> seq;
-  char bytes[];  // SIZE of them
 };
 static_assert(std::atomic<uint64_t>::is_always_lock_free);
 
+char* BytesOf(Mailbox* box) {
+  return reinterpret_cast<char*>(box) + sizeof(Mailbox);
+}
+
+// Cache lines of a mailbox for SIZE bytes.
 size_t MailboxSize(size_t size) {
   return (sizeof(Mailbox) + size + 63) / 64 * 64;
 }
@@ -65,15 +74,15 @@ void ShmSide(bool client, Mailbox* out, Mailbox* in, size_t size,
              uint64_t first, uint64_t last, std::vector<char>* buf) {
   for (uint64_t seq = first; seq <= last; ++seq) {
     if (client) {
-      std::memcpy(out->bytes, buf->data(), size);
+      std::memcpy(BytesOf(out), buf->data(), size);
       out->seq.store(seq, std::memory_order_release);
     }
     while (in->seq.load(std::memory_order_acquire) != seq) {
       __builtin_ia32_pause();
     }
-    std::memcpy(buf->data(), in->bytes, size);
+    std::memcpy(buf->data(), BytesOf(in), size);
     if (!client) {
-      std::memcpy(out->bytes, buf->data(), size);
+      std::memcpy(BytesOf(out), buf->data(), size);
       out->seq.store(seq, std::memory_order_release);
     }
   }
@@ -82,6 +91,7 @@ void ShmSide(bool client, Mailbox* out, Mailbox* in, size_t size,
 void SendAll(int fd, const char* data, size_t size) {
   while (size > 0) {
     ssize_t n = send(fd, data, size, MSG_NOSIGNAL);
+    if (n < 0 && errno == EINTR) continue;
     if (n < 0) Die("send");
     data += n;
     size -= static_cast<size_t>(n);
@@ -93,7 +103,7 @@ void ReceiveAllPolling(int fd, char* data, size_t size) {
     ssize_t n = recv(fd, data, size, MSG_DONTWAIT);
     if (n == 0) Die("recv: the peer closed");
     if (n < 0) {
-      if (errno == EAGAIN) continue;
+      if (errno == EAGAIN || errno == EINTR) continue;
       Die("recv");
     }
     data += n;
@@ -173,6 +183,10 @@ int main(int argc, char** argv) {
   pid_t child = fork();
   if (child < 0) Die("fork");
   const bool client = child == 0;
+  // A client whose server is gone would spin forever.
+  if (client && (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() == 1)) {
+    Die("prctl(PR_SET_PDEATHSIG)");
+  }
   Pin(client ? client_cpu : server_cpu);
   int fd = -1;
   if (!shm) {

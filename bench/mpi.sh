@@ -244,7 +244,9 @@ for measure in $measures; do
   done
 done
 
-if [ -n "$plot" ]; then
+if [ -n "$plot" ] && [ "$(wc -l <"$plot_data")" -lt 2 ]; then
+  echo "no plot: no pair of transports ours / theirs was run" >&2
+elif [ -n "$plot" ]; then
   if ! command -v gnuplot >/dev/null; then
     echo "no plot: gnuplot is not installed (./setup.sh installs gnuplot-nox)" >&2
   else

@@ -133,7 +133,9 @@ int main(int argc, char** argv) {
   double stream = Stream(buf);
   if (rank == 0) printf("stream %d %.3f\n", kLargeSize, stream / 1e9);
   double trip = RoundTrip(buf, kLargeSize, kPingPongIterations);
-  if (rank == 0) printf("pingpong %d %.3f\n", kLargeSize, kLargeSize / (trip / 2) / 1e9);
+  if (rank == 0) {
+    printf("pingpong %d %.3f\n", kLargeSize, kLargeSize / (trip / 2) / 1e9);
+  }
   double allreduce = Allreduce();
   if (rank == 0) printf("allreduce 8 %.3f\n", allreduce * 1e6);
   free(buf);

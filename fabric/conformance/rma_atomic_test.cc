@@ -31,6 +31,15 @@ TEST_P(DataTransferTest, RmaWriteReadAndWriteWithData) {
   ASSERT_TRUE(read.ok()) << read.status();
   EXPECT_TRUE(read->entry.flags & FI_READ);
   EXPECT_EQ(back, out);
+  // Now that the two have talked (shm's cross-memory attach is probed
+  // once connected), a large write may be copied once, straight from the
+  // writer's buffer: it lands whole all the same.
+  std::vector<char> again = Pattern(kRegion / 2, 12);
+  ASSERT_EQ(fi_write(a().ep, again.data(), again.size(), nullptr, a().peer,
+                     pair_.RegionAddress(100), key, &again),
+            0);
+  WaitSends(1);
+  EXPECT_EQ(memcmp(b().region.data() + 100, again.data(), again.size()), 0);
   uint64_t word = 0x1122334455667788;
   // FI_RX_CQ_DATA (the suite accepts it; verbs keeps it): the write's data
   // consumes a receive.

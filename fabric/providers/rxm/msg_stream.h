@@ -135,6 +135,8 @@ class MsgStream : public stream::ByteStream {
                                              size_t from_count) override;
   absl::StatusOr<std::unique_ptr<stream::PullExposure>> Expose(
       const iovec* iov, size_t count, stream::RmaDescriptor* out) override;
+  // A registration is kept until the peer has read the payload.
+  bool ExposureKeepsNothing() const override { return false; }
 
   // The endpoint's connection is up: sends may start.
   void OnConnected() { connected_ = true; }

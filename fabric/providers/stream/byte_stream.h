@@ -95,6 +95,10 @@ class ByteStream {
   // A failure sends the payload through the stream instead.
   virtual absl::StatusOr<std::unique_ptr<PullExposure>> Expose(
       const iovec* iov, size_t count, RmaDescriptor* out);
+  // Whether Expose never needs anything kept (the default's copy by
+  // address), so that a payload may be left for the peer with no answer
+  // awaited (a read's data, wire.h).
+  virtual bool ExposureKeepsNothing() const { return true; }
   // Copies `from` in this side's memory to the peer's memory `to`: bytes
   // copied or -errno (when CanPull: the access goes both ways).
   virtual ssize_t Push(const iovec* from, size_t from_count, const iovec* to,

@@ -259,7 +259,10 @@ void Connection::Place(const char* data, size_t len) {
   }
 }
 
-bool Connection::PullPayload(const RmaDescriptor* from) {
+bool Connection::PullPayload(const RmaDescriptor* descriptors) {
+  // Where the payload lies in the sender's memory.
+  const RmaDescriptor* from = PayloadDescriptors(header_, descriptors);
+  const uint16_t count = PayloadDescriptorCount(header_);
   if (!stream_->CanPull()) {
     Close(-FI_EIO);  // a peer that cannot be copied from sent one
     return false;
@@ -270,7 +273,7 @@ bool Connection::PullPayload(const RmaDescriptor* from) {
                                                     : 0;
   if (want == 0) return true;
   iovec remote[kMaxRmaCount];
-  IovOfDescriptors(from, header_.rma_count, remote);
+  IovOfDescriptors(from, count, remote);
   std::vector<iovec>& local = scratch_iov_;
   local.clear();
   std::vector<char> bounce;
@@ -287,16 +290,14 @@ bool Connection::PullPayload(const RmaDescriptor* from) {
   }
   if (bounce.empty() && CanPullShared(local, want)) {
     // A copy of the pieces: Send reuses scratch_iov_.
-    StartSharedCopy(std::vector<iovec>(local), remote, header_.rma_count,
-                    want);
+    StartSharedCopy(std::vector<iovec>(local), remote, count, want);
     // Done now, or ReadInput finishes it.
     FinishSharedCopy(/*spin=*/true);
     return !closed_;
   }
   // A stream whose copies take time copies while the connection waits
   // (kAwaitCopy, ReadInput moves it on).
-  pull_ = stream_->StartPull(local.data(), local.size(), from,
-                             header_.rma_count);
+  pull_ = stream_->StartPull(local.data(), local.size(), from, count);
   if (pull_ != nullptr) {
     pull_want_ = want;
     pull_bounce_ = std::move(bounce);
@@ -304,8 +305,7 @@ bool Connection::PullPayload(const RmaDescriptor* from) {
     FinishAwaitedCopy(/*spin=*/false);
     return !closed_;
   }
-  ssize_t n =
-      stream_->PullFrom(local.data(), local.size(), from, header_.rma_count);
+  ssize_t n = stream_->PullFrom(local.data(), local.size(), from, count);
   if (n != static_cast<ssize_t>(want)) {
     Close(PullError(n));
     return false;

@@ -45,12 +45,12 @@ struct RxTarget {
   std::vector<char>* buffer = nullptr;
 };
 
-// An outgoing message and what its completion reports.
 // Payloads at least this long stay in the sender's memory when the peer can
 // copy them from there (kPayloadInSender): one copy instead of two through
 // the stream; a message's costs an answer's round trip.
 inline constexpr uint64_t kPayloadInPlaceMin = 16 * 1024;
 
+// An outgoing message and what its completion reports.
 struct TxEntry {
   // header and descriptors are written as one contiguous block.
   Header header = {};
@@ -122,7 +122,8 @@ class Connection {
   int fd() const { return stream_->fd(); }
   // Whether the peer can copy this side's memory (ByteStream::PeerCanPull).
   bool PeerCanPull() const { return stream_->PeerCanPull(); }
-  // ByteStream::Expose of the stream.
+  // ByteStream::ExposureKeepsNothing and Expose of the stream.
+  bool ExposureKeepsNothing() const { return stream_->ExposureKeepsNothing(); }
   absl::StatusOr<std::unique_ptr<PullExposure>> Expose(const iovec* iov,
                                                       size_t count,
                                                       RmaDescriptor* out) {
@@ -198,9 +199,10 @@ class Connection {
   // nothing yet or the end of the connection (which it closes).
   bool GotBytes(ssize_t n);
   void Place(const char* data, size_t len);
-  // Copies a kPayloadInSender payload from the sender's memory (`from`)
-  // into the target; false when the connection closed instead.
-  bool PullPayload(const RmaDescriptor* from);
+  // Copies a kPayloadInSender payload from the sender's memory (named by
+  // the header's payload descriptors, wire.h PayloadDescriptors) into the
+  // target; false when the connection closed instead.
+  bool PullPayload(const RmaDescriptor* descriptors);
   // PullPayload of `want` bytes from `remote` into host memory `local`,
   // shared with the sender (shared_copy.h): asks for its help, copies
   // what it does not claim, and leaves the job in shared_ (state

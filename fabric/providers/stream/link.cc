@@ -84,20 +84,23 @@ RxTarget ProtocolError(Link* link, const char* what) {
 // Leaves a large read's data where it is (kPayloadInSender) when the reader
 // can copy it from here and the stream keeps nothing meanwhile (shm: the
 // reader copies by address): one copy instead of two through the stream,
-// and no answer awaited. The reader copies after this answer arrives; the
-// region stays the application's registered memory until then, as an MR
-// with a read outstanding on it must.
+// and no answer awaited. The reader copies after this answer arrives, so
+// the read is not "done" at the target when it is sent: not where a
+// counter of remote reads (the endpoint's or an MR's, FI_RMA_EVENT) would
+// tell the target so; elsewhere the target learns of the read only from
+// the reader, after it completed.
 void LeaveReadDataInPlace(Link* link, TxEntry* answer) {
   if (answer->header.size < kPayloadInPlaceMin ||
       answer->payload.size() > kMaxRmaCount ||
-      !link->connection.PeerCanPull()) {
+      !link->connection.PeerCanPull() ||
+      !link->connection.ExposureKeepsNothing() ||
+      link->ep->util.cntrs[kRemoteReadCntr] != nullptr ||
+      !link->rma_cntrs.empty()) {
     return;
   }
   absl::StatusOr<std::unique_ptr<PullExposure>> exposure =
       link->connection.Expose(answer->payload.data(), answer->payload.size(),
                               answer->descriptors);
-  // A stream that must keep something (a registration) until the reader is
-  // done would need an answer: the data goes through the stream there.
   if (!exposure.ok() || *exposure != nullptr) return;
   answer->header.rma_count = static_cast<uint16_t>(answer->payload.size());
   answer->header.flags |= kPayloadInSender;
@@ -212,7 +215,7 @@ int ResolveRma(Link* link, const Header& header,
   StreamEp* ep = link->ep;
   link->rma_target.clear();
   link->rma_cntrs.clear();
-  for (uint16_t i = 0; i < header.rma_count; ++i) {
+  for (uint16_t i = 0; i < TargetDescriptorCount(header); ++i) {
     RemoteAccess request;
     request.key = descriptors[i].key;
     request.addr = descriptors[i].addr;

@@ -50,19 +50,23 @@ void CompleteTx(StreamEp* ep, std::unique_ptr<TxEntry> entry, int error) {
 namespace {
 
 // Leaves a large payload of application memory in place (kPayloadInSender)
-// when the peer can copy it from here.
+// when the peer can copy it from here: a message's, or an RMA write's
+// (its descriptors then follow the target's).
 void LeavePayloadInPlace(Link* link, TxEntry* entry) {
   Header& header = entry->header;
   Op op = static_cast<Op>(header.op);
-  if ((op != Op::kMsg && op != Op::kTagged) ||
+  const bool write = op == Op::kWrite;
+  // A write's target descriptors come first.
+  const size_t first = write ? header.rma_count : 0;
+  if ((op != Op::kMsg && op != Op::kTagged && !write) ||
       header.size < kPayloadInPlaceMin || !entry->owned.empty() ||
-      entry->payload.empty() || entry->payload.size() > kMaxRmaCount ||
+      entry->payload.empty() || entry->payload.size() > kMaxRmaCount - first ||
       !link->connection.PeerCanPull()) {
     return;
   }
   absl::StatusOr<std::unique_ptr<PullExposure>> exposure =
       link->connection.Expose(entry->payload.data(), entry->payload.size(),
-                              entry->descriptors);
+                              entry->descriptors + first);
   if (!exposure.ok()) {
     FI_INFO(link->ep->log(), FI_LOG_EP_DATA,
             "a large payload goes through the stream: %s\n",
@@ -70,8 +74,10 @@ void LeavePayloadInPlace(Link* link, TxEntry* entry) {
     return;
   }
   entry->exposure = *std::move(exposure);
-  header.rma_count = static_cast<uint16_t>(entry->payload.size());
-  header.flags |= kPayloadInSender | kAckRequested;
+  header.rma_count = static_cast<uint16_t>(first + entry->payload.size());
+  // A write is answered anyway; a message asks for it.
+  header.flags |= write ? kPayloadInSender : kPayloadInSender | kAckRequested;
+  if (write) header.tag = entry->payload.size();
   entry->payload.clear();
   entry->awaits_answer = true;
 }

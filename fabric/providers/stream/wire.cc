@@ -66,8 +66,13 @@ absl::Status CheckHeader(const Header& header) {
   bool in_sender = (header.flags & kPayloadInSender) != 0;
   bool lent_message = (op == Op::kMsg || op == Op::kTagged) &&
                       (header.flags & kAckRequested) != 0;
-  bool read_data = op == Op::kReadResponse && header.status == 0;
-  if (in_sender && !lent_message && !read_data) {
+  // Copied by the reader alone: nobody answers it or helps copy it.
+  bool read_data = op == Op::kReadResponse && header.status == 0 &&
+                   (header.flags & kAckRequested) == 0;
+  // Both lists of a write, neither empty.
+  bool write_data =
+      op == Op::kWrite && header.tag >= 1 && header.tag < header.rma_count;
+  if (in_sender && !lent_message && !read_data && !write_data) {
     return FiError(FI_EIO, absl::StrCat("opcode ", header.op,
                                         " with the payload in the sender"));
   }
@@ -100,6 +105,13 @@ absl::Status CheckRmaDescriptors(const Header& header,
     }
     total += descriptors[i].len;
   }
+  // What `count` descriptors from `first` describe (no overflow: a part of
+  // `total`).
+  auto sum = [](const RmaDescriptor* first, uint16_t count) {
+    uint64_t bytes = 0;
+    for (uint16_t i = 0; i < count; ++i) bytes += first[i].len;
+    return bytes;
+  };
   if (static_cast<Op>(header.op) == Op::kAtomic) {
     return CheckAtomic(header, total);
   }
@@ -110,11 +122,18 @@ absl::Status CheckRmaDescriptors(const Header& header,
                                         ", job ", header.tag));
   }
   bool in_sender = (header.flags & kPayloadInSender) != 0;
-  if ((static_cast<Op>(header.op) == Op::kWrite || in_sender) &&
-      total != header.size) {
+  uint64_t target = sum(descriptors, TargetDescriptorCount(header));
+  if (static_cast<Op>(header.op) == Op::kWrite && target != header.size) {
+    return FiError(FI_EIO, absl::StrCat("RMA write of ", header.size,
+                                        " bytes for descriptors of ", target));
+  }
+  uint64_t payload = in_sender ? sum(PayloadDescriptors(header, descriptors),
+                                     PayloadDescriptorCount(header))
+                               : header.size;
+  if (payload != header.size) {
     return FiError(FI_EIO,
-                   absl::StrCat("RMA write of ", header.size,
-                                " bytes for descriptors of ", total));
+                   absl::StrCat("a payload of ", header.size,
+                                " bytes in the sender described as ", payload));
   }
   return absl::OkStatus();
 }

@@ -30,7 +30,9 @@
 // and kAckRequested is set: the sender's buffer is in use until the kAck.
 // A kReadResponse (status 0) may carry kPayloadInSender too, without
 // kAckRequested: its descriptors name the data read in the target's
-// registered memory, and the reader copies it from there.
+// registered memory, and the reader copies it from there. So may a kWrite
+// (always answered): its first rma_count - `tag` descriptors name the
+// target's memory as usual, its last `tag` the bytes in the writer's.
 //
 // kAssist (streams with a CopyShare, byte_stream.h) asks the sender of such
 // a message, `id`, to help copy it: `tag` is the receiver's copy job,
@@ -101,6 +103,28 @@ struct AtomicCode {
 };
 uint64_t PackAtomic(const AtomicCode& code);
 AtomicCode UnpackAtomic(uint64_t tag);
+
+// The descriptors of a kPayloadInSender payload, in the sender's memory:
+// a kWrite's last `tag`, every other message's all (PayloadDescriptors
+// points at the first of them in a header's descriptors).
+inline uint16_t PayloadDescriptorCount(const Header& header) {
+  return header.op == static_cast<uint8_t>(Op::kWrite)
+             ? static_cast<uint16_t>(header.tag)
+             : header.rma_count;
+}
+inline const RmaDescriptor* PayloadDescriptors(
+    const Header& header, const RmaDescriptor* descriptors) {
+  return descriptors + (header.rma_count - PayloadDescriptorCount(header));
+}
+// The descriptors that name the target's memory (RMA): the first
+// rma_count - `tag` of a kWrite that leaves its payload in the sender,
+// else all.
+inline uint16_t TargetDescriptorCount(const Header& header) {
+  return (header.flags & kPayloadInSender) != 0 &&
+                 header.op == static_cast<uint8_t>(Op::kWrite)
+             ? static_cast<uint16_t>(header.rma_count - header.tag)
+             : header.rma_count;
+}
 
 // FI_EIO status saying what is wrong when `header` (just received) is
 // not one a peer of ours sends.

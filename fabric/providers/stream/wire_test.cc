@@ -117,7 +117,36 @@ TEST(WireTest, PayloadsLeftInTheSender) {
   where[0].len = 101;
   EXPECT_EQ(Check(header, where), -FI_EIO);  // 301 described
   where[0].len = 100;
+  header.flags = kPayloadInSender | kAckRequested;
+  EXPECT_EQ(Check(header, where), -FI_EIO);  // nobody would help copy
+  header.flags = kPayloadInSender;
   header.status = -FI_EACCES;
+  EXPECT_EQ(Check(header, where), -FI_EIO);
+}
+
+// An RMA write whose bytes stay in the writer: the target's descriptors,
+// then `tag` descriptors of the payload, each list covering the size.
+TEST(WireTest, WritesLeftInTheWriter) {
+  Header header = {};
+  header.op = static_cast<uint8_t>(Op::kWrite);
+  header.flags = kPayloadInSender;
+  header.rma_count = 3;
+  header.tag = 2;
+  header.size = 300;
+  RmaDescriptor where[3] = {
+      {0x5000, 300, 7}, {0x1000, 100, 0}, {0x9000, 200, 0}};
+  EXPECT_EQ(Check(header, where), 0);
+  where[2].len = 201;
+  EXPECT_EQ(Check(header, where), -FI_EIO);  // 301 in the writer
+  where[2].len = 200;
+  where[0].len = 299;
+  EXPECT_EQ(Check(header, where), -FI_EIO);  // 299 at the target
+  where[0].len = 300;
+  header.tag = 0;  // no payload list
+  EXPECT_EQ(Check(header, where), -FI_EIO);
+  header.tag = 3;  // no target list
+  EXPECT_EQ(Check(header, where), -FI_EIO);
+  header.tag = 1;  // 400 at the target, 200 in the writer
   EXPECT_EQ(Check(header, where), -FI_EIO);
 }
 
