@@ -81,32 +81,6 @@ RxTarget ProtocolError(Link* link, const char* what) {
   return RxTarget();
 }
 
-// Leaves a large read's data where it is (kPayloadInSender) when the reader
-// can copy it from here and the stream keeps nothing meanwhile (shm: the
-// reader copies by address): one copy instead of two through the stream,
-// and no answer awaited. The reader copies after this answer arrives, so
-// the read is not "done" at the target when it is sent: not where a
-// counter of remote reads (the endpoint's or an MR's, FI_RMA_EVENT) would
-// tell the target so; elsewhere the target learns of the read only from
-// the reader, after it completed.
-void LeaveReadDataInPlace(Link* link, TxEntry* answer) {
-  if (answer->header.size < kPayloadInPlaceMin ||
-      answer->payload.size() > kMaxRmaCount ||
-      !link->connection.PeerCanPull() ||
-      !link->connection.ExposureKeepsNothing() ||
-      link->ep->util.cntrs[kRemoteReadCntr] != nullptr ||
-      !link->rma_cntrs.empty()) {
-    return;
-  }
-  absl::StatusOr<std::unique_ptr<PullExposure>> exposure =
-      link->connection.Expose(answer->payload.data(), answer->payload.size(),
-                              answer->descriptors);
-  if (!exposure.ok() || *exposure != nullptr) return;
-  answer->header.rma_count = static_cast<uint16_t>(answer->payload.size());
-  answer->header.flags |= kPayloadInSender;
-  answer->payload.clear();
-}
-
 void AnswerRead(Link* link, const Header& header,
                 const RmaDescriptor* descriptors) {
   StreamEp* ep = link->ep;
@@ -126,7 +100,16 @@ void AnswerRead(Link* link, const Header& header,
     const HmemCopier& copier = ep->util.domain->copier;
     if (memory.iface == FI_HMEM_SYSTEM && copier.DirectSystemAccess()) {
       answer->payload = link->rma_target;
-      LeaveReadDataInPlace(link, answer.get());
+      // The data may stay where it is for the reader to copy (one copy
+      // instead of two through the stream). The reader copies after this
+      // answer arrives, so not where a counter of remote reads (the
+      // endpoint's or an MR's, FI_RMA_EVENT) would count the read before
+      // that; elsewhere the target learns of the read only from the
+      // reader, after it completed.
+      if (ep->util.cntrs[kRemoteReadCntr] == nullptr &&
+          link->rma_cntrs.empty()) {
+        LeavePayloadInPlace(link, answer.get());
+      }
     } else {
       answer->owned.resize(total);
       ssize_t copied = copier.CopyFromIov(

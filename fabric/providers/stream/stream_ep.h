@@ -349,6 +349,12 @@ void RecycleTxEntry(StreamEp* ep, std::unique_ptr<TxEntry> entry);
 // Posts a transmit the endpoint built on `link`: limits, CQ reservation,
 // FI_FENCE. 0 or -fi_errno (nothing posted).
 ssize_t PostTx(Link* link, std::unique_ptr<TxEntry> entry);
+// Leaves a large payload of application memory in place (kPayloadInSender,
+// wire.h) when the peer can copy it from here: a message's, an RMA
+// write's (its descriptors then follow the target's), or a read's data
+// (where the stream keeps nothing meanwhile: no answer comes). PostTx
+// calls it; the target of a read too.
+void LeavePayloadInPlace(Link* link, TxEntry* entry);
 // A small message or tagged send of host memory (the caller checked it
 // has no FI_FENCE and waits for no answer) goes from the application's
 // buffer straight to the link's stream when nothing is queued ahead of it:

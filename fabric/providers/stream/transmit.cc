@@ -47,21 +47,20 @@ void CompleteTx(StreamEp* ep, std::unique_ptr<TxEntry> entry, int error) {
   RecycleTxEntry(ep, std::move(entry));
 }
 
-namespace {
-
-// Leaves a large payload of application memory in place (kPayloadInSender)
-// when the peer can copy it from here: a message's, or an RMA write's
-// (its descriptors then follow the target's).
 void LeavePayloadInPlace(Link* link, TxEntry* entry) {
   Header& header = entry->header;
   Op op = static_cast<Op>(header.op);
+  const bool message = op == Op::kMsg || op == Op::kTagged;
   const bool write = op == Op::kWrite;
+  const bool read_data = op == Op::kReadResponse;
   // A write's target descriptors come first.
   const size_t first = write ? header.rma_count : 0;
-  if ((op != Op::kMsg && op != Op::kTagged && !write) ||
-      header.size < kPayloadInPlaceMin || !entry->owned.empty() ||
-      entry->payload.empty() || entry->payload.size() > kMaxRmaCount - first ||
-      !link->connection.PeerCanPull()) {
+  if ((!message && !write && !read_data) || header.size < kPayloadInPlaceMin ||
+      !entry->owned.empty() || entry->payload.empty() ||
+      entry->payload.size() > kMaxRmaCount - first ||
+      !link->connection.PeerCanPull() ||
+      // A read's data awaits no answer that could release an exposure.
+      (read_data && !link->connection.ExposureKeepsNothing())) {
     return;
   }
   absl::StatusOr<std::unique_ptr<PullExposure>> exposure =
@@ -75,14 +74,14 @@ void LeavePayloadInPlace(Link* link, TxEntry* entry) {
   }
   entry->exposure = *std::move(exposure);
   header.rma_count = static_cast<uint16_t>(first + entry->payload.size());
-  // A write is answered anyway; a message asks for it.
-  header.flags |= write ? kPayloadInSender : kPayloadInSender | kAckRequested;
+  header.flags |= kPayloadInSender;
+  // A message asks for the answer that ends the loan; a write is answered
+  // anyway; a read's data is answered by nobody.
+  if (message) header.flags |= kAckRequested;
   if (write) header.tag = entry->payload.size();
+  if (!read_data) entry->awaits_answer = true;
   entry->payload.clear();
-  entry->awaits_answer = true;
 }
-
-}  // namespace
 
 ssize_t PostTx(Link* link, std::unique_ptr<TxEntry> entry) {
   StreamEp* ep = link->ep;
