@@ -25,6 +25,14 @@ bench_user_path() {
   fi
 }
 
+# A / B to 3 places, or n/a when either is missing (empty or n/a) or B is
+# 0.
+bench_ratio() {
+  awk -v a="$1" -v b="$2" 'BEGIN {
+    if (a == "" || b == "" || a == "n/a" || b == "n/a" || b + 0 == 0) print "n/a"
+    else printf "%.3f\n", a / b }'
+}
+
 # "machine at WHEN: N CPUs, load average ..." (numbers are only comparable
 # on a quiet machine).
 machine_state() {

@@ -245,10 +245,6 @@ median() {
       END { if (NR % 2) printf "%.3f", v[(NR + 1) / 2]
             else if (NR) printf "%.3f", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
 }
-ratio() {
-  [ -n "$1" ] && [ -n "$2" ] || { echo n/a; return; }
-  awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", a / b }'
-}
 # goal_of CASE SIZE METRIC: the goal's ratio, or nothing.
 goal_of() {
   local entry
@@ -281,8 +277,8 @@ for program in ${programs//,/ }; do
       lat_lf=$(median "$program" "$case_name" "$size" libfabric 7)
       bw_ours=$(median "$program" "$case_name" "$size" ours 8)
       bw_lf=$(median "$program" "$case_name" "$size" libfabric 8)
-      lat_ratio=$(ratio "$lat_ours" "$lat_lf")
-      bw_ratio=$(ratio "$bw_ours" "$bw_lf")
+      lat_ratio=$(bench_ratio "$lat_ours" "$lat_lf")
+      bw_ratio=$(bench_ratio "$bw_ours" "$bw_lf")
       notes=
       # The goals are against libfabric 1.17, not another library.
       if [ "$program" = fi_pingpong ] && [ -z "$against" ]; then
@@ -308,7 +304,7 @@ if [[ ",$only_cases," == *,tcp-rdm-local,* && ",$only_cases," == *,shm-rdm,* ]];
     for size in ${sizes//,/ }; do
       local_us=$(median "$program" tcp-rdm-local "$size" ours 7)
       shm_us=$(median "$program" shm-rdm "$size" ours 7)
-      ratio_local=$(ratio "$local_us" "$shm_us")
+      ratio_local=$(bench_ratio "$local_us" "$shm_us")
       notes=
       [ "$size" = 64 ] && notes=$(verdict "$ratio_local" 1.2 latency)
       printf '  %-12s %8s  %9s %9s %7s  %s\n' "$program" "$size" \
@@ -334,8 +330,8 @@ if [ -n "$floors" ]; then
         lat_lf=$(median "$program" "$case_name" "$size" libfabric 7)
         printf '  %-12s %-18s %8s  %9s %9s %10s %9s\n' "$program" \
           "$case_name/$floor" "$size" "${floor_us:-failed}" \
-          "${lat_ours:-failed}" "$(ratio "$lat_ours" "$floor_us")" \
-          "$(ratio "$lat_lf" "$floor_us")"
+          "${lat_ours:-failed}" "$(bench_ratio "$lat_ours" "$floor_us")" \
+          "$(bench_ratio "$lat_lf" "$floor_us")"
       done
     done
   done

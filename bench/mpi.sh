@@ -156,12 +156,6 @@ median() {
     END {if (NR == 0) print "n/a"; else if (NR % 2) print v[(NR + 1) / 2];
          else printf "%.3f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2}'
 }
-# ratio A B: A / B to 3 places, or n/a.
-ratio() {
-  awk -v a="$1" -v b="$2" 'BEGIN {
-    if (a == "n/a" || b == "n/a" || b + 0 == 0) print "n/a";
-    else printf "%.3f\n", a / b }'
-}
 unit() { case "$1" in stream:* | pingpong:*) echo GB/s ;; *) echo us ;; esac; }
 
 echo
@@ -184,8 +178,8 @@ time_ratio() {
   a=$(median "$work/$2.$1")
   b=$(median "$work/$3.$1")
   case "$1" in
-    stream:* | pingpong:*) ratio "$b" "$a" ;;
-    *) ratio "$a" "$b" ;;
+    stream:* | pingpong:*) bench_ratio "$b" "$a" ;;
+    *) bench_ratio "$a" "$b" ;;
   esac
 }
 
@@ -226,7 +220,7 @@ goal "Open MPI 8 B over ours / pml ucx (time)" \
 goal "Open MPI 8 B over ours, FI_TCP_SHM=0 / raw TCP floor" \
   "$(time_ratio lat:8 mtl-ours-tcp floor-tcp)" "<=" 1.15
 goal "btl ofi 1 MiB ping-pong, ours / libfabric 1.17 (bandwidth)" \
-  "$(ratio "$(median "$work/btl-ours.pingpong:1048576")" \
+  "$(bench_ratio "$(median "$work/btl-ours.pingpong:1048576")" \
     "$(median "$work/btl-libfabric.pingpong:1048576")")" ">=" 1.5
 
 echo
