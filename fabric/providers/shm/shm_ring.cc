@@ -145,6 +145,7 @@ ByteRing::ByteRing(RingHeader* header, uint64_t capacity, uint64_t head)
       capacity_(capacity),
       sync_(SyncObject(header->sync_id.load(std::memory_order_relaxed))),
       head_(head),
+      tail_(header->tail.load(std::memory_order_relaxed)),
       seen_head_(head) {}
 
 void ByteRing::MarkCorrupt(uint64_t head, uint64_t tail) const {
@@ -178,7 +179,7 @@ void ByteRing::CopyOut(uint64_t index, char* dst, size_t n) const {
 }
 
 size_t ByteRing::Write(const iovec* iov, size_t count, size_t skip) {
-  uint64_t tail = header_->tail.load(std::memory_order_relaxed);  // ours
+  uint64_t tail = tail_;
   uint64_t wanted = 0;
   for (size_t i = 0; i < count; ++i) wanted += iov[i].iov_len;
   wanted = wanted > skip ? wanted - skip : 0;
@@ -194,22 +195,37 @@ size_t ByteRing::Write(const iovec* iov, size_t count, size_t skip) {
   }
   if (corrupt_) return 0;
   uint64_t written = 0;
-  for (size_t i = 0; i < count && written < room; ++i) {
-    size_t len = iov[i].iov_len;
-    if (skip >= len) {
-      skip -= len;
-      continue;
+  size_t offset = tail & (capacity_ - 1);
+  if (skip == 0 && wanted <= room && wanted <= capacity_ - offset) {
+    // All of it, without wrapping (a message's header and payload, most
+    // often): copies one after the other.
+    char* out = data_ + offset;
+    for (size_t i = 0; i < count; ++i) {
+      if (iov[i].iov_len == 0) continue;  // an empty iovec may have no base
+      memcpy(out, iov[i].iov_base, iov[i].iov_len);
+      out += iov[i].iov_len;
     }
-    size_t n = std::min<uint64_t>(len - skip, room - written);
-    CopyIn(tail + written, static_cast<const char*>(iov[i].iov_base) + skip, n);
-    skip = 0;
-    written += n;
+    written = wanted;
+  } else {
+    for (size_t i = 0; i < count && written < room; ++i) {
+      size_t len = iov[i].iov_len;
+      if (skip >= len) {
+        skip -= len;
+        continue;
+      }
+      size_t n = std::min<uint64_t>(len - skip, room - written);
+      CopyIn(tail + written, static_cast<const char*>(iov[i].iov_base) + skip,
+             n);
+      skip = 0;
+      written += n;
+    }
   }
   // Release: the bytes are in place before the consumer can see them.
   if (written != 0) {
     Released(sync_);
     PublishAfterCopies();
-    header_->tail.store(tail + written, std::memory_order_release);
+    tail_ = tail + written;
+    header_->tail.store(tail_, std::memory_order_release);
     if (written <= kDemoteMax) Demote(tail, written);
   }
   return written;
@@ -255,7 +271,7 @@ void ByteRing::Consume(size_t n) {
 
 size_t ByteRing::Writable() const {
   uint64_t head = header_->head.load(std::memory_order_acquire);
-  uint64_t used = Used(head, header_->tail.load(std::memory_order_relaxed));
+  uint64_t used = Used(head, tail_);
   return corrupt_ ? 0 : capacity_ - used;
 }
 

@@ -150,6 +150,21 @@ TEST(ShmRingTest, WriteSkipsIntoTheIovList) {
   EXPECT_EQ(ring.Write(nullptr, 0, 0), 0u);
 }
 
+// The producer keeps its own copy of the tail: one that attaches to a ring
+// holding bytes starts from the shared index, after them.
+TEST(ShmRingTest, AnAttachedProducerWritesAfterTheBytesThere) {
+  auto mem = RingMemory(16);
+  ByteRing first = ByteRing::Init(mem.get(), 16).value();
+  ASSERT_EQ(WriteString(first, "0123456789"), 10u);
+  ByteRing second =
+      ByteRing::Attach(mem.get(), ByteRing::BytesNeeded(16)).value();
+  EXPECT_EQ(second.Writable(), 6u);
+  EXPECT_EQ(WriteString(second, "abcdefgh"), 6u);
+  ByteRing consumer =
+      ByteRing::Attach(mem.get(), ByteRing::BytesNeeded(16)).value();
+  EXPECT_EQ(ReadString(consumer, 16), "0123456789abcdef");
+}
+
 TEST(ShmRingTest, ReadScattersIntoTheIovList) {
   auto mem = RingMemory(16);
   ByteRing ring = ByteRing::Init(mem.get(), 16).value();

@@ -420,6 +420,10 @@ void Connection::SetStalled(bool stalled) {
 
 bool Connection::TakeHeader(const char* bytes) {
   memcpy(&header_, bytes, sizeof(Header));
+  if (IsPlainMessage(header_)) {
+    header_alone_ = header_.size >= kHeaderAloneMin;
+    return true;
+  }
   if (absl::Status status = CheckHeader(header_); !status.ok()) {
     Close(-FI_EIO);
     return false;

@@ -130,6 +130,15 @@ inline uint16_t TargetDescriptorCount(const Header& header) {
 // not one a peer of ours sends.
 absl::Status CheckHeader(const Header& header);
 
+// A header CheckHeader accepts without asking: a message or tagged message
+// whose payload follows it, with at most remote CQ data (most headers).
+inline bool IsPlainMessage(const Header& header) {
+  return (header.op == static_cast<uint8_t>(Op::kMsg) ||
+          header.op == static_cast<uint8_t>(Op::kTagged)) &&
+         (header.flags & ~kRemoteData) == 0 && header.rma_count == 0 &&
+         header.status == 0;
+}
+
 // FI_EIO status unless the descriptors of a kWrite or kReadRequest
 // describe exactly `size` bytes (kWrite) or any bytes (kReadRequest); of
 // a kAtomic, 1..kMaxAtomicBytes bytes, whole elements of a known datatype,
