@@ -78,11 +78,10 @@ struct ReaderSink {
   size_t count;
   size_t written = 0;
 };
-// Initial-exec: one load from the thread pointer instead of a call to
-// __tls_get_addr, three times per completion read (8 bytes of the static
-// TLS that glibc keeps for libraries opened later).
-thread_local ReaderSink* reader_sink
-    __attribute__((tls_model("initial-exec"))) = nullptr;
+// Global-dynamic (the default for a library), not initial-exec: Open MPI
+// dlopens its components, and with initial-exec TLS the library failed to
+// load there ("cannot allocate memory in static TLS block").
+thread_local ReaderSink* reader_sink = nullptr;
 
 // Makes `sink` this thread's for its lifetime (the outer one after).
 class ScopedReaderSink {

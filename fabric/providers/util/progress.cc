@@ -303,8 +303,7 @@ bool ProgressEngine::PrepareToSleep(bool auto_only) {
 }
 
 namespace {
-thread_local bool in_auto_thread __attribute__((tls_model("initial-exec"))) =
-    false;
+thread_local bool in_auto_thread = false;
 }  // namespace
 
 bool ProgressEngine::InAutoThread() { return in_auto_thread; }
