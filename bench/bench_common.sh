@@ -1,9 +1,57 @@
-# Shell functions the benchmarks share (compare.sh and mpi.sh source it).
+# shellcheck shell=bash
+# Shell functions the benchmarks share (compare.sh, mpi.sh and rma.sh
+# source it).
 
 # Prints the "# Options:" block of the running script's header, exits 2.
 bench_usage() {
   sed -n '/^# Options:/,/^#$/p' "$0" | sed 's/^# \{0,1\}//' >&2
   exit 2
+}
+
+# Sets a variable from each "--OPTION VALUE" pair of the arguments after
+# the first, which lists the options: OPTION, whose variable has its name,
+# or OPTION:VARIABLE. Anything else is a usage error (bench_usage).
+#   bench_parse_options "rounds timeout:timeout_s" "$@"
+bench_parse_options() {
+  local spec option variable
+  local -A variables=()
+  for spec in $1; do variables[${spec%%:*}]=${spec#*:}; done
+  shift
+  while [ $# -gt 0 ]; do
+    if [ $# -lt 2 ] || [[ "$1" != --* ]]; then bench_usage; fi
+    option=${1#--}
+    variable=${variables[$option]:-}
+    [ -n "$variable" ] || bench_usage
+    printf -v "$variable" '%s' "$2"
+    shift 2
+  done
+}
+
+# The path of Debian's libfabric.so.1 (1.17), or exits 1 saying it is
+# missing.
+bench_debian_libfabric() {
+  local path
+  path=$(ldconfig -p | awk '/libfabric\.so\.1 / {print $NF; exit}')
+  [ -n "$path" ] || { echo "Debian's libfabric.so.1 is missing (package" \
+    "libfabric1; ./setup.sh installs it)" >&2; exit 1; }
+  realpath "$path"
+}
+
+# Exits 1 naming the first argument that is no file.
+bench_require_files() {
+  local file
+  for file in "$@"; do
+    [ -e "$file" ] || { echo "missing: $file" >&2; exit 1; }
+  done
+}
+
+# Makes WORK/ours and WORK/libfabric, each with a libfabric.so.1 that links
+# to OURS_SO or THEIRS_SO: the directory LD_LIBRARY_PATH names to load one.
+#   bench_library_dirs WORK OURS_SO THEIRS_SO
+bench_library_dirs() {
+  mkdir "$1/ours" "$1/libfabric"
+  ln -s "$2" "$1/ours/libfabric.so.1"
+  ln -s "$3" "$1/libfabric/libfabric.so.1"
 }
 
 # Exits 2 unless every argument is a positive integer.
@@ -38,4 +86,12 @@ bench_ratio() {
 machine_state() {
   echo "machine at $1: $(nproc) CPUs, load average" \
     "$(cut -d' ' -f1-3 /proc/loadavg) (1, 5, 15 min)"
+}
+
+# The median of a file's numbers, one per line (x, a failed run, ignored),
+# or n/a (none, or no file).
+bench_median() {
+  { grep -v '^x$' "$1" 2>/dev/null || true; } | sort -g | awk '{v[NR] = $1}
+    END {if (NR == 0) print "n/a"; else if (NR % 2) print v[(NR + 1) / 2];
+         else printf "%.3f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2}'
 }

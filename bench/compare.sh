@@ -75,22 +75,8 @@ runfiles="${RUNFILES_DIR:-$0.runfiles}/fabric"
 # shellcheck source=bench/bench_common.sh
 source "$runfiles/bench/bench_common.sh"
 
-while [ $# -gt 0 ]; do
-  [ $# -ge 2 ] || bench_usage
-  case "$1" in
-    --rounds) rounds=$2 ;;
-    --sizes) sizes=$2 ;;
-    --cases) only_cases=$2 ;;
-    --programs) programs=$2 ;;
-    --plot) plot=$2 ;;
-    --timeout) timeout_s=$2 ;;
-    --pin) pin=$2 ;;
-    --address) address=$2 ;;
-    --against) against=$2 ;;
-    *) bench_usage ;;
-  esac
-  shift 2
-done
+bench_parse_options "rounds sizes cases:only_cases programs plot \
+  timeout:timeout_s pin address against" "$@"
 # shellcheck disable=SC2086
 bench_require_positive "$rounds" "$timeout_s" ${sizes//,/ }
 [[ "$pin" == on || "$pin" == off ]] || { echo "--pin: on or off" >&2; exit 2; }
@@ -140,16 +126,12 @@ declare -A program_path=(
   [fi_pingpong]=/usr/bin/fi_pingpong
   [pingpong]="$runfiles/apps/pingpong/pingpong_shared"
 )
-for file in "$pingpong_once" "$floor_pingpong" "$ours_so" "$theirs_so"; do
-  [ -e "$file" ] || { echo "missing: $file" >&2; exit 1; }
-done
+bench_require_files "$pingpong_once" "$floor_pingpong" "$ours_so" "$theirs_so"
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/bench_compare.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 libs=(ours libfabric)
-mkdir "$work/ours" "$work/libfabric"
-ln -s "$ours_so" "$work/ours/libfabric.so.1"
-ln -s "$theirs_so" "$work/libfabric/libfabric.so.1"
+bench_library_dirs "$work" "$ours_so" "$theirs_so"
 
 # Refuse to measure with a program that would not load the library we name.
 for program in ${programs//,/ }; do

@@ -18,7 +18,6 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
-#include <sched.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
@@ -37,6 +36,8 @@
 #include <string>
 #include <vector>
 
+#include "bench/pin_cpu.h"
+
 namespace {
 
 [[noreturn]] void Die(const std::string& what) {
@@ -45,11 +46,7 @@ namespace {
 }
 
 void Pin(int cpu) {
-  if (cpu < 0) return;
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  CPU_SET(cpu, &set);
-  if (sched_setaffinity(0, sizeof(set), &set) != 0) Die("sched_setaffinity");
+  if (!PinToCpu(cpu)) Die("sched_setaffinity");
 }
 
 // One direction of the shared-memory handoff: the number of the last

@@ -47,17 +47,7 @@ runfiles="${RUNFILES_DIR:-$0.runfiles}/fabric"
 # shellcheck source=bench/bench_common.sh
 source "$runfiles/bench/bench_common.sh"
 
-while [ $# -gt 0 ]; do
-  [ $# -ge 2 ] || bench_usage
-  case "$1" in
-    --rounds) rounds=$2 ;;
-    --configs) configs=$2 ;;
-    --plot) plot=$2 ;;
-    --timeout) timeout_s=$2 ;;
-    *) bench_usage ;;
-  esac
-  shift 2
-done
+bench_parse_options "rounds configs plot timeout:timeout_s" "$@"
 bench_require_positive "$rounds" "$timeout_s"
 for config in ${configs//,/ }; do
   [[ " $all_configs " == *" $config "* ]] ||
@@ -70,9 +60,7 @@ command -v mpirun >/dev/null ||
 program=$(realpath "$runfiles/bench/mpi_pingpong")
 floor_pingpong="$runfiles/bench/floor_pingpong"
 ours_dir=$(dirname "$(realpath "$runfiles/fabric/libfabric.so.1")")
-lf_lib=$(ldconfig -p | awk '/libfabric\.so\.1 / {print $NF; exit}')
-[ -n "$lf_lib" ] ||
-  { echo "Debian's libfabric.so.1 is missing (package libfabric1; ./setup.sh installs it)" >&2; exit 1; }
+lf_lib=$(bench_debian_libfabric) || exit 1
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
@@ -150,12 +138,6 @@ for ((round = 1; round <= rounds; ++round)); do
 done
 machine_state end
 
-# The median of a file's numbers (x ignored), or n/a (none, or no file).
-median() {
-  { grep -v '^x$' "$1" 2>/dev/null || true; } | sort -g | awk '{v[NR] = $1}
-    END {if (NR == 0) print "n/a"; else if (NR % 2) print v[(NR + 1) / 2];
-         else printf "%.3f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2}'
-}
 unit() { case "$1" in stream:* | pingpong:*) echo GB/s ;; *) echo us ;; esac; }
 
 echo
@@ -166,7 +148,7 @@ echo
 for measure in $measures; do
   printf '  %-18s' "${measure/:/ } $(unit "$measure")"
   for config in ${configs//,/ }; do
-    printf ' %13s' "$(median "$work/$config.$measure")"
+    printf ' %13s' "$(bench_median "$work/$config.$measure")"
   done
   echo
 done
@@ -175,8 +157,8 @@ done
 # faster); bandwidths are inverted to say the same.
 time_ratio() {
   local a b
-  a=$(median "$work/$2.$1")
-  b=$(median "$work/$3.$1")
+  a=$(bench_median "$work/$2.$1")
+  b=$(bench_median "$work/$3.$1")
   case "$1" in
     stream:* | pingpong:*) bench_ratio "$b" "$a" ;;
     *) bench_ratio "$a" "$b" ;;
@@ -220,12 +202,12 @@ goal "Open MPI 8 B over ours / pml ucx (time)" \
 goal "Open MPI 8 B over ours, FI_TCP_SHM=0 / raw TCP floor" \
   "$(time_ratio lat:8 mtl-ours-tcp floor-tcp)" "<=" 1.15
 goal "btl ofi 1 MiB ping-pong, ours / libfabric 1.17 (bandwidth)" \
-  "$(bench_ratio "$(median "$work/btl-ours.pingpong:1048576")" \
-    "$(median "$work/btl-libfabric.pingpong:1048576")")" ">=" 1.5
+  "$(bench_ratio "$(bench_median "$work/btl-ours.pingpong:1048576")" \
+    "$(bench_median "$work/btl-libfabric.pingpong:1048576")")" ">=" 1.5
 
 echo
-echo "Raw 8 B floors (us): shm $(median "$work/floor-shm.lat:8"), tcp" \
-  "$(median "$work/floor-tcp.lat:8"); Open MPI 8 B over ours / shm floor:" \
+echo "Raw 8 B floors (us): shm $(bench_median "$work/floor-shm.lat:8"), tcp" \
+  "$(bench_median "$work/floor-tcp.lat:8"); Open MPI 8 B over ours / shm floor:" \
   "$(time_ratio lat:8 mtl-ours floor-shm)"
 
 echo
