@@ -4,9 +4,11 @@
 // address, as hex), until an empty message. Exits 0 after that, 1 on an
 // error (printed to stderr). With --no-ptrace it first gives up
 // CAP_SYS_PTRACE, so it cannot copy from a parent that is not dumpable;
-// with --own-netns it first moves to a network namespace of its own.
+// with --own-netns it first moves to a network namespace of its own; with
+// --rma its first message to the parent says where the parent may read
+// and write its 16 MiB buffer: the RMA address and key (two uint64_t).
 //
-// Usage: shm_echo_peer PARENT_HEX [--no-ptrace | --own-netns]
+// Usage: shm_echo_peer PARENT_HEX [--no-ptrace | --own-netns | --rma]
 #include <linux/capability.h>
 #include <netinet/in.h>
 #include <rdma/fabric.h>
@@ -50,10 +52,12 @@ int main(int argc, char** argv) {
   sockaddr_in parent = {};
   bool no_ptrace = argc == 3 && strcmp(argv[2], "--no-ptrace") == 0;
   bool own_netns = argc == 3 && strcmp(argv[2], "--own-netns") == 0;
-  if ((argc != 2 && !no_ptrace && !own_netns) ||
+  bool rma = argc == 3 && strcmp(argv[2], "--rma") == 0;
+  if ((argc != 2 && !no_ptrace && !own_netns && !rma) ||
       !fabric::fixtures::FromHex(argv[1], &parent, sizeof(parent))) {
     fprintf(stderr,
-            "usage: shm_echo_peer PARENT_HEX [--no-ptrace | --own-netns]\n");
+            "usage: shm_echo_peer PARENT_HEX [--no-ptrace | --own-netns | "
+            "--rma]\n");
     return 2;
   }
   if (no_ptrace && !DropPtrace()) return Fail("capset", -FI_EPERM);
@@ -63,7 +67,7 @@ int main(int argc, char** argv) {
   fi_info* hints = fi_allocinfo();
   hints->fabric_attr->prov_name = strdup("shm");
   hints->ep_attr->type = FI_EP_RDM;
-  hints->caps = FI_MSG;
+  hints->caps = FI_MSG | FI_RMA;
   hints->addr_format = FI_SOCKADDR_IN;
   hints->domain_attr->data_progress = FI_PROGRESS_MANUAL;
   fi_info* info = nullptr;
@@ -91,7 +95,25 @@ int main(int argc, char** argv) {
   fflush(stdout);
 
   std::vector<char> buffer(16 << 20);
+  fid_mr* mr = nullptr;
+  if ((rc = fi_mr_reg(rdm.domain, buffer.data(), buffer.size(),
+                      FI_REMOTE_READ | FI_REMOTE_WRITE, 0, 0, 0, &mr,
+                      nullptr)) != 0) {
+    return Fail("fi_mr_reg", rc);
+  }
+  uint64_t where[2] = {(info->domain_attr->mr_mode & FI_MR_VIRT_ADDR)
+                           ? reinterpret_cast<uint64_t>(buffer.data())
+                           : 0,
+                       fi_mr_key(mr)};
   fi_context context;
+  if (rma) {
+    rc = static_cast<int>(
+        fi_send(ep, where, sizeof(where), nullptr, to_parent, &context));
+    if (rc != 0) return Fail("fi_send", rc);
+    if ((rc = fabric::fixtures::ReapCompletions(cq, 1)) != 0) {
+      return Fail("send", rc);
+    }
+  }
   for (;;) {
     rc = static_cast<int>(fi_recv(ep, buffer.data(), buffer.size(), nullptr,
                                   FI_ADDR_UNSPEC, &context));
@@ -109,6 +131,7 @@ int main(int argc, char** argv) {
       return Fail("send", rc);
     }
   }
+  fi_close(&mr->fid);
   fabric::fixtures::CloseObjects(&rdm);
   fi_freeinfo(info);
   return 0;

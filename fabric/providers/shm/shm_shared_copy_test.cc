@@ -105,6 +105,36 @@ class ShmSharedCopyTest : public ::testing::Test {
     sender_->Send(std::move(entry));
   }
 
+  // Asks the sender, as a receiver would, through the sender's incoming
+  // ring: help with payload `id` (kAssist `flags`), job `job`, `bytes`
+  // bytes into `target`; then runs the sender's progress.
+  void AskForHelp(uint64_t id, uint32_t job, uint64_t bytes, uint8_t flags,
+                  std::vector<char>* target) {
+    struct {
+      stream::Header header;
+      stream::RmaDescriptor where;
+    } request = {};
+    request.header.op = static_cast<uint8_t>(stream::Op::kAssist);
+    request.header.flags = flags;
+    request.header.id = id;
+    request.header.tag = job;
+    request.header.data = bytes;
+    request.header.rma_count = 1;
+    request.where = {reinterpret_cast<uint64_t>(target->data()), target->size(),
+                     0};
+    iovec iov = {&request, sizeof(request)};
+    ASSERT_EQ(receiver_stream_->Write(&iov, 1),
+              static_cast<ssize_t>(sizeof(request)));
+    sender_->Progress();
+  }
+
+  // Starts copy job `job` of the sender's outgoing share, nothing claimed.
+  void NewJob(uint32_t job) {
+    stream::CopyShare* share = sender_stream_->OutgoingShare();
+    share->sender_done.store(0);
+    share->claim.store(uint64_t{job} << 32);
+  }
+
   std::string scope_;
   std::unique_ptr<Doorbell> bell_a_, bell_b_;
   HmemCopier copier_;
@@ -185,27 +215,10 @@ TEST_F(ShmSharedCopyTest, TheSenderHelpsOnlyWithWhatItLent) {
   // Room for more than the message: a request for more than was lent is
   // well-formed, and refused by the sender only.
   std::vector<char> target(source.size() + stream::kAssistChunk);
-  // Asks the sender, as a receiver would, through the sender's incoming
-  // ring: help with message `id`, job `job`, `bytes` bytes into `target`.
   auto ask = [&](uint64_t id, uint32_t job, uint64_t bytes) {
-    struct {
-      stream::Header header;
-      stream::RmaDescriptor where;
-    } request = {};
-    request.header.op = static_cast<uint8_t>(stream::Op::kAssist);
-    request.header.id = id;
-    request.header.tag = job;
-    request.header.data = bytes;
-    request.header.rma_count = 1;
-    request.where = {reinterpret_cast<uint64_t>(target.data()),
-                     target.size(), 0};
-    iovec iov = {&request, sizeof(request)};
-    ASSERT_EQ(receiver_stream_->Write(&iov, 1),
-              static_cast<ssize_t>(sizeof(request)));
-    sender_->Progress();
+    AskForHelp(id, job, bytes, 0, &target);
   };
-  share->sender_done.store(0);
-  share->claim.store(uint64_t{3} << 32);  // job 3, nothing claimed
+  NewJob(3);
   ask(/*id=*/6, 3, source.size());        // a message it did not lend
   ask(/*id=*/7, 4, source.size());        // not the current job
   ask(/*id=*/7, 3, source.size() + 1);    // more than it lent
@@ -219,6 +232,56 @@ TEST_F(ShmSharedCopyTest, TheSenderHelpsOnlyWithWhatItLent) {
   EXPECT_EQ(share->sender_failed.load(), 0u);
   EXPECT_TRUE(std::equal(source.begin(), source.end(), target.begin()));
   EXPECT_EQ(unused_.closed_with, 1);  // the sender's connection lives on
+}
+
+// RMA payloads too: a write's, lent until its kAck like a message's, and a
+// read's data, which the reader asks for by its own request id
+// (kAssistsReadData; ids of another sequence than the sender's), once.
+TEST_F(ShmSharedCopyTest, TheSenderHelpsWithWritesAndReadData) {
+  std::vector<char> written(4 * stream::kAssistChunk + 5);
+  std::vector<char> read(3 * stream::kAssistChunk + 7);
+  for (size_t i = 0; i < written.size(); ++i) written[i] = char(i * 3 + 1);
+  for (size_t i = 0; i < read.size(); ++i) read[i] = char(i * 5 + 2);
+  std::vector<char> region(written.size());
+  auto write = std::make_unique<stream::TxEntry>();
+  write->header.op = static_cast<uint8_t>(stream::Op::kWrite);
+  write->header.flags = stream::kPayloadInSender;
+  write->header.rma_count = 2;
+  write->header.tag = 1;  // the last descriptor is the payload's
+  write->header.size = written.size();
+  write->header.id = 9;
+  write->descriptors[0] = {reinterpret_cast<uint64_t>(region.data()),
+                           region.size(), 0};
+  write->descriptors[1] = {reinterpret_cast<uint64_t>(written.data()),
+                           written.size(), 0};
+  sender_->Send(std::move(write));
+  auto answer = std::make_unique<stream::TxEntry>();
+  answer->header.op = static_cast<uint8_t>(stream::Op::kReadResponse);
+  answer->header.flags = stream::kPayloadInSender;
+  answer->header.rma_count = 1;
+  answer->header.size = read.size();
+  answer->header.id = 5;  // the reader's request
+  answer->descriptors[0] = {reinterpret_cast<uint64_t>(read.data()),
+                            read.size(), 0};
+  sender_->Send(std::move(answer));
+  stream::CopyShare* share = sender_stream_->OutgoingShare();
+  std::vector<char> target(written.size());
+  NewJob(3);
+  AskForHelp(/*id=*/5, 3, read.size(), stream::kAssistsReadData, &target);
+  EXPECT_EQ(share->sender_done.load(), 4u);  // every chunk of the read
+  EXPECT_TRUE(std::equal(read.begin(), read.end(), target.begin()));
+  std::fill(target.begin(), target.end(), 0);
+  NewJob(4);
+  AskForHelp(/*id=*/9, 4, written.size(), 0, &target);
+  EXPECT_EQ(share->sender_done.load(), 5u);  // every chunk of the write
+  EXPECT_TRUE(target == written);
+  std::fill(target.begin(), target.end(), 0);
+  NewJob(5);
+  AskForHelp(/*id=*/5, 5, read.size(), stream::kAssistsReadData, &target);
+  EXPECT_EQ(share->sender_done.load(), 0u);  // asked for once only
+  EXPECT_TRUE(
+      std::all_of(target.begin(), target.end(), [](char c) { return c == 0; }));
+  EXPECT_EQ(unused_.closed_with, 1);
 }
 
 }  // namespace

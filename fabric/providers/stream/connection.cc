@@ -29,6 +29,23 @@ int ErrnoToFi(int err) {
   return err == EPIPE ? FI_ECONNRESET : err;
 }
 
+// Whether `header` leaves its payload in the sender until a kAck answers
+// it: a message that asks for one, or a write (always answered).
+bool AwaitsAckForPayload(const Header& header) {
+  return (header.flags & kPayloadInSender) != 0 &&
+         ((header.flags & kAckRequested) != 0 ||
+          header.op == static_cast<uint8_t>(Op::kWrite));
+}
+
+// A read's data left in the target's memory (answered by nobody).
+bool IsReadDataInSender(const Header& header) {
+  return (header.flags & kPayloadInSender) != 0 &&
+         header.op == static_cast<uint8_t>(Op::kReadResponse);
+}
+
+// The reads' data a connection keeps lent for a helping copy at most.
+constexpr size_t kMaxLentReads = 16;
+
 // The memory `count` RMA descriptors name, as iovecs in `out`.
 void IovOfDescriptors(const RmaDescriptor* descriptors, size_t count,
                       iovec* out) {
@@ -147,15 +164,21 @@ void Connection::Flush() {
     }
     entry.sent += n;
     if (entry.sent == entry.wire_size()) {
-      // A message's payload, lent until its kAck (a read's data left in
-      // place is copied by the reader alone: no answer comes).
-      if ((entry.header.flags & kAckRequested) != 0 &&
-          (entry.header.flags & kPayloadInSender) != 0 &&
+      // A message's or a write's payload, lent until its kAck (a read's
+      // data left in place is copied by the reader alone: no answer
+      // comes).
+      bool read_data = IsReadDataInSender(entry.header);
+      if ((read_data || AwaitsAckForPayload(entry.header)) &&
           stream_->OutgoingShare() != nullptr) {
-        Lent lent = {entry.header.id, entry.header.size, {},
-                     entry.header.rma_count};
-        IovOfDescriptors(entry.descriptors, lent.count, lent.pieces);
-        lent_.push_back(lent);
+        Lent lent = {entry.header.id,
+                     entry.header.size,
+                     {},
+                     PayloadDescriptorCount(entry.header)};
+        IovOfDescriptors(PayloadDescriptors(entry.header, entry.descriptors),
+                         lent.count, lent.pieces);
+        std::deque<Lent>& list = read_data ? lent_reads_ : lent_;
+        list.push_back(lent);
+        if (read_data && list.size() > kMaxLentReads) list.pop_front();
       }
       std::unique_ptr<TxEntry> done = std::move(queue_.front());
       queue_.pop_front();
@@ -320,10 +343,12 @@ bool Connection::PullPayload(const RmaDescriptor* descriptors) {
 
 bool Connection::CanPullShared(const std::vector<iovec>& local,
                                uint64_t want) const {
-  // Only a message's sender lent its payload and helps copy it.
+  // Only the sender of a message, a write or a read's data lent its
+  // payload and helps copy it.
   return want >= kSharedCopyMin && target_.kind == RxTarget::kUser &&
-         (header_.flags & kAckRequested) != 0 && local.size() <= kMaxRmaCount &&
-         stream_->PeerCanPull() && stream_->IncomingShare() != nullptr;
+         (AwaitsAckForPayload(header_) || IsReadDataInSender(header_)) &&
+         local.size() <= kMaxRmaCount && stream_->PeerCanPull() &&
+         stream_->IncomingShare() != nullptr;
 }
 
 void Connection::StartSharedCopy(std::vector<iovec> local,
@@ -332,6 +357,7 @@ void Connection::StartSharedCopy(std::vector<iovec> local,
   if (++last_job_ == 0) ++last_job_;
   auto request = std::make_unique<TxEntry>();
   request->header.op = static_cast<uint8_t>(Op::kAssist);
+  if (IsReadDataInSender(header_)) request->header.flags = kAssistsReadData;
   request->header.id = header_.id;
   request->header.tag = last_job_;
   request->header.data = want;
@@ -357,25 +383,32 @@ bool Connection::Intercept(const RmaDescriptor* descriptors) {
     return false;
   }
   if (op != Op::kAssist) return false;
-  HelpCopy(descriptors);
+  bool read_data = (header_.flags & kAssistsReadData) != 0;
+  HelpCopy(descriptors, read_data ? &lent_reads_ : &lent_);
+  // A read's data is asked for once: it is done with.
+  if (read_data && !lent_reads_.empty() &&
+      lent_reads_.front().id == header_.id) {
+    lent_reads_.pop_front();
+  }
   return true;
 }
 
-void Connection::HelpCopy(const RmaDescriptor* to) {
+void Connection::HelpCopy(const RmaDescriptor* to, std::deque<Lent>* lent) {
   if (stream_->OutgoingShare() == nullptr) {
     Close(-FI_EIO);  // a stream without shares cannot have asked
     return;
   }
-  while (!lent_.empty() && lent_.front().id < header_.id) lent_.pop_front();
-  if (lent_.empty() || lent_.front().id != header_.id ||
-      header_.data > lent_.front().size || !stream_->CanPull()) {
+  // Asked in sending order: the older ones will not be.
+  while (!lent->empty() && lent->front().id < header_.id) lent->pop_front();
+  if (lent->empty() || lent->front().id != header_.id ||
+      header_.data > lent->front().size || !stream_->CanPull()) {
     return;  // nothing we lent, or no access: the receiver copies alone
   }
   iovec remote[kMaxRmaCount];
   IovOfDescriptors(to, header_.rma_count, remote);
-  const Lent& lent = lent_.front();
+  const Lent& payload = lent->front();
   stream::HelpCopy(stream_.get(), static_cast<uint32_t>(header_.tag),
-                   lent.pieces, lent.count, remote, header_.rma_count,
+                   payload.pieces, payload.count, remote, header_.rma_count,
                    header_.data);
 }
 

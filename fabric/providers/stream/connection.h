@@ -179,6 +179,16 @@ class Connection {
   // must stop (stalled or closed).
   enum class InPlace { kDone, kNo, kStop };
 
+  // A kPayloadInSender message, write or read's data written whole (and
+  // not yet answered), whose receiver may ask for help copying it
+  // (kAssist): where its bytes are.
+  struct Lent {
+    uint64_t id;
+    uint64_t size;
+    iovec pieces[kMaxRmaCount];
+    uint16_t count;
+  };
+
   void Flush();
   void ReadInput();
   // Sets stalled_, telling the handler when it changes.
@@ -225,18 +235,10 @@ class Connection {
   // handler sees them: true for a kAssist (helped with, consumed by the
   // caller), false for the others; keeps `lent_` for kAck.
   bool Intercept(const RmaDescriptor* descriptors);
-  // Copies the chunks of the peer's copy job that it can claim (kAssist).
-  void HelpCopy(const RmaDescriptor* to);
+  // Copies the chunks of the peer's copy job that it can claim (kAssist),
+  // of a payload in `lent` (lent_ or lent_reads_).
+  void HelpCopy(const RmaDescriptor* to, std::deque<Lent>* lent);
   bool CanReadDirect() const;
-
-  // A kPayloadInSender message written whole and not yet answered, whose
-  // receiver may ask for help copying it (kAssist): where its bytes are.
-  struct Lent {
-    uint64_t id;
-    uint64_t size;
-    iovec pieces[kMaxRmaCount];
-    uint16_t count;
-  };
 
   const std::unique_ptr<ByteStream> stream_;
   ConnectionHandler* const handler_;
@@ -272,6 +274,10 @@ class Connection {
   size_t placed_ = 0;       // payload bytes given to the target
 
   std::deque<Lent> lent_;  // in sending order (only with an OutgoingShare)
+  // The same for reads' data left in place, by the reader's request id
+  // (kAssistsReadData): no answer releases them, so the oldest go when a
+  // later one is asked for, or beyond kMaxLentReads.
+  std::deque<Lent> lent_reads_;
   uint32_t last_job_ = 0;  // the last copy job this side started
   std::unique_ptr<SharedCopy> shared_;  // the message's, in kAwaitCopy
   // Or the stream's copy (StartPull) in kAwaitCopy, of pull_want_ bytes,

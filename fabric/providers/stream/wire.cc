@@ -9,7 +9,8 @@ namespace fabric {
 namespace stream {
 namespace {
 
-constexpr uint8_t kKnownFlags = kRemoteData | kAckRequested | kPayloadInSender;
+constexpr uint8_t kKnownFlags =
+    kRemoteData | kAckRequested | kPayloadInSender | kAssistsReadData;
 
 // The opcodes whose descriptors name memory (1..kMaxRmaCount of them).
 bool IsRma(Op op) {
@@ -59,9 +60,12 @@ absl::Status CheckHeader(const Header& header) {
     return FiError(FI_EIO, absl::StrCat("unknown opcode ", header.op));
   }
   Op op = static_cast<Op>(header.op);
-  if ((header.flags & ~kKnownFlags) != 0) {
-    return FiError(FI_EIO, absl::StrCat("unknown header flags 0x",
-                                           absl::Hex(header.flags)));
+  if ((header.flags & ~kKnownFlags) != 0 ||
+      ((header.flags & kAssistsReadData) != 0 &&
+       (op != Op::kAssist || header.flags != kAssistsReadData))) {
+    return FiError(FI_EIO,
+                   absl::StrCat("header flags 0x", absl::Hex(header.flags),
+                                " on opcode ", header.op));
   }
   bool in_sender = (header.flags & kPayloadInSender) != 0;
   bool lent_message = (op == Op::kMsg || op == Op::kTagged) &&

@@ -35,10 +35,12 @@
 // target's memory as usual, its last `tag` the bytes in the writer's.
 //
 // kAssist (streams with a CopyShare, byte_stream.h) asks the sender of such
-// a message, `id`, to help copy it: `tag` is the receiver's copy job,
-// `data` the bytes to place, and the descriptors name where they go in the
-// receiver's memory. Both sides then claim kAssistChunk-byte chunks of the
-// job through the CopyShare (connection.h).
+// a message or write, `id`, to help copy it: `tag` is the receiver's copy
+// job, `data` the bytes to place, and the descriptors name where they go
+// in the receiver's memory. Both sides then claim kAssistChunk-byte chunks
+// of the job through the CopyShare (connection.h). With kAssistsReadData
+// it asks the same of the sender of a read's data: `id` is then the
+// asker's read request.
 #ifndef FABRIC_PROVIDERS_STREAM_WIRE_H_
 #define FABRIC_PROVIDERS_STREAM_WIRE_H_
 
@@ -68,9 +70,12 @@ enum class Op : uint8_t {
 inline constexpr uint64_t kAssistChunk = 512 * 1024;
 
 enum HeaderFlag : uint8_t {
-  kRemoteData = 1,     // `data` is remote CQ data for the target's CQ
-  kAckRequested = 2,   // answer with kAck once the data is placed
+  kRemoteData = 1,       // `data` is remote CQ data for the target's CQ
+  kAckRequested = 2,     // answer with kAck once the data is placed
   kPayloadInSender = 4,  // the descriptors name the payload (see above)
+  // kAssist only: the bytes are the data of the kReadResponse to the
+  // asker's own request `id`, not a message or write of the helper's.
+  kAssistsReadData = 8,
 };
 
 struct Header {

@@ -150,6 +150,18 @@ TEST(WireTest, WritesLeftInTheWriter) {
   EXPECT_EQ(Check(header, where), -FI_EIO);
 }
 
+// kAssistsReadData belongs to kAssist alone (AssistRequests: with it).
+TEST(WireTest, AssistsReadDataOnlyOnAssist) {
+  Header header = {};
+  header.op = static_cast<uint8_t>(Op::kMsg);
+  header.flags = kAssistsReadData;
+  EXPECT_EQ(ToFiErrno(CheckHeader(header)), -FI_EIO);
+  header.op = static_cast<uint8_t>(Op::kReadResponse);
+  header.flags = kAssistsReadData | kPayloadInSender;
+  header.rma_count = 1;
+  EXPECT_EQ(ToFiErrno(CheckHeader(header)), -FI_EIO);
+}
+
 // kAssist: no payload, a job, and descriptors that hold the bytes to place.
 TEST(WireTest, AssistRequests) {
   Header header = {};
@@ -174,6 +186,10 @@ TEST(WireTest, AssistRequests) {
   EXPECT_EQ(Check(header, where), -FI_EIO);
   header.rma_count = 2;
   header.flags = kPayloadInSender | kAckRequested;
+  EXPECT_EQ(Check(header, where), -FI_EIO);
+  header.flags = kAssistsReadData;  // for a read's data
+  EXPECT_EQ(Check(header, where), 0);
+  header.flags = kAssistsReadData | kRemoteData;
   EXPECT_EQ(Check(header, where), -FI_EIO);
   header.flags = 0;
   header.op = static_cast<uint8_t>(Op::kAssist) + 1;  // unknown
