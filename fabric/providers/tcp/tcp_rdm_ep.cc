@@ -52,6 +52,14 @@ constexpr uint32_t kIdleListenPollPasses = 1024;
 // Passes without a wait after which few sockets leave the epoll set.
 constexpr uint32_t kBusyPasses = 256;
 
+// A pass over the listening socket and at most this many connections (no
+// handshake under way) reads the connections without polling them first:
+// a recv that finds nothing costs about what a poll does, and a message
+// that came is then taken by one system call instead of two. The listening
+// socket is polled on one such pass in kListenPollPasses.
+constexpr size_t kDirectReadLinks = 2;
+constexpr uint32_t kListenPollPasses = 64;
+
 void EpollControl(TcpRdmEp* ep, int op, int fd, uint32_t events) {
   epoll_event event = {};
   event.events = events;
@@ -485,6 +493,31 @@ void Dispatch(TcpRdmEp* ep, int fd) {
 
 }  // namespace
 
+// The pass of few connections (kDirectReadLinks); false, having done
+// nothing, for an endpoint that has others or more.
+bool ReadLinksDirectly(TcpRdmEp* ep) {
+  if (ep->link_by_fd.empty() || ep->link_by_fd.size() > kDirectReadLinks ||
+      !ep->handshakes.empty() || !ep->incoming.empty()) {
+    return false;
+  }
+  // A copy: dispatching may change what is watched.
+  int fds[kDirectReadLinks];
+  size_t count = 0;
+  for (const pollfd& watched : ep->watched) {
+    if (watched.fd == ep->listen_fd) continue;
+    if (count == kDirectReadLinks || ep->link_by_fd.count(watched.fd) == 0) {
+      return false;
+    }
+    fds[count++] = watched.fd;
+  }
+  for (size_t i = 0; i < count; ++i) Dispatch(ep, fds[i]);
+  if (ep->listen_fd >= 0 && ++ep->listen_passes % kListenPollPasses == 0) {
+    pollfd listener = {ep->listen_fd, POLLIN, 0};
+    if (PollNow(&listener, 1) > 0) AcceptConnections(ep);
+  }
+  return true;
+}
+
 void TcpRdmEpEvents::Progress() {
   TcpRdmEp* ep = ep_;
   if (!ep->has_sockets.load(std::memory_order_acquire) &&
@@ -499,7 +532,13 @@ void TcpRdmEpEvents::Progress() {
   stream::FinishStartedPeerMsgs(&ep->base);
   stream::ResumeAfterCqRoom(&ep->base);
   if (!ep->handshakes.empty()) ExpireHandshakes(ep);
-  if (ep->watched.size() <= kPollLimit) {
+  if (ep->watched.size() > kPollLimit) {
+    epoll_event events[kMaxEvents];
+    int n = EpollPoll(ep->epoll_fd, events, kMaxEvents);
+    for (int i = 0; i < n; ++i) Dispatch(ep, events[i].data.fd);
+    return;
+  }
+  if (!ReadLinksDirectly(ep)) {
     // A copy: dispatching may change what is watched.
     pollfd fds[kPollLimit];
     size_t count = ep->watched.size();
@@ -510,15 +549,11 @@ void TcpRdmEpEvents::Progress() {
       --ready;
       Dispatch(ep, fds[i].fd);
     }
-    if (ep->epoll_armed && ++ep->busy_passes >= kBusyPasses &&
-        ep->watched.size() <= kPollLimit && !ep->engine()->armed()) {
-      ArmEpoll(ep, false);
-    }
-    return;
   }
-  epoll_event events[kMaxEvents];
-  int n = EpollPoll(ep->epoll_fd, events, kMaxEvents);
-  for (int i = 0; i < n; ++i) Dispatch(ep, events[i].data.fd);
+  if (ep->epoll_armed && ++ep->busy_passes >= kBusyPasses &&
+      ep->watched.size() <= kPollLimit && !ep->engine()->armed()) {
+    ArmEpoll(ep, false);
+  }
 }
 
 int TcpRdmEpEvents::progress_fd() const { return ep_->epoll_fd; }

@@ -139,6 +139,7 @@ class TcpRdmEp {
   bool epoll_armed = false;
   uint32_t busy_passes = 0;
   uint32_t idle_passes = 0;  // progress passes without a connection
+  uint32_t listen_passes = 0;  // passes that read connections directly
   // The provider of the local path (shm), null when FI_TCP_SHM is 0; the
   // path itself from fi_enable on, when it could be opened.
   const Provider* local_provider = nullptr;

@@ -170,6 +170,23 @@ TEST_F(TcpRdmTest, FirstSendConnectsAndTheSourceIsKnown) {
   ExpectDelivered(b_, a_.addr, a_, "hello a");
 }
 
+// An endpoint with few connections reads them without polling, and polls
+// its listening socket on some passes only: new peers still get through,
+// up to a third connection, where it polls every pass again.
+TEST_F(TcpRdmTest, AnEndpointReadingItsConnectionsDirectlyAcceptsNewPeers) {
+  ExpectDelivered(a_, b_.addr, b_, "a to b");
+  RdmEnd c, d;
+  OpenEnd(&c, {});
+  OpenEnd(&d, {});
+  ExpectDelivered(c, b_.addr, b_, "c to b");
+  ExpectDelivered(b_, c.addr, c, "b to c");
+  ExpectDelivered(d, b_.addr, b_, "d to b");
+  ExpectDelivered(a_, b_.addr, b_, "a to b again");
+  ExpectDelivered(b_, d.addr, d, "b to d");
+  CloseEnd(&d);
+  CloseEnd(&c);
+}
+
 TEST_F(TcpRdmTest, BothSidesSendingAtOnceKeepOrderPerPeer) {
   std::vector<int> in_a(20), in_b(20);
   for (int i = 0; i < 20; ++i) {
