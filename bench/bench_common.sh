@@ -20,6 +20,7 @@ bench_parse_options() {
   while [ $# -gt 0 ]; do
     if [ $# -lt 2 ] || [[ "$1" != --* ]]; then bench_usage; fi
     option=${1#--}
+    [ -n "$option" ] || bench_usage
     variable=${variables[$option]:-}
     [ -n "$variable" ] || bench_usage
     printf -v "$variable" '%s' "$2"
@@ -77,7 +78,8 @@ bench_user_path() {
 # 0.
 bench_ratio() {
   awk -v a="$1" -v b="$2" 'BEGIN {
-    if (a == "" || b == "" || a == "n/a" || b == "n/a" || b + 0 == 0) print "n/a"
+    if (a == "" || b == "" || a == "n/a" || b == "n/a" || b + 0 == 0)
+      print "n/a"
     else printf "%.3f\n", a / b }'
 }
 

@@ -206,8 +206,9 @@ goal "btl ofi 1 MiB ping-pong, ours / libfabric 1.17 (bandwidth)" \
     "$(bench_median "$work/btl-libfabric.pingpong:1048576")")" ">=" 1.5
 
 echo
-echo "Raw 8 B floors (us): shm $(bench_median "$work/floor-shm.lat:8"), tcp" \
-  "$(bench_median "$work/floor-tcp.lat:8"); Open MPI 8 B over ours / shm floor:" \
+echo "Raw 8 B floors (us): shm $(bench_median "$work/floor-shm.lat:8")," \
+  "tcp $(bench_median "$work/floor-tcp.lat:8"); Open MPI 8 B over ours /" \
+  "shm floor:" \
   "$(time_ratio lat:8 mtl-ours floor-shm)"
 
 echo

@@ -25,6 +25,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
@@ -275,9 +276,14 @@ int main(int argc, char** argv) {
     if (mode == Mode::kSend) {
       TargetReceives(&side, size, window, warmup + iterations, ctx.data());
     }
-    // RMA needs the target's progress: until the initiator says it is done.
+    // RMA needs the target's progress: until the initiator says it is
+    // done, or is gone.
     char done = 0;
-    while (recv(fd, &done, 1, MSG_DONTWAIT) != 1) ReadSome(&side, 1);
+    for (;;) {
+      ssize_t n = recv(fd, &done, 1, MSG_DONTWAIT);
+      if (n >= 0 || (errno != EAGAIN && errno != EINTR)) break;
+      ReadSome(&side, 1);
+    }
     int status = 0;
     waitpid(child, &status, 0);
     return WIFEXITED(status) ? WEXITSTATUS(status) : 1;

@@ -67,7 +67,7 @@ int main(int argc, char** argv) {
   fi_info* hints = fi_allocinfo();
   hints->fabric_attr->prov_name = strdup("shm");
   hints->ep_attr->type = FI_EP_RDM;
-  hints->caps = FI_MSG | FI_RMA;
+  hints->caps = FI_MSG | (rma ? FI_RMA : 0);
   hints->addr_format = FI_SOCKADDR_IN;
   hints->domain_attr->data_progress = FI_PROGRESS_MANUAL;
   fi_info* info = nullptr;
@@ -96,17 +96,17 @@ int main(int argc, char** argv) {
 
   std::vector<char> buffer(16 << 20);
   fid_mr* mr = nullptr;
-  if ((rc = fi_mr_reg(rdm.domain, buffer.data(), buffer.size(),
-                      FI_REMOTE_READ | FI_REMOTE_WRITE, 0, 0, 0, &mr,
-                      nullptr)) != 0) {
-    return Fail("fi_mr_reg", rc);
-  }
-  uint64_t where[2] = {(info->domain_attr->mr_mode & FI_MR_VIRT_ADDR)
-                           ? reinterpret_cast<uint64_t>(buffer.data())
-                           : 0,
-                       fi_mr_key(mr)};
   fi_context context;
   if (rma) {
+    if ((rc = fi_mr_reg(rdm.domain, buffer.data(), buffer.size(),
+                        FI_REMOTE_READ | FI_REMOTE_WRITE, 0, 0, 0, &mr,
+                        nullptr)) != 0) {
+      return Fail("fi_mr_reg", rc);
+    }
+    uint64_t where[2] = {(info->domain_attr->mr_mode & FI_MR_VIRT_ADDR)
+                             ? reinterpret_cast<uint64_t>(buffer.data())
+                             : 0,
+                         fi_mr_key(mr)};
     rc = static_cast<int>(
         fi_send(ep, where, sizeof(where), nullptr, to_parent, &context));
     if (rc != 0) return Fail("fi_send", rc);
@@ -131,7 +131,7 @@ int main(int argc, char** argv) {
       return Fail("send", rc);
     }
   }
-  fi_close(&mr->fid);
+  if (mr != nullptr) fi_close(&mr->fid);
   fabric::fixtures::CloseObjects(&rdm);
   fi_freeinfo(info);
   return 0;

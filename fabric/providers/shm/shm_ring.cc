@@ -115,7 +115,7 @@ absl::StatusOr<ByteRing> ByteRing::Init(void* mem, size_t capacity) {
   std::random_device random;
   header->sync_id.store((uint64_t{random()} << 32) | random(),
                         std::memory_order_relaxed);
-  return ByteRing(header, capacity, 0);
+  return ByteRing(header, capacity, 0, 0);
 }
 
 absl::StatusOr<ByteRing> ByteRing::Attach(void* mem, size_t mem_size) {
@@ -136,16 +136,17 @@ absl::StatusOr<ByteRing> ByteRing::Attach(void* mem, size_t mem_size) {
     return FiError(FI_EINVAL, absl::StrCat("ring indices head ", head, " tail ",
                                            tail, " capacity ", capacity));
   }
-  return ByteRing(header, capacity, head);
+  return ByteRing(header, capacity, head, tail);
 }
 
-ByteRing::ByteRing(RingHeader* header, uint64_t capacity, uint64_t head)
+ByteRing::ByteRing(RingHeader* header, uint64_t capacity, uint64_t head,
+                   uint64_t tail)
     : header_(header),
       data_(reinterpret_cast<char*>(header) + sizeof(RingHeader)),
       capacity_(capacity),
       sync_(SyncObject(header->sync_id.load(std::memory_order_relaxed))),
       head_(head),
-      tail_(header->tail.load(std::memory_order_relaxed)),
+      tail_(tail),
       seen_head_(head) {}
 
 void ByteRing::MarkCorrupt(uint64_t head, uint64_t tail) const {

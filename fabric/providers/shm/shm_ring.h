@@ -106,7 +106,8 @@ class ByteRing {
   size_t capacity() const { return capacity_; }
 
  private:
-  ByteRing(RingHeader* header, uint64_t capacity, uint64_t head);
+  // `head` and `tail` as Init or Attach found (and checked) them.
+  ByteRing(RingHeader* header, uint64_t capacity, uint64_t head, uint64_t tail);
 
   // tail - head, or 0 with corrupt_ set when it exceeds the capacity.
   uint64_t Used(uint64_t head, uint64_t tail) const {

@@ -23,7 +23,9 @@ namespace fabric {
 namespace shm {
 
 inline constexpr uint64_t kSegmentMagic = 0x6d68732d63697266;  // "fric-shm"
-inline constexpr uint32_t kSegmentVersion = 2;
+// 3: a reader may ask for help copying a read's data (stream/wire.h
+// kAssistsReadData), which version 2 refuses.
+inline constexpr uint32_t kSegmentVersion = 3;
 
 // Where a segment's payload starts (one cache line after the start).
 inline constexpr size_t kSegmentPayloadOffset = 64;

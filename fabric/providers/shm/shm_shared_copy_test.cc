@@ -284,6 +284,46 @@ TEST_F(ShmSharedCopyTest, TheSenderHelpsWithWritesAndReadData) {
   EXPECT_EQ(unused_.closed_with, 1);
 }
 
+// The reader's side of a read's data: it asks with kAssistsReadData, and
+// the helper copies the read's bytes, not those of a message it lent under
+// the same id (the two sides' ids come from two sequences, which meet).
+TEST_F(ShmSharedCopyTest, AReaderAsksForHelpWithTheReadsData) {
+  std::vector<char> data(16 * stream::kAssistChunk), decoy(data.size());
+  for (size_t i = 0; i < data.size(); ++i) {
+    data[i] = static_cast<char>(i * 11 + i / 4096);
+    decoy[i] = static_cast<char>(~data[i]);
+  }
+  bool helped = false;
+  for (int attempt = 0; attempt < 20 && !helped; ++attempt) {
+    uint64_t id = 100 + attempt;
+    SendInPlace(decoy, id);
+    auto answer = std::make_unique<stream::TxEntry>();
+    answer->header.op = static_cast<uint8_t>(stream::Op::kReadResponse);
+    answer->header.flags = stream::kPayloadInSender;
+    answer->header.rma_count = 1;
+    answer->header.size = data.size();
+    answer->header.id = id;
+    answer->descriptors[0] = {reinterpret_cast<uint64_t>(data.data()),
+                              data.size(), 0};
+    sender_->Send(std::move(answer));
+    std::atomic<bool> stop{false};
+    std::thread sender_progress([&] {
+      while (!stop.load()) sender_->Progress();
+    });
+    int messages = handler_.messages;
+    // The message, then the read's data over it.
+    while (handler_.messages < messages + 2 && handler_.closed_with == 1) {
+      receiver_->Progress();
+    }
+    stop.store(true);
+    sender_progress.join();
+    ASSERT_EQ(handler_.closed_with, 1);
+    EXPECT_EQ(memcmp(received_.data(), data.data(), data.size()), 0);
+    helped = receiver_share_->sender_done.load() > 0;
+  }
+  EXPECT_TRUE(helped) << "the sender never helped with the read's data";
+}
+
 }  // namespace
 }  // namespace shm
 }  // namespace fabric

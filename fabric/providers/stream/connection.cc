@@ -164,9 +164,9 @@ void Connection::Flush() {
     }
     entry.sent += n;
     if (entry.sent == entry.wire_size()) {
-      // A message's or a write's payload, lent until its kAck (a read's
-      // data left in place is copied by the reader alone: no answer
-      // comes).
+      // A message's or a write's payload, lent until its kAck; a read's
+      // data too, in lent_reads_ by the reader's id (no answer releases
+      // it).
       bool read_data = IsReadDataInSender(entry.header);
       if ((read_data || AwaitsAckForPayload(entry.header)) &&
           stream_->OutgoingShare() != nullptr) {

@@ -70,7 +70,7 @@ absl::Status CheckHeader(const Header& header) {
   bool in_sender = (header.flags & kPayloadInSender) != 0;
   bool lent_message = (op == Op::kMsg || op == Op::kTagged) &&
                       (header.flags & kAckRequested) != 0;
-  // Copied by the reader alone: nobody answers it or helps copy it.
+  // Answered by nobody (its sender may help copy it: kAssistsReadData).
   bool read_data = op == Op::kReadResponse && header.status == 0 &&
                    (header.flags & kAckRequested) == 0;
   // Both lists of a write, neither empty.

@@ -491,8 +491,6 @@ void Dispatch(TcpRdmEp* ep, int fd) {
   }
 }
 
-}  // namespace
-
 // The pass of few connections (kDirectReadLinks); false, having done
 // nothing, for an endpoint that has others or more.
 bool ReadLinksDirectly(TcpRdmEp* ep) {
@@ -517,6 +515,8 @@ bool ReadLinksDirectly(TcpRdmEp* ep) {
   }
   return true;
 }
+
+}  // namespace
 
 void TcpRdmEpEvents::Progress() {
   TcpRdmEp* ep = ep_;

@@ -303,6 +303,7 @@ bool ProgressEngine::PrepareToSleep(bool auto_only) {
 }
 
 namespace {
+// Global-dynamic TLS, as cq.cc's reader sink (it says why).
 thread_local bool in_auto_thread = false;
 }  // namespace
 
