@@ -97,3 +97,29 @@ bench_median() {
     END {if (NR == 0) print "n/a"; else if (NR % 2) print v[(NR + 1) / 2];
          else printf "%.3f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2}'
 }
+
+# Plots ratios ours / theirs as clustered bars on a log-2 scale with a line
+# at 1 into PNG file $1, titled $2: gnuplot reads these settings, then the
+# caller's (more settings and the plot command) from stdin. Says why when
+# gnuplot is missing.
+bench_plot_ratios() {
+  if ! command -v gnuplot >/dev/null; then
+    echo "no plot: gnuplot is not installed (./setup.sh installs gnuplot-nox)" >&2
+    return
+  fi
+  {
+    cat <<EOF
+set terminal png size 1200,600 noenhanced
+set output "$1"
+set title "$2"
+set style data histograms
+set style histogram clustered gap 1
+set style fill solid 0.8 border -1
+set logscale y 2
+set grid ytics
+set arrow from graph 0, first 1 to graph 1, first 1 nohead lw 2
+EOF
+    cat
+  } | gnuplot
+  echo "plot: $1"
+}

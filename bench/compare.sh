@@ -337,31 +337,19 @@ if grep -q $'\tfailed\t' "$results"; then
 fi
 
 if [ -n "$plot" ]; then
-  if ! command -v gnuplot >/dev/null; then
-    echo "no plot: gnuplot is not installed (./setup.sh installs gnuplot-nox)" >&2
-  else
-    # A log scale around 1 that shows the smallest and the largest bar whole.
-    read -r low high < <(awk '{ for (i = 2; i <= 3; ++i) if ($i != "NaN") {
-        if (lo == "" || $i < lo) lo = $i; if (hi == "" || $i > hi) hi = $i } }
-      END { lo = (lo == "" || lo > 1) ? 1 : lo; hi = (hi == "" || hi < 1) ? 1 : hi
-            print lo / 1.5, hi * 1.5 }' "$plot_data")
-    gnuplot <<EOF
-set terminal png size 1200,600 noenhanced
-set output "$plot"
-set title "ours / $theirs_name, medians (latency below 1 and bandwidth above 1: ours faster)"
-set style data histograms
-set style histogram clustered gap 1
-set style fill solid 0.8 border -1
+  # A log scale around 1 that shows the smallest and the largest bar whole.
+  read -r low high < <(awk '{ for (i = 2; i <= 3; ++i) if ($i != "NaN") {
+      if (lo == "" || $i < lo) lo = $i; if (hi == "" || $i > hi) hi = $i } }
+    END { lo = (lo == "" || lo > 1) ? 1 : lo; hi = (hi == "" || hi < 1) ? 1 : hi
+          print lo / 1.5, hi * 1.5 }' "$plot_data")
+  title="ours / $theirs_name, medians"
+  title+=" (latency below 1 and bandwidth above 1: ours faster)"
+  bench_plot_ratios "$plot" "$title" <<EOF
 set xtics rotate by -45 font ",8"
 set rmargin 10
 set bmargin 9
-set logscale y 2
 set yrange [$low:$high]
-set grid ytics
-set arrow from graph 0, first 1 to graph 1, first 1 nohead lw 2
 plot "$plot_data" using 2:xtic(1) title "latency ratio", \
      "" using 3 title "bandwidth ratio"
 EOF
-    echo "plot: $plot"
-  fi
 fi

@@ -224,24 +224,12 @@ done
 if [ -n "$plot" ] && [ "$(wc -l <"$plot_data")" -lt 2 ]; then
   echo "no plot: no pair of transports ours / theirs was run" >&2
 elif [ -n "$plot" ]; then
-  if ! command -v gnuplot >/dev/null; then
-    echo "no plot: gnuplot is not installed (./setup.sh installs gnuplot-nox)" >&2
-  else
-    gnuplot <<EOF
-set terminal png size 1200,600 noenhanced
-set output "$plot"
-set title "bench:mpi: time ours / theirs, medians of $rounds rounds (below 1: ours faster; bandwidths inverted)"
-set style data histograms
-set style histogram clustered gap 1
-set style fill solid 0.8 border -1
+  title="bench:mpi: time ours / theirs, medians of $rounds rounds"
+  title+=" (below 1: ours faster; bandwidths inverted)"
+  bench_plot_ratios "$plot" "$title" <<EOF
 set key outside right autotitle columnheader
 set xtics rotate by -20 font ",9"
 set bmargin 6
-set logscale y 2
-set grid ytics
-set arrow from graph 0, first 1 to graph 1, first 1 nohead lw 2
 plot for [i=2:$(( $(wc -w <<<"$measures") + 1 ))] "$plot_data" using i:xtic(1)
 EOF
-    echo "plot: $plot"
-  fi
 fi

@@ -5,11 +5,11 @@
 #include <rdma/fi_errno.h>
 #include <rdma/fi_rma.h>
 
-#include <algorithm>
 #include <cstring>
 #include <vector>
 
 #include "fabric/conformance/data_transfer_testing.h"
+#include "fabric/fixtures/loopback.h"
 
 namespace ofi::conformance {
 namespace {
@@ -84,17 +84,6 @@ TEST_P(DataTransferTest, RmaWriteReadAndWriteWithData) {
   EXPECT_TRUE(b().region == before) << "a write beyond the region landed";
 }
 
-// Bytes that name their own offset (8-byte words of offset ^ seed), so
-// that a piece placed at the wrong offset shows.
-std::vector<char> Words(size_t size, uint64_t seed) {
-  std::vector<char> bytes(size);
-  for (size_t i = 0; i < size; i += 8) {
-    uint64_t word = i ^ seed;
-    memcpy(bytes.data() + i, &word, std::min<size_t>(8, size - i));
-  }
-  return bytes;
-}
-
 // Large reads and writes of odd sizes at odd offsets, several in flight:
 // every byte lands where it belongs (shm copies such payloads from both
 // processes at once, in 512 KiB chunks: wire.h kAssist).
@@ -112,7 +101,8 @@ TEST_P(DataTransferTest, LargeRmaInFlightTogetherLandsWhole) {
             0);
   WaitSends(1);
   std::vector<std::vector<char>> out;
-  for (size_t i = 0; i < kOps; ++i) out.push_back(Words(kSize, i + 1));
+  for (size_t i = 0; i < kOps; ++i)
+    out.push_back(fabric::fixtures::OffsetWords(kSize, i + 1));
   for (size_t i = 0; i < kOps; ++i) {
     ASSERT_EQ(fi_write(a().ep, out[i].data(), kSize, nullptr, a().peer,
                        pair_.RegionAddress(offset(i)), key, &out[i]),

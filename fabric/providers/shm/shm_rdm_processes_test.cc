@@ -188,13 +188,9 @@ TEST_F(ShmProcessesTest, LargeRmaCopiedByBothProcessesLandsWhole) {
   constexpr size_t kOps = 3;
   constexpr size_t kSize = (size_t{2} << 20) + 4097;
   auto offset = [](size_t i) { return 7 + i * (kSize + 13); };
-  std::vector<std::vector<char>> out(kOps, std::vector<char>(kSize));
+  std::vector<std::vector<char>> out;
   for (size_t i = 0; i < kOps; ++i) {
-    // 8-byte words naming their offset: a chunk placed elsewhere shows.
-    for (size_t at = 0; at + 8 <= kSize; at += 8) {
-      uint64_t word = at ^ (i << 56);
-      memcpy(out[i].data() + at, &word, 8);
-    }
+    out.push_back(fixtures::OffsetWords(kSize, uint64_t{i} << 56));
     ASSERT_EQ(fi_write(ep_, out[i].data(), kSize, nullptr, peer_addr_,
                        where[0] + offset(i), where[1], &out[i]),
               0);
