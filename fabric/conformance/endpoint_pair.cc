@@ -84,6 +84,7 @@ absl::StatusOr<fi_info*> CaseInfo(const ProviderCase& c, fi_ep_type type,
   if (type == FI_EP_MSG && c.rxm) hints->caps = FI_MSG | FI_RMA;
   hints->addr_format = c.addr_format;
   hints->domain_attr->resource_mgmt = options.resource_mgmt;
+  hints->domain_attr->threading = options.threading;
   if (options.shared_rx) hints->ep_attr->rx_ctx_cnt = FI_SHARED_CONTEXT;
   if (options.shared_tx) hints->ep_attr->tx_ctx_cnt = FI_SHARED_CONTEXT;
   hints->domain_attr->mr_mode =

@@ -98,6 +98,9 @@ struct PairOptions {
   // until the test calls EndpointPair::InsertAAtB (a's messages arrive from
   // an address b does not know yet). a's AV holds both names as usual.
   bool b_learns_a_late = false;
+  // The domain's threading model (FI_THREAD_UNSPEC: the provider's
+  // default, FI_THREAD_SAFE).
+  fi_threading threading = FI_THREAD_UNSPEC;
 };
 
 // A completion as fi_cq_readfrom reported it.

@@ -299,6 +299,12 @@ int OpenUtilDomain(fid_fabric* fabric_fid, fi_info* info,
   return 0;
 }
 
+bool AppSerializesDomain(const fi_domain_attr& attr) {
+  return attr.threading == FI_THREAD_DOMAIN &&
+         attr.data_progress == FI_PROGRESS_MANUAL &&
+         attr.control_progress == FI_PROGRESS_MANUAL;
+}
+
 UtilDomain* AsUtilDomain(fid* object) {
   if (object == nullptr || object->fclass != FI_CLASS_DOMAIN ||
       object->ops != &kDomainFidOps) {

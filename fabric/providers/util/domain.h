@@ -85,6 +85,14 @@ inline bool ServesDomain(const UtilDomain* object_domain,
          (domain.peer_owner != nullptr && object_domain == domain.peer_owner);
 }
 
+// Whether the application serializes every call on the domain's objects
+// (FI_THREAD_DOMAIN) and no thread of ours advances them (manual data and
+// control progress): the domain's endpoints then run without locks. Not
+// under FI_THREAD_COMPLETION or FI_THREAD_ENDPOINT: there two threads may
+// each drive an endpoint and CQ of their own, and a CQ read advances every
+// endpoint of the domain (its engine).
+bool AppSerializesDomain(const fi_domain_attr& attr);
+
 // The UtilDomain behind `object`, or null when it is not one of our
 // domains.
 UtilDomain* AsUtilDomain(fid* object);

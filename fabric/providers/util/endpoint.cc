@@ -24,14 +24,6 @@ int Fail(const UtilEndpoint& ep, int fi_errno, const std::string& what) {
   return -fi_errno;
 }
 
-bool Lockless(const fi_domain_attr& attr) {
-  bool app_serializes = attr.threading == FI_THREAD_DOMAIN ||
-                        attr.threading == FI_THREAD_COMPLETION ||
-                        attr.threading == FI_THREAD_ENDPOINT;
-  return app_serializes && attr.data_progress == FI_PROGRESS_MANUAL &&
-         attr.control_progress == FI_PROGRESS_MANUAL;
-}
-
 int BindCq(UtilEndpoint* ep, UtilCq* cq, uint64_t flags) {
   if ((flags & ~kCqBindFlags) != 0 || (flags & (FI_TRANSMIT | FI_RECV)) == 0) {
     return Fail(*ep, FI_EBADFLAGS,
@@ -123,7 +115,7 @@ absl::Status InitUtilEndpoint(UtilEndpoint* ep, UtilDomain* domain,
   ep->auth_key = AuthKeyOf(*ep->info);
   ep->tx_op_flags = info->tx_attr != nullptr ? info->tx_attr->op_flags : 0;
   ep->rx_op_flags = info->rx_attr != nullptr ? info->rx_attr->op_flags : 0;
-  ep->mutex.set_needed(!Lockless(*domain->info->domain_attr));
+  ep->mutex.set_needed(!AppSerializesDomain(*domain->info->domain_attr));
   domain->open_children.fetch_add(1);
   return absl::OkStatus();
 }
@@ -172,7 +164,8 @@ int BindUtilEndpoint(UtilEndpoint* ep, fid* bound, uint64_t flags) {
     // Reads and waits on the EQ advance the endpoint's data path too: that
     // is where a peer's shutdown shows. Not where the application
     // serializes each domain's calls itself and the endpoints drop their
-    // locks (Lockless): there only the domain's own calls may touch them.
+    // locks (AppSerializesDomain): there only the domain's own calls may
+    // touch them.
     if (ep->mutex.needed()) eq->wait->AddEngine(ep->domain->progress);
     return 0;
   }

@@ -44,10 +44,9 @@ enum CntrKind {
 inline constexpr uint64_t kCntrBindFlag[kCntrKinds] = {
     FI_SEND, FI_RECV, FI_READ, FI_WRITE, FI_REMOTE_READ, FI_REMOTE_WRITE};
 
-// A mutex that does nothing when the application serializes access itself:
-// the threading models FI_THREAD_DOMAIN, FI_THREAD_COMPLETION and
-// FI_THREAD_ENDPOINT with manual progress (no thread of ours touches the
-// endpoint either).
+// A mutex that does nothing when the application serializes access itself
+// (AppSerializesDomain: FI_THREAD_DOMAIN with manual progress, so no
+// thread of ours touches the endpoint either).
 // For the thread-safety analysis it is always taken (mutex.h).
 class ABSL_LOCKABLE OptionalMutex {
  public:
