@@ -134,12 +134,15 @@ TEST_F(ShmHostilePeerTest, GarbageInTheRingClosesThatConnection) {
   ExpectTargetServes();
 }
 
-TEST_F(ShmHostilePeerTest, ImpossibleRingIndicesCloseThatConnection) {
+TEST_F(ShmHostilePeerTest, AnImpossibleChunkClosesThatConnection) {
   Connect();
-  // Ring 0 (to the target) claims more bytes than it holds.
+  // Ring 0 (to the target) claims a chunk longer than it holds.
   auto* ring = reinterpret_cast<RingHeader*>(
       reinterpret_cast<char*>(stream_->area()) + kRingsOffset);
-  ring->tail.store(ring->head.load() + 10 * kMinRingCapacity);
+  uint64_t position = ring->head.load() & (ring->capacity.load() - 1);
+  auto* control = reinterpret_cast<std::atomic<uint64_t>*>(
+      reinterpret_cast<char*>(ring) + sizeof(RingHeader) + position);
+  control->store((kChunkMagic << 32) | (10 * kMinRingCapacity));
   ASSERT_TRUE(Progress([this] { return TargetClosed(); }));
   ExpectTargetServes();
 }

@@ -6,10 +6,20 @@
 // followed by `capacity` bytes of data. The indices count bytes ever written
 // (tail) and read (head); `index & (capacity - 1)` is the position.
 //
+// Each Write places one chunk: an 8-byte control word (kChunkMagic and the
+// chunk's length), the bytes, padding to 8 bytes. The control word is what
+// the consumer polls, so that the bytes of a small chunk come with the
+// word that says they are there (one cache miss where a separate tail
+// index cost two: the index's line, then the bytes'; fi_pingpong shm rdm
+// 64 B, 15 alternating rounds: 0.61 -> 0.53 us). The producer writes the
+// bytes, a zero word where the next chunk will start, then the control
+// word: the word the consumer finds after a chunk is that zero or the
+// next chunk's, never what an earlier lap left there.
+//
 // The memory is shared with another process and so untrusted: Attach checks
-// the header, and every Read and Write re-checks the indices it loads. A
-// ring whose indices become impossible (tail - head > capacity: a broken or
-// hostile peer) is corrupt() from then on, and moves no more bytes.
+// the header, Write re-checks the consumer's index, and the consumer each
+// control word. A ring where either is impossible (a broken or hostile
+// peer) is corrupt() from then on, and moves no more bytes.
 //
 //   void* mem = segment.payload();               // 64-byte aligned
 //   ByteRing producer = *ByteRing::Init(mem, 1 << 16);
@@ -21,7 +31,7 @@
 //   if (got == 0 && consumer.corrupt()) { /* drop the peer */ }
 //
 // Each side has its own ByteRing: the producer calls Write, Writable and
-// CloseWriter; the consumer Read, Readable and CloseReader.
+// CloseWriter; the consumer Read, Readable, Peek, Consume and CloseReader.
 #ifndef FABRIC_PROVIDERS_SHM_SHM_RING_H_
 #define FABRIC_PROVIDERS_SHM_SHM_RING_H_
 
@@ -37,7 +47,9 @@ namespace fabric {
 namespace shm {
 
 // The ring's header in shared memory; the data follows it. The indices sit
-// on cache lines of their own so that the two sides do not share one.
+// on cache lines of their own so that the two sides do not share one. The
+// consumer does not poll the tail (it polls control words); it tells
+// Attach where a producer resumes.
 struct RingHeader {
   std::atomic<uint64_t> capacity;          // a power of two, set by Init
   std::atomic<uint32_t> writer_closed;     // 1 once the producer is done
@@ -51,43 +63,57 @@ struct RingHeader {
 static_assert(std::atomic<uint64_t>::is_always_lock_free,
               "indices are shared between processes");
 
+// A chunk's control word: kChunkMagic in the high half, the length of its
+// bytes in the low one.
+inline constexpr uint64_t kChunkMagic = 0x72696e67;  // "ring"
+// The control word, and the zero word the next chunk starts with.
+inline constexpr size_t kChunkOverhead = 16;
+inline constexpr size_t kChunkAlign = 8;
+
 class ByteRing {
  public:
+  // The smallest capacity: a chunk of 8 bytes and its words.
+  static constexpr size_t kMinCapacity = 32;
+
   // The bytes a ring of `capacity` data bytes takes: header and data.
   static size_t BytesNeeded(size_t capacity);
 
   // Lays out an empty ring at `mem` (BytesNeeded(capacity) bytes, aligned
   // to alignof(RingHeader)). FI_EINVAL when capacity is not a power of two
-  // or mem is misaligned.
+  // of at least kMinCapacity or mem is misaligned.
   static absl::StatusOr<ByteRing> Init(void* mem, size_t capacity);
 
   // Uses the ring another side laid out at `mem`, `mem_size` bytes. FI_EINVAL
-  // unless the header is sound: mem aligned, capacity a power of two that
-  // fits in mem_size, 0 <= tail - head <= capacity.
+  // unless the header is sound: mem aligned, capacity a power of two (at
+  // least kMinCapacity) that fits in mem_size, 0 <= tail - head <=
+  // capacity, both on chunk boundaries (a consumer attaches before it
+  // reads).
   static absl::StatusOr<ByteRing> Attach(void* mem, size_t mem_size);
 
-  // Copies bytes of iov[0..count) into the ring, leaving out the first
-  // `skip` bytes of the list, as many as fit; publishes them to the
-  // consumer. Returns the bytes written: 0 when full or corrupt.
+  // Copies bytes of iov[0..count) into the ring as one chunk, leaving out
+  // the first `skip` bytes of the list, as many as fit; publishes them to
+  // the consumer. Returns the bytes written: 0 when full or corrupt.
   size_t Write(const iovec* iov, size_t count, size_t skip);
 
-  // Moves up to the iov total of readable bytes into iov[0..count) and
-  // frees their space. Returns the bytes read: 0 when empty or corrupt.
+  // Moves up to the iov total of readable bytes (of as many chunks as
+  // there are) into iov[0..count) and frees their space. Returns the bytes
+  // read: 0 when empty or corrupt.
   size_t Read(const iovec* iov, size_t count);
 
-  // The readable bytes that lie contiguous from the consumer's position
-  // (up to the end of the data area), in *length (0 when there are none);
-  // null when the ring is corrupt. Consume(n) (n <= *length) frees the first n
-  // of them, as a Read of them would.
+  // The readable bytes of the chunk at the consumer's position that lie
+  // contiguous (up to the end of the data area), in *length (0 when there
+  // are none); null when the ring is corrupt. Consume(n) (n <= *length)
+  // frees the first n of them, as a Read of them would.
   const char* Peek(size_t* length);
   void Consume(size_t n);
 
-  // Bytes a Read could take now (0 when corrupt). Inline: a polling loop
-  // asks on every pass.
-  size_t Readable() const {
-    return Used(head_, header_->tail.load(std::memory_order_acquire));
+  // Whether a Read would take bytes now (false when corrupt). Inline: a
+  // polling loop asks on every pass.
+  bool Readable() const {
+    if (corrupt_) return false;
+    return left_ > 0 || ControlAt(head_).load(std::memory_order_acquire) != 0;
   }
-  // Bytes a Write could place now (0 when corrupt).
+  // The most bytes one Write could place now (0 when corrupt).
   size_t Writable() const;
 
   void CloseWriter();
@@ -99,7 +125,7 @@ class ByteRing {
   // The writer closed and every byte it wrote has been read: an orderly end.
   // (The flag first: once it is seen, every byte written before it is
   // visible to Readable.)
-  bool AtEnd() const { return writer_closed() && Readable() == 0; }
+  bool AtEnd() const { return writer_closed() && !Readable(); }
 
   // Whether impossible indices were seen; sticky.
   bool corrupt() const { return corrupt_; }
@@ -120,7 +146,22 @@ class ByteRing {
   // Logs the impossible indices and sets corrupt_; out of line, so that
   // Used stays small.
   void MarkCorrupt(uint64_t head, uint64_t tail) const;
+  // The control word of a chunk starting at `index` (a multiple of
+  // kChunkAlign, so that it never straddles the end of the data).
+  std::atomic<uint64_t>& ControlAt(uint64_t index) const {
+    return *reinterpret_cast<std::atomic<uint64_t>*>(data_ +
+                                                     (index & (capacity_ - 1)));
+  }
+  // Consumer: enters the chunk at head_ when its control word is there
+  // (false when not, or when it is impossible: then corrupt).
+  bool EnterChunk();
+  // Consumer: moves past `n` bytes of the chunk it is in (and its padding
+  // when they were the last), and publishes its index.
+  void Advance(size_t n);
   void CopyIn(uint64_t index, const char* src, size_t n);
+  // Copies `n` bytes of iov[0..count), from `skip` bytes into the list on.
+  void CopyIn(uint64_t index, const iovec* iov, size_t count, size_t skip,
+              size_t n);
   void CopyOut(uint64_t index, char* dst, size_t n) const;
   // Hands the data bytes [index, index + n) to the shared cache for the
   // consumer (shm_ring.cc).
@@ -132,8 +173,11 @@ class ByteRing {
   void* sync_ = nullptr;  // ThreadSanitizer builds: the ring's sync object
   mutable bool corrupt_ = false;
   // Consumer: its own index, which only it moves (the shared copy is for
-  // the producer).
+  // the producer), and the bytes and padding of the chunk it is in that
+  // are left (none: head_ is where the next chunk's control word goes).
   uint64_t head_ = 0;
+  uint64_t left_ = 0;
+  uint64_t pad_ = 0;
   // Producer: its own index, kept here too: loading the shared copy, which
   // the consumer polls, waited for its cache line (82% of the time
   // ByteRing::Write took, perf of fi_pingpong shm 64 B).

@@ -62,7 +62,7 @@ class RingStream : public stream::ByteStream {
   void ProbePeer(bool allowed);
 
   // Bytes (or the end) wait to be read.
-  bool HasInput() const { return in_.Readable() > 0 || in_.AtEnd(); }
+  bool HasInput() const { return in_.Readable() || in_.AtEnd(); }
   // Asks the peer to ring the doorbell when input arrives (and when room
   // does, if `want_room`); false when it is there already.
   bool PrepareToSleep(bool want_room);

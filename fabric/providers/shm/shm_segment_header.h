@@ -24,8 +24,9 @@ namespace shm {
 
 inline constexpr uint64_t kSegmentMagic = 0x6d68732d63697266;  // "fric-shm"
 // 3: a reader may ask for help copying a read's data (stream/wire.h
-// kAssistsReadData), which version 2 refuses.
-inline constexpr uint32_t kSegmentVersion = 3;
+// kAssistsReadData), which version 2 refuses. 4: rings carry chunks with
+// control words (shm_ring.h) instead of bare bytes.
+inline constexpr uint32_t kSegmentVersion = 4;
 
 // Where a segment's payload starts (one cache line after the start).
 inline constexpr size_t kSegmentPayloadOffset = 64;
