@@ -3,6 +3,7 @@
 // (this one), each of which receives its message (before, each connection
 // kept an fd, and 54 of 100 were reached under that limit); and running
 // out of fds says so.
+#include <dlfcn.h>
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <rdma/fabric.h>
@@ -140,8 +141,20 @@ TEST_F(ShmManyPeersTest, AProcessWith64FdsReaches100Peers) {
   }
 }
 
+// Whether this build checks dynamic types (UBSan's vptr check): the check
+// makes a pipe to test that memory is readable, which a process without
+// fds cannot, so it reports every virtual call there as made on a bad
+// object.
+bool ChecksDynamicTypes() {
+  return dlsym(RTLD_DEFAULT, "__ubsan_handle_dynamic_type_cache_miss") !=
+         nullptr;
+}
+
 // A process out of fds is told so (-FI_EMFILE), not that the peer refused.
 TEST_F(ShmManyPeersTest, RunningOutOfFdsIsEmfile) {
+  if (ChecksDynamicTypes()) {
+    GTEST_SKIP() << "UBSan's vptr check needs fds of its own";
+  }
   int status;
   std::string said = RunHub("--exhaust", &status);
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 1) << said;

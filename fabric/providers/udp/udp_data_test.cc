@@ -47,7 +47,7 @@ TEST_F(UdpDataTest, SendDeliversTheBytesAndBothSidesComplete) {
     EXPECT_EQ(got.op_context, &recv_context);
     EXPECT_EQ(got.flags, FI_RECV | FI_MSG);
     EXPECT_EQ(got.len, size);
-    EXPECT_EQ(memcmp(in.data(), out.data(), size), 0);
+    EXPECT_EQ(std::vector<char>(in.begin(), in.begin() + size), out);
   }
   EXPECT_TRUE(StaysEmpty(a.rx_cq));
   EXPECT_TRUE(StaysEmpty(b.cq));

@@ -27,6 +27,7 @@
 #include <cstdint>
 
 #include "fabric/providers/util/data_path_ops.h"
+#include "fabric/providers/util/raw_enum.h"
 
 namespace fabric {
 
@@ -56,8 +57,10 @@ struct AtomicCall {
   fi_addr_t dest;
   const fi_rma_ioc* rma = nullptr;
   size_t rma_count = 0;
-  fi_datatype datatype = FI_INT8;
-  fi_op op = FI_MIN;
+  // The application's values, unchecked (RawEnum): the provider checks
+  // them against the enumerators before it converts them.
+  int datatype = FI_INT8;
+  int op = FI_MIN;
   uint64_t data = 0;
   void* context = nullptr;
   uint64_t flags = 0;        // the call's, or the endpoint's op_flags
@@ -143,8 +146,8 @@ struct AtomicEntries {
                               msg->addr,
                               msg->rma_iov,
                               msg->rma_iov_count,
-                              msg->datatype,
-                              msg->op,
+                              RawEnum(msg->datatype),
+                              RawEnum(msg->op),
                               msg->data,
                               msg->context,
                               flags,
@@ -251,8 +254,8 @@ struct AtomicEntries {
                               msg->addr,
                               msg->rma_iov,
                               msg->rma_iov_count,
-                              msg->datatype,
-                              msg->op,
+                              RawEnum(msg->datatype),
+                              RawEnum(msg->op),
                               msg->data,
                               msg->context,
                               flags,
@@ -340,8 +343,8 @@ struct AtomicEntries {
                               msg->addr,
                               msg->rma_iov,
                               msg->rma_iov_count,
-                              msg->datatype,
-                              msg->op,
+                              RawEnum(msg->datatype),
+                              RawEnum(msg->op),
                               msg->data,
                               msg->context,
                               flags,

@@ -29,7 +29,7 @@ int FailureOf(int status, int otherwise) {
 
 }  // namespace
 
-CmStep StepOf(rdma_cm_event_type event, int status) {
+CmStep StepOf(int event, int status) {
   switch (event) {
     case RDMA_CM_EVENT_ADDR_RESOLVED:
       return status == 0 ? Step(CmStep::kResolveRoute)

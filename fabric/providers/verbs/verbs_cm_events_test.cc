@@ -72,12 +72,12 @@ TEST(CmStepTest, ARejectionIsRefusedWithThePeersData) {
 TEST(CmStepTest, DisconnectsShutDownAndTheRestIsIgnored) {
   EXPECT_EQ(StepOf(RDMA_CM_EVENT_DISCONNECTED, 0).kind, CmStep::kShutdown);
   EXPECT_EQ(StepOf(RDMA_CM_EVENT_DEVICE_REMOVAL, 0).kind, CmStep::kShutdown);
-  for (rdma_cm_event_type event :
-       {RDMA_CM_EVENT_TIMEWAIT_EXIT, RDMA_CM_EVENT_ADDR_CHANGE,
-        RDMA_CM_EVENT_MULTICAST_JOIN, RDMA_CM_EVENT_MULTICAST_ERROR,
-        static_cast<rdma_cm_event_type>(1000)}) {
+  const int ignored[] = {RDMA_CM_EVENT_TIMEWAIT_EXIT, RDMA_CM_EVENT_ADDR_CHANGE,
+                         RDMA_CM_EVENT_MULTICAST_JOIN,
+                         RDMA_CM_EVENT_MULTICAST_ERROR, 1000};
+  for (int event : ignored) {
     CmStep step = StepOf(event, 0);
-    EXPECT_EQ(step.kind, CmStep::kIgnore) << static_cast<int>(event);
+    EXPECT_EQ(step.kind, CmStep::kIgnore) << event;
     EXPECT_FALSE(step.carries_data);
   }
 }

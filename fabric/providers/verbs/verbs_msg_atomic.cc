@@ -81,8 +81,9 @@ ssize_t VerbsAtomicCalls::Atomic(fid_ep* ep_fid, const AtomicCall& call) {
   }
   Transmit tx;
   tx.op.kind = SendOp::kAtomic;
-  tx.op.datatype = call.datatype;
-  tx.op.op = call.op;
+  // Checked by AtomicCount.
+  tx.op.datatype = static_cast<fi_datatype>(call.datatype);
+  tx.op.op = static_cast<fi_op>(call.op);
   tx.op.fetch = fetch;
   if (call.rma != nullptr && call.rma_count > 0) {
     tx.op.remote_addr = call.rma[0].addr;

@@ -1,8 +1,6 @@
 // The verbs MSG endpoint's connection management through librdmacm:
 // fi_setname, fi_getname, fi_getpeer, fi_connect, fi_accept, fi_shutdown,
 // its connection id and the events of its rdma_cm channel.
-#include "fabric/providers/verbs/verbs_msg_ep.h"
-
 #include <errno.h>
 #include <rdma/fi_errno.h>
 #include <rdma/providers/fi_log.h>
@@ -14,8 +12,10 @@
 #include "fabric/api/core/status.h"
 #include "fabric/providers/util/no_ops.h"
 #include "fabric/providers/util/passive_ep.h"
+#include "fabric/providers/util/raw_enum.h"
 #include "fabric/providers/verbs/verbs_cm_address.h"
 #include "fabric/providers/verbs/verbs_cm_events.h"
+#include "fabric/providers/verbs/verbs_msg_ep.h"
 #include "fabric/providers/verbs/verbs_requests.h"
 #include "fabric/providers/verbs/verbs_srx.h"
 #include "fabric/providers/verbs/verbs_work_requests.h"
@@ -373,7 +373,7 @@ void ReadCmEventsLocked(VerbsMsgEp* ep) {
   const VerbsApi& api = ep->api();
   rdma_cm_event* event = nullptr;
   while (api.get_cm_event(ep->cm_channel, &event) == 0) {
-    CmStep step = StepOf(event->event, event->status);
+    CmStep step = StepOf(RawEnum(event->event), event->status);
     std::vector<uint8_t> data;
     if (step.carries_data) {
       absl::StatusOr<std::vector<uint8_t>> unpacked =

@@ -9,7 +9,8 @@
 //   if (int rc = state.Connect(); rc != 0) return rc;  // -FI_EOPBADSTATE
 //   api.resolve_addr(id, ...);
 //   ...
-//   MsgAction action = state.OnStep(StepOf(event->event, event->status));
+//   MsgAction action =
+//       state.OnStep(StepOf(RawEnum(event->event), event->status));
 //   switch (action.kind) {
 //     case MsgAction::kResolveRoute: api.resolve_route(id, timeout); break;
 //     case MsgAction::kCreateQpAndConnect: ...

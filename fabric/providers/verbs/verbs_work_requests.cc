@@ -108,8 +108,7 @@ uint64_t CompletionFlagsOf(const SendOp& op) {
   return 0;
 }
 
-int AtomicCount(fi_datatype datatype, fi_op op, AtomicKind kind,
-                bool device_atomics) {
+int AtomicCount(int datatype, int op, AtomicKind kind, bool device_atomics) {
   if (!device_atomics || (datatype != FI_INT64 && datatype != FI_UINT64)) {
     return -FI_EOPNOTSUPP;
   }
