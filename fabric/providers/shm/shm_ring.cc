@@ -191,6 +191,9 @@ void ByteRing::CopyIn(uint64_t index, const char* src, size_t n) {
 
 void ByteRing::CopyIn(uint64_t index, const iovec* iov, size_t count,
                       size_t skip, size_t n) {
+  const size_t offset = index & (capacity_ - 1);
+  const bool wraps = n > capacity_ - offset;
+  char* out = data_ + offset;
   for (size_t i = 0; i < count && n > 0; ++i) {
     size_t len = iov[i].iov_len;
     if (skip >= len) {
@@ -198,7 +201,13 @@ void ByteRing::CopyIn(uint64_t index, const iovec* iov, size_t count,
       continue;
     }
     size_t piece = std::min(len - skip, n);
-    CopyIn(index, static_cast<const char*>(iov[i].iov_base) + skip, piece);
+    const char* src = static_cast<const char*>(iov[i].iov_base) + skip;
+    if (wraps) {
+      CopyIn(index, src, piece);
+    } else {
+      memcpy(out, src, piece);  // the common case: one call per piece
+    }
+    out += piece;
     index += piece;
     n -= piece;
     skip = 0;
