@@ -9,6 +9,7 @@
 // under --config=tsan a race there is a failure.
 #include <rdma/fi_errno.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <iostream>
@@ -56,11 +57,19 @@ class AppSerializer {
 constexpr uint64_t kMessages = 2000;
 constexpr size_t kWindow = 8;
 
-// Sends kMessages numbered messages to `side`'s peer and takes kMessages
-// from it, reading only `side`'s CQ: "" or what went wrong.
-std::string ExchangeAlone(Side& side, AppSerializer& serialize) {
-  std::vector<uint64_t> out(kMessages);
-  std::vector<uint64_t> in(kWindow);
+// One side's buffers: they outlive the side's thread, because receives it
+// posted stay posted when it stops early, until the pair is closed.
+struct Buffers {
+  std::vector<uint64_t> out = std::vector<uint64_t>(kMessages);
+  std::vector<uint64_t> in = std::vector<uint64_t>(kWindow);
+};
+
+// ExchangeAlone's exchange; it stops early when `stop` is set.
+std::string ExchangeUntilStopped(Side& side, AppSerializer& serialize,
+                                 Buffers& buffers,
+                                 const std::atomic<bool>& stop) {
+  std::vector<uint64_t>& out = buffers.out;
+  std::vector<uint64_t>& in = buffers.in;
   std::vector<bool> seen(kMessages, false);
   for (size_t i = 0; i < kWindow; ++i) {
     ssize_t rc = serialize([&] {
@@ -75,6 +84,7 @@ std::string ExchangeAlone(Side& side, AppSerializer& serialize) {
   const auto deadline =
       std::chrono::steady_clock::now() + std::chrono::seconds(60);
   while (received < kMessages || send_done < kMessages) {
+    if (stop.load()) return "stopped: the other side failed";
     if (std::chrono::steady_clock::now() > deadline) {
       return absl::StrCat("timed out: ", sent, " sent, ", send_done,
                           " completed, ", received, " received");
@@ -116,6 +126,16 @@ std::string ExchangeAlone(Side& side, AppSerializer& serialize) {
   return "";
 }
 
+// Sends kMessages numbered messages to `side`'s peer and takes kMessages
+// from it, reading only `side`'s CQ, until done or `stop`: "" or what went
+// wrong (which sets `stop` for the other side).
+std::string ExchangeAlone(Side& side, AppSerializer& serialize,
+                          Buffers& buffers, std::atomic<bool>& stop) {
+  std::string failure = ExchangeUntilStopped(side, serialize, buffers, stop);
+  if (!failure.empty()) stop.store(true);
+  return failure;
+}
+
 TEST_P(ThreadingTest, EachSideDrivenByItsOwnThreadDeliversEveryMessage) {
   int models_run = 0;
   for (const ThreadingCase& model : kThreadingCases) {
@@ -132,9 +152,13 @@ TEST_P(ThreadingTest, EachSideDrivenByItsOwnThreadDeliversEveryMessage) {
     if (!pair_.Reliable()) GTEST_SKIP() << "datagrams may be lost";
     ASSERT_EQ(pair_.info().domain_attr->threading, model.threading);
     AppSerializer serialize(model.threading == FI_THREAD_DOMAIN);
+    Buffers a_buffers;
+    Buffers b_buffers;
+    std::atomic<bool> stop{false};
     std::string a_failure;
-    std::thread a_thread([&] { a_failure = ExchangeAlone(a(), serialize); });
-    std::string b_failure = ExchangeAlone(b(), serialize);
+    std::thread a_thread(
+        [&] { a_failure = ExchangeAlone(a(), serialize, a_buffers, stop); });
+    std::string b_failure = ExchangeAlone(b(), serialize, b_buffers, stop);
     a_thread.join();
     EXPECT_EQ(a_failure, "");
     EXPECT_EQ(b_failure, "");

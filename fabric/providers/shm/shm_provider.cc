@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "fabric/api/core/enum_value.h"
 #include "fabric/api/core/status.h"
 #include "fabric/providers/shm/shm_connection.h"
 #include "fabric/providers/shm/shm_names.h"
@@ -103,7 +104,7 @@ class ShmProvider : public stream::OnStreamEngine<Provider> {
 
   int OpenEndpoint(fid_domain* domain, fi_info* info, fid_ep** ep,
                    uint64_t flags, void* context) const override {
-    if (info->ep_attr->type != FI_EP_RDM) {
+    if (EnumValue(info->ep_attr->type) != FI_EP_RDM) {
       FI_WARN(c_provider(), FI_LOG_EP_CTRL,
               "fi_endpoint: shm opens FI_EP_RDM endpoints\n");
       return -FI_EINVAL;

@@ -257,12 +257,12 @@ size_t ByteRing::Write(const iovec* iov, size_t count, size_t skip) {
   const uint64_t in_first_line = std::min(written, line_end - start);
   CopyIn(start + in_first_line, iov, count, skip + in_first_line,
          written - in_first_line);
-  // Release: the bytes and the next zero word are in place before the
-  // consumer can see the chunk.
-  Released(sync_);
   PublishAfterCopies();
   CopyIn(start, iov, count, skip, in_first_line);
   ControlAt(next).store(0, std::memory_order_relaxed);
+  // Release: the bytes and the next zero word are in place before the
+  // consumer can see the chunk.
+  Released(sync_);
   ControlAt(tail).store((kChunkMagic << 32) | written,
                         std::memory_order_release);
   tail_ = next;
@@ -333,6 +333,8 @@ const char* ByteRing::Peek(size_t* length) {
 }
 
 void ByteRing::Consume(size_t n) {
+  // At most what Peek lent: the rest of the chunk.
+  n = static_cast<size_t>(std::min<uint64_t>(n, left_));
   if (n != 0) Advance(n);
 }
 

@@ -3,6 +3,7 @@
 #include <rdma/fi_errno.h>
 #include <rdma/providers/fi_log.h>
 
+#include "fabric/api/core/enum_value.h"
 #include "fabric/providers/stream/stream_attr.h"
 #include "fabric/providers/stream/stream_provider.h"
 #include "fabric/providers/tcp/tcp_fd_limit.h"
@@ -11,7 +12,6 @@
 #include "fabric/providers/util/info_template.h"
 #include "fabric/providers/util/ip_provider.h"
 #include "fabric/providers/util/provider_setting.h"
-#include "fabric/providers/util/raw_enum.h"
 
 namespace fabric {
 namespace {
@@ -44,7 +44,7 @@ class TcpProvider : public stream::OnStreamEngine<IpProvider> {
   int OpenEndpoint(fid_domain* domain, fi_info* info, fid_ep** ep,
                    uint64_t flags, void* context) const override {
     tcp::PrepareFdBudget(c_provider());
-    switch (RawEnum(info->ep_attr->type)) {
+    switch (EnumValue(info->ep_attr->type)) {
       case FI_EP_MSG:
         return tcp::OpenTcpMsgEp(domain, info, ep, context);
       case FI_EP_RDM:

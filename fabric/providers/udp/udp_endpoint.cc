@@ -10,6 +10,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "fabric/api/core/address.h"
+#include "fabric/api/core/enum_value.h"
 #include "fabric/api/core/status.h"
 #include "fabric/providers/udp/udp_cm.h"
 #include "fabric/providers/udp/udp_limits.h"
@@ -35,7 +36,7 @@ absl::Status CheckInfo(const fi_info& info) {
     return FiError(FI_EINVAL,
                    "fi_endpoint: info needs ep_attr, tx_attr and rx_attr");
   }
-  if (info.ep_attr->type != FI_EP_DGRAM) {
+  if (EnumValue(info.ep_attr->type) != FI_EP_DGRAM) {
     return FiError(FI_EINVAL, "fi_endpoint: udp endpoints are FI_EP_DGRAM");
   }
   if ((info.caps & ~kUdpCaps) != 0) {

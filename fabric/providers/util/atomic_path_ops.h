@@ -26,8 +26,8 @@
 
 #include <cstdint>
 
+#include "fabric/api/core/enum_value.h"
 #include "fabric/providers/util/data_path_ops.h"
-#include "fabric/providers/util/raw_enum.h"
 
 namespace fabric {
 
@@ -57,7 +57,7 @@ struct AtomicCall {
   fi_addr_t dest;
   const fi_rma_ioc* rma = nullptr;
   size_t rma_count = 0;
-  // The application's values, unchecked (RawEnum): the provider checks
+  // The application's values, unchecked (EnumValue): the provider checks
   // them against the enumerators before it converts them.
   int datatype = FI_INT8;
   int op = FI_MIN;
@@ -146,8 +146,8 @@ struct AtomicEntries {
                               msg->addr,
                               msg->rma_iov,
                               msg->rma_iov_count,
-                              RawEnum(msg->datatype),
-                              RawEnum(msg->op),
+                              EnumValue(msg->datatype),
+                              EnumValue(msg->op),
                               msg->data,
                               msg->context,
                               flags,
@@ -254,8 +254,8 @@ struct AtomicEntries {
                               msg->addr,
                               msg->rma_iov,
                               msg->rma_iov_count,
-                              RawEnum(msg->datatype),
-                              RawEnum(msg->op),
+                              EnumValue(msg->datatype),
+                              EnumValue(msg->op),
                               msg->data,
                               msg->context,
                               flags,
@@ -343,8 +343,8 @@ struct AtomicEntries {
                               msg->addr,
                               msg->rma_iov,
                               msg->rma_iov_count,
-                              RawEnum(msg->datatype),
-                              RawEnum(msg->op),
+                              EnumValue(msg->datatype),
+                              EnumValue(msg->op),
                               msg->data,
                               msg->context,
                               flags,

@@ -6,7 +6,7 @@
 // what the application's EQ gets (FI_CONNREQ, FI_CONNECTED, FI_SHUTDOWN, or
 // an error entry). A pure mapping, tested here without a device.
 //
-//   CmStep step = StepOf(RawEnum(event->event), event->status);
+//   CmStep step = StepOf(EnumValue(event->event), event->status);
 //   switch (step.kind) {
 //     case CmStep::kResolveRoute: api.resolve_route(id, kTimeoutMs); break;
 //     case CmStep::kError:  // an error entry with step.error (and, for a
@@ -43,7 +43,7 @@ struct CmStep {
 // (IB_CM_REJ_CONSUMER_DEFINED; RoCE uses the same CM).
 inline constexpr int kConsumerReject = 28;
 
-// The step for `event` (an rdma_cm_event_type, read with RawEnum: a newer
+// The step for `event` (an rdma_cm_event_type, read with EnumValue: a newer
 // kernel may report types this build does not know) with its `status` (0,
 // a negative errno for the failures librdmacm reports, or for REJECTED the
 // InfiniBand reject reason).

@@ -9,10 +9,10 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "fabric/api/core/enum_value.h"
 #include "fabric/api/core/status.h"
 #include "fabric/providers/util/no_ops.h"
 #include "fabric/providers/util/passive_ep.h"
-#include "fabric/providers/util/raw_enum.h"
 #include "fabric/providers/verbs/verbs_cm_address.h"
 #include "fabric/providers/verbs/verbs_cm_events.h"
 #include "fabric/providers/verbs/verbs_msg_ep.h"
@@ -373,7 +373,7 @@ void ReadCmEventsLocked(VerbsMsgEp* ep) {
   const VerbsApi& api = ep->api();
   rdma_cm_event* event = nullptr;
   while (api.get_cm_event(ep->cm_channel, &event) == 0) {
-    CmStep step = StepOf(RawEnum(event->event), event->status);
+    CmStep step = StepOf(EnumValue(event->event), event->status);
     std::vector<uint8_t> data;
     if (step.carries_data) {
       absl::StatusOr<std::vector<uint8_t>> unpacked =

@@ -11,6 +11,7 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "fabric/api/core/enum_value.h"
 #include "fabric/api/core/status.h"
 #include "fabric/providers/util/fid_ops.h"
 #include "fabric/providers/util/log_failure.h"
@@ -211,7 +212,7 @@ int OpenVerbsMsgEp(fid_domain* domain_fid, fi_info* info, fid_ep** ep_out,
                    void* context) {
   auto* domain = FidCast<UtilDomain>(domain_fid);
   const fi_provider* log = domain->fabric->provider->c_provider();
-  if (info->ep_attr->type != FI_EP_MSG) {
+  if (EnumValue(info->ep_attr->type) != FI_EP_MSG) {
     FI_WARN(log, FI_LOG_EP_CTRL, "fi_endpoint: verbs has FI_EP_MSG "
                                  "endpoints only in this version\n");
     return -FI_ENOSYS;

@@ -10,7 +10,7 @@
 //   api.resolve_addr(id, ...);
 //   ...
 //   MsgAction action =
-//       state.OnStep(StepOf(RawEnum(event->event), event->status));
+//       state.OnStep(StepOf(EnumValue(event->event), event->status));
 //   switch (action.kind) {
 //     case MsgAction::kResolveRoute: api.resolve_route(id, timeout); break;
 //     case MsgAction::kCreateQpAndConnect: ...

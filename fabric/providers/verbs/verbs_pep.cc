@@ -10,6 +10,7 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "fabric/api/core/enum_value.h"
 #include "fabric/api/core/status.h"
 #include "fabric/providers/util/fid_cast.h"
 #include "fabric/providers/util/fid_ops.h"
@@ -252,7 +253,7 @@ void PepEvents::Progress() {
   const VerbsApi& api = *pep_->api;
   rdma_cm_event* event = nullptr;
   while (api.get_cm_event(pep_->channel, &event) == 0) {
-    if (event->event != RDMA_CM_EVENT_CONNECT_REQUEST) {
+    if (EnumValue(event->event) != RDMA_CM_EVENT_CONNECT_REQUEST) {
       // Events of requests not taken yet (a requester that gave up): the
       // request stays until fi_reject or fi_endpoint finds it gone.
       FI_DBG(pep_->log(), FI_LOG_EP_CTRL, "rdma_cm event %s ignored\n",

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "fabric/api/core/enum_value.h"
 #include "fabric/api/core/status.h"
 #include "fabric/providers/rxm/rxm_ep.h"
 #include "fabric/providers/stream/atomic_ops.h"
@@ -156,10 +157,10 @@ class VerbsProvider : public Provider {
   int OpenEndpoint(fid_domain* domain, fi_info* info, fid_ep** ep,
                    uint64_t flags, void* context) const override {
     (void)flags;  // checked by the core: 0
-    if (info->ep_attr->type == FI_EP_DGRAM) {
+    if (EnumValue(info->ep_attr->type) == FI_EP_DGRAM) {
       return verbs::OpenVerbsDgramEp(domain, info, ep, context);
     }
-    if (info->ep_attr->type != FI_EP_RDM) {
+    if (EnumValue(info->ep_attr->type) != FI_EP_RDM) {
       return verbs::OpenVerbsMsgEp(domain, info, ep, context);
     }
     absl::StatusOr<InfoPtr> msg_info = MsgInfoFor(*info);

@@ -129,7 +129,7 @@ int Remove(fid_av* av_fid, fi_addr_t* fi_addr, size_t count, uint64_t flags) {
       sender->second.erase(fi_addr[i]);
       if (sender->second.empty()) av->by_sender.erase(sender);
     }
-    if (av->util.domain->info->domain_attr->threading == FI_THREAD_SAFE) {
+    if (av->util.domain->info->domain_attr->threading != FI_THREAD_DOMAIN) {
       av->removed_ahs.push_back(peer.destination.ah);
     } else {
       av->verbs->api().destroy_ah(peer.destination.ah);

@@ -70,7 +70,9 @@ struct VerbsUdAv {
   std::map<std::string, std::set<fi_addr_t>> by_sender
       ABSL_GUARDED_BY(util.mutex);
   // Handles of removed entries, destroyed at close where another thread
-  // may be sending with one (FI_THREAD_SAFE), else at once.
+  // may be sending with one (every threading model but FI_THREAD_DOMAIN
+  // lets a thread remove entries while another sends through the AV),
+  // else at once.
   std::vector<ibv_ah*> removed_ahs;
 };
 FABRIC_BEGINS_WITH(VerbsUdAv, util);

@@ -72,7 +72,7 @@ uint64_t CompletionFlagsOf(const SendOp& op);
 // fetch-and-add or compare-and-swap), or -FI_EOPNOTSUPP. FI_SUM (fetching
 // or not) and FI_ATOMIC_READ (a fetching add of 0) fetch-and-add; FI_CSWAP
 // (compare calls) compare-and-swaps; on FI_INT64 and FI_UINT64 only.
-// `datatype` and `op` are the application's values, unchecked (RawEnum).
+// `datatype` and `op` are the application's values, unchecked (EnumValue).
 int AtomicCount(int datatype, int op, AtomicKind kind, bool device_atomics);
 
 // The capacities an RC queue pair is created with: the work requests and
