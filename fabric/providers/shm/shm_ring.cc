@@ -287,17 +287,14 @@ bool ByteRing::EnterChunk() {
   }
   head_ += sizeof(uint64_t);
   left_ = length;
-  pad_ = Padded(length) - length;
   return true;
 }
 
 void ByteRing::Advance(size_t n) {
   head_ += n;
   left_ -= n;
-  if (left_ == 0) {
-    head_ += pad_;
-    pad_ = 0;
-  }
+  // Past the padding too: chunks start on kChunkAlign boundaries.
+  if (left_ == 0) head_ = Padded(head_);
   // Release: our reads of the bytes are done before the producer may
   // reuse the space.
   Released(sync_);

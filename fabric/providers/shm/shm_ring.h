@@ -173,11 +173,10 @@ class ByteRing {
   void* sync_ = nullptr;  // ThreadSanitizer builds: the ring's sync object
   mutable bool corrupt_ = false;
   // Consumer: its own index, which only it moves (the shared copy is for
-  // the producer), and the bytes and padding of the chunk it is in that
-  // are left (none: head_ is where the next chunk's control word goes).
+  // the producer), and the bytes of the chunk it is in that are left
+  // (none: head_ is where the next chunk's control word goes).
   uint64_t head_ = 0;
   uint64_t left_ = 0;
-  uint64_t pad_ = 0;
   // Producer: its own index, kept here too: loading the shared copy, which
   // the consumer polls, waited for its cache line (82% of the time
   // ByteRing::Write took, perf of fi_pingpong shm 64 B).

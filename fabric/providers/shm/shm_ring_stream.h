@@ -61,8 +61,9 @@ class RingStream : public stream::ByteStream {
   // off) it does not try.
   void ProbePeer(bool allowed);
 
-  // Bytes (or the end) wait to be read.
-  bool HasInput() const { return in_.Readable() || in_.AtEnd(); }
+  // Bytes (or the end) wait to be read. (A closed writer is input either
+  // way: what it wrote, or the end; AtEnd would look at the ring again.)
+  bool HasInput() const { return in_.Readable() || in_.writer_closed(); }
   // Asks the peer to ring the doorbell when input arrives (and when room
   // does, if `want_room`); false when it is there already.
   bool PrepareToSleep(bool want_room);
