@@ -214,6 +214,29 @@ void ByteRing::CopyIn(uint64_t index, const iovec* iov, size_t count,
   }
 }
 
+void ByteRing::CopyChunkOfList(char* out, const iovec* iov, size_t count,
+                               size_t first) {
+  size_t at = 0;  // where iov[i] goes, from `out`
+  for (size_t i = 0; i < count; ++i) {
+    const char* src = static_cast<const char*>(iov[i].iov_base);
+    size_t len = iov[i].iov_len;
+    if (len == 0) continue;  // its base may be null
+    if (at >= first) {
+      memcpy(out + at, src, len);
+    } else if (at + len > first) {
+      memcpy(out + first, src + (first - at), at + len - first);
+    }
+    at += len;
+  }
+  PublishAfterCopies();
+  at = 0;
+  for (size_t i = 0; at < first; ++i) {
+    size_t len = std::min(iov[i].iov_len, first - at);
+    if (len > 0) memcpy(out + at, iov[i].iov_base, len);
+    at += len;
+  }
+}
+
 void ByteRing::Demote(uint64_t index, size_t n) const {
   size_t offset = index & (capacity_ - 1);
   size_t first = std::min<size_t>(n, capacity_ - offset);
@@ -255,10 +278,16 @@ size_t ByteRing::Write(const iovec* iov, size_t count, size_t skip) {
   // against 0.70: fi_pingpong shm rdm 64 B, 9 alternating rounds each.)
   const uint64_t line_end = (tail | 63) + 1;
   const uint64_t in_first_line = std::min(written, line_end - start);
-  CopyIn(start + in_first_line, iov, count, skip + in_first_line,
-         written - in_first_line);
-  PublishAfterCopies();
-  CopyIn(start, iov, count, skip, in_first_line);
+  const size_t offset = start & (capacity_ - 1);
+  if (skip == 0 && written == wanted && written <= capacity_ - offset) {
+    // The common case: all of the list, not wrapped. One walk.
+    CopyChunkOfList(data_ + offset, iov, count, in_first_line);
+  } else {
+    CopyIn(start + in_first_line, iov, count, skip + in_first_line,
+           written - in_first_line);
+    PublishAfterCopies();
+    CopyIn(start, iov, count, skip, in_first_line);
+  }
   ControlAt(next).store(0, std::memory_order_relaxed);
   // Release: the bytes and the next zero word are in place before the
   // consumer can see the chunk.

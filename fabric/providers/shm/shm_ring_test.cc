@@ -186,6 +186,32 @@ TEST(ShmRingTest, WriteSkipsIntoTheIovList) {
   EXPECT_EQ(ring.Write(nullptr, 0, 0), 0u);
 }
 
+// A list of pieces (empty ones too) arrives whole wherever its chunk starts
+// in a cache line, and where it wraps: the bytes that share the control
+// word's line are written apart from the rest.
+TEST(ShmRingTest, ListsArriveWholeWhereverTheirChunkStarts) {
+  auto mem = RingMemory(512);
+  ByteRing producer = ByteRing::Init(mem.get(), 512).value();
+  ByteRing consumer =
+      ByteRing::Attach(mem.get(), ByteRing::BytesNeeded(512)).value();
+  std::string pieces[] = {"a", "", std::string(7, 'b'), std::string(40, 'c'),
+                          "def", std::string(64, 'g'), "hi"};
+  std::vector<iovec> iov;
+  std::string whole;
+  for (std::string& piece : pieces) {
+    iov.push_back({piece.empty() ? nullptr : piece.data(), piece.size()});
+    whole += piece;
+  }
+  for (size_t filler = 1; filler <= 200; ++filler) {
+    // The filler moves where the list's chunk starts (and wraps it).
+    ASSERT_EQ(WriteString(producer, std::string(filler, 'x')), filler);
+    ASSERT_EQ(producer.Write(iov.data(), iov.size(), 0), whole.size());
+    ASSERT_EQ(ReadString(consumer, filler), std::string(filler, 'x'));
+    ASSERT_EQ(ReadString(consumer, 512), whole) << "filler " << filler;
+  }
+  EXPECT_FALSE(consumer.corrupt());
+}
+
 // The producer keeps its own copy of the tail: one that attaches to a ring
 // holding bytes starts from the shared index, after them.
 TEST(ShmRingTest, AnAttachedProducerWritesAfterTheBytesThere) {

@@ -477,6 +477,15 @@ bool Connection::TakeDescriptors(const char* bytes,
   return true;
 }
 
+bool Connection::TookWholeMessage(const char* payload, size_t available) {
+  if (!IsPlainMessage(header_) || header_.size > available ||
+      !handler_->TakeWholeMessage(header_, payload)) {
+    return false;
+  }
+  SetStalled(false);
+  return true;
+}
+
 Connection::InPlace Connection::ReadInPlace() {
   size_t length = 0;
   const char* bytes = stream_->Peek(&length);
@@ -491,6 +500,11 @@ Connection::InPlace Connection::ReadInPlace() {
   bool in_sender = (header_.flags & kPayloadInSender) != 0;
   if (length < head || (!in_sender && header_.size > length - head)) {
     return InPlace::kNo;  // not all here, or wrapped: through staging
+  }
+  if (TookWholeMessage(bytes + head, length - head)) {
+    if (closed_) return InPlace::kStop;
+    stream_->Consume(head + header_.size);
+    return InPlace::kDone;
   }
   RmaDescriptor descriptors[kMaxRmaCount];
   if (!TakeDescriptors(bytes + sizeof(Header), descriptors)) {
@@ -536,6 +550,12 @@ void Connection::ReadInput() {
       if (!TakeHeader(staging_.get() + begin_)) return;
       size_t head = sizeof(Header) + header_.rma_count * sizeof(RmaDescriptor);
       if (!Fill(head)) return;
+      if (TookWholeMessage(staging_.get() + begin_ + head,
+                           end_ - begin_ - head)) {
+        if (closed_) return;
+        begin_ += head + header_.size;
+        continue;
+      }
       RmaDescriptor descriptors[kMaxRmaCount];
       if (!TakeDescriptors(staging_.get() + begin_ + sizeof(Header),
                            descriptors)) {

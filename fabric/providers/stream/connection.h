@@ -97,6 +97,15 @@ class ConnectionHandler {
                             const RmaDescriptor* descriptors) = 0;
   // The payload is all read; `placed` bytes went to the target.
   virtual void OnMessageDone(const Header& header, size_t placed) = 0;
+  // A plain message (wire.h IsPlainMessage) whose whole payload lies at
+  // `payload`: true when the handler took it at once (a posted receive
+  // took it and is complete), false for the general way (OnHeader, the
+  // payload, OnMessageDone). Most small messages take this path, which
+  // skips what only other messages need.
+  virtual bool TakeWholeMessage(const Header& header, const char* payload) {
+    (void)header, (void)payload;
+    return false;
+  }
   // Every byte of `entry` is with the kernel.
   virtual void OnSent(std::unique_ptr<TxEntry> entry) = 0;
   // The connection broke: -fi_errno, or 0 when the peer closed it.
@@ -197,6 +206,10 @@ class Connection {
   // Copies the header at `bytes` into header_ and checks it; false when the
   // connection closed for it.
   bool TakeHeader(const char* bytes);
+  // header_ is a plain message whose payload is at `payload`, where
+  // `available` bytes are: true when the handler took it whole
+  // (TakeWholeMessage; the connection may have closed meanwhile).
+  bool TookWholeMessage(const char* payload, size_t available);
   // Copies header_'s RMA descriptors at `bytes` into `descriptors` and
   // checks them; false when the connection closed for them.
   bool TakeDescriptors(const char* bytes, RmaDescriptor* descriptors);

@@ -5,6 +5,7 @@
 #include <rdma/providers/fi_log.h>
 
 #include <algorithm>
+#include <utility>
 
 #include "fabric/providers/stream/srx.h"
 #include "fabric/providers/stream/stream_ep.h"
@@ -288,7 +289,9 @@ RxTarget Link::OnHeader(const Header& header,
   switch (static_cast<Op>(header.op)) {
     case Op::kMsg: {
       if (ep->peer_srx != nullptr) return PeerSrxHeader(this, header);
-      auto it = FindRecv(ep->recvs, ep->directed_recv, peer, false, 0);
+      auto it = std::exchange(no_recv_matches, false)
+                    ? ep->recvs.end()
+                    : FindRecv(ep->recvs, ep->directed_recv, peer, false, 0);
       if (it == ep->recvs.end()) {
         // Resource management (fi_domain(3)): enabled, the message waits
         // for a receive; disabled, it is dropped and the sender's transmit
@@ -310,8 +313,10 @@ RxTarget Link::OnHeader(const Header& header,
     }
     case Op::kTagged: {
       if (ep->peer_srx != nullptr) return PeerSrxHeader(this, header);
-      auto it = FindRecv(ep->tagged_recvs, ep->directed_recv, peer, true,
-                         header.tag);
+      auto it = std::exchange(no_recv_matches, false)
+                    ? ep->tagged_recvs.end()
+                    : FindRecv(ep->tagged_recvs, ep->directed_recv, peer,
+                               true, header.tag);
       if (it != ep->tagged_recvs.end()) {
         current_recv = std::move(*it);
         ep->tagged_recvs.erase(it);
@@ -384,6 +389,43 @@ RxTarget Link::OnHeader(const Header& header,
       return RxTarget{RxTarget::kDiscard};
   }
   return ProtocolError(this, "unknown opcode");
+}
+
+bool Link::TakeWholeMessage(const Header& header, const char* payload) {
+  // Only the posted receive in host memory that takes all of the message
+  // here; the rest (peer SRX, unexpected, FI_MULTI_RECV, truncation,
+  // FI_SOURCE_ERR) goes through OnHeader.
+  if (ep->peer_srx != nullptr) return false;
+  FindPeerAgain();
+  if (peer == FI_ADDR_NOTAVAIL && ep->source_err) return false;
+  const bool tagged = header.op == static_cast<uint8_t>(Op::kTagged);
+  auto& queue = tagged ? ep->tagged_recvs : ep->recvs;
+  auto it = FindRecv(queue, ep->directed_recv, peer, tagged, header.tag);
+  if (it == queue.end()) {
+    no_recv_matches = true;  // OnHeader, which follows, need not look again
+    return false;
+  }
+  const PostedRecv& recv = **it;
+  if ((recv.flags & FI_MULTI_RECV) != 0 || recv.iface != FI_HMEM_SYSTEM ||
+      recv.capacity < header.size) {
+    return false;
+  }
+  std::unique_ptr<PostedRecv> taken = std::move(*it);
+  queue.erase(it);
+  ssize_t copied = header.size == 0
+                       ? 0
+                       : ep->util.domain->copier.CopyToIov(
+                             FI_HMEM_SYSTEM, 0, taken->iov.data(),
+                             taken->iov.size(), 0, payload, header.size);
+  if (copied < 0) {
+    // As a failed copy on the general way: the connection closes, and
+    // FailOutstanding fails the receive.
+    current_recv = std::move(taken);
+    connection.Close(static_cast<int>(copied));
+    return true;
+  }
+  CompleteRecv(ep, this, peer, std::move(taken), header, header.size);
+  return true;
 }
 
 void Link::OnMessageDone(const Header& header, size_t placed) {

@@ -272,6 +272,7 @@ class Link : public ConnectionHandler {
   RxTarget OnHeader(const Header& header,
                     const RmaDescriptor* descriptors) override;
   void OnMessageDone(const Header& header, size_t placed) override;
+  bool TakeWholeMessage(const Header& header, const char* payload) override;
   void OnSent(std::unique_ptr<TxEntry> entry) override;
   void OnClosed(int error) override;
   void OnBacklog(bool backlogged) override;
@@ -291,6 +292,9 @@ class Link : public ConnectionHandler {
   fi_peer_rx_entry* peer_entry = nullptr;
   int rma_status = 0;
   bool refused = false;  // the arriving message found no receive (no RM)
+  // TakeWholeMessage found no posted receive for the message whose
+  // OnHeader comes next: that one need not look again.
+  bool no_recv_matches = false;
 
   // Requests awaiting the peer's answers, and what FI_FENCE holds back.
   size_t answers_pending = 0;

@@ -50,6 +50,13 @@ TEST_F(TcpHmemTest, MessagesGoThroughTheOverride) {
   WaitCompletion(server_.rx_cq);
   EXPECT_EQ(Counts::from_bytes.load(), out.size() + 4);
   EXPECT_EQ(Counts::to_bytes.load(), out.size() + 4);
+  // Small, into a posted receive (taken whole from the staging buffer).
+  ASSERT_EQ(fi_recv(server_.ep, in.data(), 64, nullptr, 0, nullptr), 0);
+  ASSERT_EQ(fi_send(client_.ep, out.data(), 64, nullptr, 0, nullptr), 0);
+  WaitCompletion(client_.cq);
+  WaitCompletion(server_.rx_cq);
+  EXPECT_EQ(Counts::from_bytes.load(), out.size() + 4 + 64);
+  EXPECT_EQ(Counts::to_bytes.load(), out.size() + 4 + 64);
 }
 
 TEST_F(TcpHmemTest, RmaGoesThroughTheOverrideAtBothEnds) {

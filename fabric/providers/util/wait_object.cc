@@ -116,7 +116,9 @@ void WaitObject::Signal() {
     // The counter only saturates after 2^64-2 signals; EAGAIN is harmless.
     (void)!WriteFd(fd_, &one, sizeof(one));
   }
-  cond_.notify_all();
+  // Nothing blocks on FI_WAIT_NONE (every Wait refuses it): a polling
+  // loop's completions skip the condition variable.
+  if (kind_ != FI_WAIT_NONE) cond_.notify_all();
   if (set_ != nullptr) {
     // Lock order: a member's mutex, then its set's; never the reverse.
     MutexLock lock(set_->wait->mutex());
