@@ -97,6 +97,66 @@ TEST_P(DataTransferTest, ALargeMessageWithABurstBehindItArrivesWhole) {
   WaitSends(kBurst + 1 - sends);
 }
 
+// Small messages (which a read may take straight from the stream into its
+// buffer) between large and empty ones (which take longer ways) complete
+// once each, in the order sent, whether the application reads one entry at
+// a time or several.
+TEST_P(DataTransferTest, SmallMessagesAmongLargeOnesCompleteInOrder) {
+  OPEN_OR_SKIP(FI_MSG);
+  constexpr size_t kMessages = 30;
+  const size_t large =
+      std::min<size_t>(64 * 1024, pair_.info().ep_attr->max_msg_size);
+  std::vector<std::vector<char>> out, in;
+  out.reserve(kMessages);  // &in[i] is a receive's context
+  in.reserve(kMessages);
+  for (size_t i = 0; i < kMessages; ++i) {
+    size_t size = i % 3 == 0 ? 64 : i % 3 == 1 ? large : 0;
+    out.push_back(Pattern(size, static_cast<int>(i + 7)));
+    in.emplace_back(large, 0);
+    ASSERT_EQ(
+        fi_recv(b().ep, in[i].data(), large, nullptr, FI_ADDR_UNSPEC, &in[i]),
+        0);
+  }
+  for (size_t i = 0; i < kMessages; ++i) {
+    ssize_t rc;
+    while ((rc = fi_send(a().ep, out[i].data(), out[i].size(), nullptr,
+                         a().peer, nullptr)) == -FI_EAGAIN) {
+      (void)a().Poll();
+      (void)b().Poll();
+    }
+    ASSERT_EQ(rc, 0) << "message " << i;
+  }
+  size_t next = 0;
+  size_t sends = 0;  // a and b share a CQ in some cases
+  const auto deadline = Clock::now() + std::chrono::seconds(30);
+  for (size_t read = 0; next < kMessages; ++read) {
+    ASSERT_LT(Clock::now(), deadline) << next << " messages arrived";
+    if (a().cq != b().cq) {  // a's reads move its large messages on
+      absl::StatusOr<std::optional<Completion>> at_a = a().Poll();
+      ASSERT_TRUE(at_a.ok()) << at_a.status();
+      if (at_a->has_value()) ++sends;
+    }
+    fi_cq_tagged_entry entries[4];
+    ssize_t n = fi_cq_read(b().cq, entries, 1 + read % 4);
+    if (n == -FI_EAGAIN) continue;
+    ASSERT_GT(n, 0) << fi_strerror(static_cast<int>(-n));
+    for (ssize_t e = 0; e < n; ++e) {
+      if (entries[e].flags & FI_SEND) {
+        ++sends;
+        continue;
+      }
+      ASSERT_LT(next, kMessages) << "a receive reported twice";
+      ASSERT_EQ(entries[e].op_context, &in[next]) << "message " << next;
+      ASSERT_EQ(entries[e].len, out[next].size()) << "message " << next;
+      ASSERT_TRUE(
+          std::equal(out[next].begin(), out[next].end(), in[next].begin()))
+          << "message " << next;
+      ++next;
+    }
+  }
+  WaitSends(kMessages - sends);
+}
+
 TEST_P(DataTransferTest, VectoredSendIntoVectoredReceive) {
   OPEN_OR_SKIP(FI_MSG);
   size_t tx_limit = pair_.info().tx_attr->iov_limit;

@@ -26,6 +26,7 @@ namespace fabric {
 namespace shm {
 namespace {
 
+using stream::Connection;
 using stream::Link;
 
 ShmRdmEp* ToShmRdmEp(fid* object) { return FidCast<ShmRdmEp>(object); }
@@ -166,6 +167,8 @@ void CheckLiveness(ShmRdmEp* ep) {
 
 int CloseRdmEp(fid* object) {
   ShmRdmEp* ep = ToShmRdmEp(object);
+  UtilCq* rx_cq = ep->base.util.rx_cq;
+  if (ep->registered && rx_cq != nullptr) CqClearDirect(rx_cq, &ep->events);
   if (ep->registered) ep->engine()->Remove(&ep->events);
   stream::UnreserveReceives(&ep->base);
   ep->links.Clear();  // shuts their streams down
@@ -181,6 +184,12 @@ int Enable(ShmRdmEp* ep) {
   ep->base.util.enabled.store(true);
   ep->registered = true;
   ep->engine()->Add(&ep->events);
+  // Not under automatic progress: there the engine's thread reads the
+  // links too, and counts the application's passes.
+  UtilCq* rx_cq = ep->base.util.rx_cq;
+  if (rx_cq != nullptr && !ep->events.auto_progress()) {
+    CqSetDirect(rx_cq, &ep->events, 1 + (rx_cq == ep->base.util.tx_cq));
+  }
   return 0;
 }
 
@@ -363,6 +372,53 @@ void ShmRdmEpEvents::Progress() {
     if (i < ep->links.all.size() && ep->links.all[i].get() != link) --i;
   }
   if (!ep->links.all.empty()) CheckLiveness(ep);
+}
+
+size_t ShmRdmEpEvents::ReadDirect(UtilCq* cq, void* buf, size_t count,
+                                  fi_addr_t* sources) {
+  ShmRdmEp* ep = ep_;
+  CqReadBuffer direct = {cq, buf, sources, count};
+  bool pass = false;
+  {
+    MutexLock<OptionalMutex> lock(ep->base.util.mutex);
+    // Entries a pass queued meanwhile are older: they go first.
+    if (cq->size.load(std::memory_order_acquire) != 0) return 0;
+    pass = !ep->links.closed.empty() ||
+           ep->base.any_started.load(std::memory_order_relaxed) ||
+           ep->base.awaiting_cq_room || ep->armed ||
+           ep->requests->HasRequests();
+    // From where the last read stopped: a read that fills its buffer from
+    // one link leaves the others to the next ones, never for good.
+    const size_t links = ep->links.all.size();
+    if (ep->direct_start >= links) ep->direct_start = 0;  // links closed
+    size_t visited = 0;
+    for (; visited < links && direct.written < count; ++visited) {
+      size_t i = ep->direct_start + visited;
+      if (i >= links) i -= links;
+      Link* link = ep->links.all[i].get();
+      if (AsShmLink(link)->shm.awaiting_accept) {
+        pass = true;
+        continue;
+      }
+      Connection::Whole whole;
+      do {
+        whole = link->connection.TakeWholeNow(&direct);
+      } while (whole == Connection::Whole::kTaken && direct.written < count);
+      if (whole != Connection::Whole::kOther) continue;
+      pass = true;
+      // A link closed (its failures queued: later entries go after them).
+      if (ep->links.all.size() != links ||
+          cq->size.load(std::memory_order_acquire) != 0) {
+        break;
+      }
+    }
+    ep->direct_start += visited;
+    if (ep->direct_start >= links) ep->direct_start -= links;
+    if (!pass && links > 0) CheckLiveness(ep);
+  }
+  // What only a pass does; what it completes queues after these entries.
+  if (pass) Progress();
+  return direct.written;
 }
 
 bool ShmRdmEpEvents::PrepareToSleep() {

@@ -34,7 +34,13 @@
 //
 // Progress: every pass reads every connection (a few loads each when
 // idle). Before the engine sleeps, PrepareToSleep asks each peer to ring
-// the endpoint's doorbell, its progress fd, when it writes.
+// the endpoint's doorbell, its progress fd, when it writes. An fi_cq_read
+// of the endpoint's own receive CQ (bound to no other endpoint) asks the
+// endpoint first (ShmRdmEpEvents::ReadDirect): plain messages that have
+// arrived whole go into their receives and the reader's buffer at once,
+// and the endpoint's pass runs only for anything else; the domain's whole
+// pass (other endpoints) then runs once in kDirectProgressInterval empty
+// reads.
 #ifndef FABRIC_PROVIDERS_SHM_SHM_RDM_EP_H_
 #define FABRIC_PROVIDERS_SHM_SHM_RDM_EP_H_
 
@@ -52,6 +58,7 @@
 #include "fabric/providers/shm/shm_requests.h"
 #include "fabric/providers/shm/shm_ring_stream.h"
 #include "fabric/providers/stream/stream_ep.h"
+#include "fabric/providers/util/cq.h"
 #include "fabric/providers/util/fid_cast.h"
 #include "fabric/providers/util/progress.h"
 
@@ -64,7 +71,15 @@ inline constexpr uint32_t kPassesPerClockRead = 1024;
 
 class ShmRdmEp;
 
-class ShmRdmEpEvents : public stream::StreamEpOwner, public ProgressSource {
+// The endpoint's progress, what the data path asks of it, and the direct
+// reads of its receive CQ (util/cq.h CqDirectProducer): an fi_cq_read
+// there takes the plain messages that have arrived whole on its links
+// straight into posted receives and its buffer, and runs the endpoint's
+// pass only when something else waits (the domain's whole pass: one read
+// in kDirectProgressInterval of those that find nothing).
+class ShmRdmEpEvents : public stream::StreamEpOwner,
+                       public ProgressSource,
+                       public CqDirectProducer {
  public:
   explicit ShmRdmEpEvents(ShmRdmEp* ep) : ep_(ep) {}
   stream::Link* LinkFor(fi_addr_t dest, int* error) override;
@@ -77,6 +92,8 @@ class ShmRdmEpEvents : public stream::StreamEpOwner, public ProgressSource {
   bool poll_directly() const override { return true; }
   bool always_run() const override { return true; }
   bool PrepareToSleep() override;
+  size_t ReadDirect(UtilCq* cq, void* buf, size_t count,
+                    fi_addr_t* sources) override;
 
  private:
   ShmRdmEp* ep_;
@@ -128,6 +145,8 @@ class ShmRdmEp {
   // every kPassesPerClockRead passes, which a polling loop feels.
   uint32_t passes = 0;
   std::chrono::steady_clock::time_point next_liveness_check;
+  // The link the next direct read of the receive CQ looks at first.
+  size_t direct_start = 0;
 
   const fi_provider* log() const { return base.log(); }
   ProgressEngine* engine() const { return base.util.domain->progress.get(); }

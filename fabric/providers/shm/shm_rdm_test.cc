@@ -26,6 +26,7 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -389,6 +390,56 @@ TEST_F(ShmRdmManualTest, APollOnTheWaitFdWakesWhenThePeerSends) {
   ASSERT_EQ(rc, 1);
   EXPECT_STREQ(in, "wake");
   EXPECT_GE(sleeps, 1);
+  EXPECT_EQ(fixtures::CloseObjects(&far), 0);
+}
+
+// A read of the receive CQ that takes its entries straight from the links
+// (ShmRdmEpEvents::ReadDirect) and fills its buffer from one peer's link
+// leaves the other links to the next reads: a peer with many messages
+// waiting does not hold back another's.
+TEST_F(ShmRdmManualTest, OnePeersBacklogDoesNotHoldBackAnothersMessage) {
+  FarEnd far;
+  OpenFar(&far);
+  fi_cq_tagged_entry entry;
+  // One entry of b_'s, the senders' reads (their progress) between tries.
+  auto wait_b = [&]() {
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (std::chrono::steady_clock::now() < deadline) {
+      ssize_t rc = fi_cq_read(b_.cq, &entry, 1);
+      if (rc != -FI_EAGAIN) return rc;
+      fi_cq_read(a_.cq, nullptr, 0);
+      fi_cq_read(far.cq, nullptr, 0);
+    }
+    return ssize_t{-FI_ETIMEDOUT};
+  };
+  // Connects a_ first, then far: a_'s link is the receiver's first.
+  for (auto [ep, cq, to] : {std::tuple{a_.ep, a_.cq, b_.addr},
+                            std::tuple{far.ep, far.cq, far.to_b}}) {
+    char in[8];
+    ASSERT_EQ(fi_recv(b_.ep, in, sizeof(in), nullptr, FI_ADDR_UNSPEC, nullptr),
+              0);
+    ASSERT_EQ(fi_send(ep, "hello", 6, nullptr, to, nullptr), 0);
+    ASSERT_EQ(wait_b(), 1);
+    ASSERT_EQ(Wait(cq, &entry), 1);
+  }
+  constexpr int kBacklog = 100;
+  std::vector<uint64_t> in(kBacklog + 1, 0);
+  for (uint64_t& slot : in) {
+    ASSERT_EQ(
+        fi_recv(b_.ep, &slot, sizeof(slot), nullptr, FI_ADDR_UNSPEC, &slot), 0);
+  }
+  for (uint64_t i = 1; i <= kBacklog; ++i) {
+    ASSERT_EQ(fi_inject(a_.ep, &i, sizeof(i), b_.addr), 0);
+  }
+  const uint64_t far_word = 7777;
+  ASSERT_EQ(fi_inject(far.ep, &far_word, sizeof(far_word), far.to_b), 0);
+  int far_at = -1;
+  for (int read = 0; read <= kBacklog; ++read) {
+    ASSERT_EQ(wait_b(), 1) << "read " << read;
+    if (*static_cast<uint64_t*>(entry.op_context) == far_word) far_at = read;
+  }
+  EXPECT_GE(far_at, 0);
+  EXPECT_LT(far_at, 4) << "far's message waited behind a_'s";
   EXPECT_EQ(fixtures::CloseObjects(&far), 0);
 }
 

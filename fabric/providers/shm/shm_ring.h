@@ -165,8 +165,7 @@ class ByteRing {
   // Copies all of iov[0..count) to `out` (in the data area, not wrapping):
   // the bytes past the first `first`, then (after PublishAfterCopies) the
   // first `first`, which share the control word's cache line.
-  void CopyChunkOfList(char* out, const iovec* iov, size_t count,
-                       size_t first);
+  void CopyChunkOfList(char* out, const iovec* iov, size_t count, size_t first);
   void CopyOut(uint64_t index, char* dst, size_t n) const;
   // Hands the data bytes [index, index + n) to the shared cache for the
   // consumer (shm_ring.cc).

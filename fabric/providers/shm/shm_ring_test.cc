@@ -194,8 +194,13 @@ TEST(ShmRingTest, ListsArriveWholeWhereverTheirChunkStarts) {
   ByteRing producer = ByteRing::Init(mem.get(), 512).value();
   ByteRing consumer =
       ByteRing::Attach(mem.get(), ByteRing::BytesNeeded(512)).value();
-  std::string pieces[] = {"a", "", std::string(7, 'b'), std::string(40, 'c'),
-                          "def", std::string(64, 'g'), "hi"};
+  std::string pieces[] = {"a",
+                          "",
+                          std::string(7, 'b'),
+                          std::string(40, 'c'),
+                          "def",
+                          std::string(64, 'g'),
+                          "hi"};
   std::vector<iovec> iov;
   std::string whole;
   for (std::string& piece : pieces) {

@@ -479,11 +479,33 @@ bool Connection::TakeDescriptors(const char* bytes,
 
 bool Connection::TookWholeMessage(const char* payload, size_t available) {
   if (!IsPlainMessage(header_) || header_.size > available ||
-      !handler_->TakeWholeMessage(header_, payload)) {
+      !handler_->TakeWholeMessage(header_, payload, nullptr)) {
     return false;
   }
   SetStalled(false);
   return true;
+}
+
+Connection::Whole Connection::TakeWholeNow(CqReadBuffer* direct) {
+  if (closed_ || held_ || HasWorkWithoutInput()) return Whole::kOther;
+  size_t length = 0;
+  const char* bytes = stream_->Peek(&length);
+  if (bytes == nullptr) return Whole::kOther;  // the end, or not lent
+  if (length == 0) return Whole::kNone;
+  // Copied before it is checked: the memory may be another process's.
+  Header header;
+  if (length < sizeof(Header)) return Whole::kOther;
+  memcpy(&header, bytes, sizeof(Header));
+  if (!IsPlainMessage(header) || header.size > length - sizeof(Header)) {
+    return Whole::kOther;
+  }
+  header_ = header;
+  if (!handler_->TakeWholeMessage(header_, bytes + sizeof(Header), direct)) {
+    return Whole::kOther;
+  }
+  if (closed_) return Whole::kOther;  // the copy failed
+  stream_->Consume(sizeof(Header) + header_.size);
+  return Whole::kTaken;
 }
 
 Connection::InPlace Connection::ReadInPlace() {

@@ -26,6 +26,12 @@
 #include "fabric/providers/stream/wire.h"
 
 namespace fabric {
+
+// An fi_cq_read's buffer (util/cq.h), where the completion of a message
+// taken whole goes when the read asks the endpoint directly
+// (CqDirectProducer).
+struct CqReadBuffer;
+
 namespace stream {
 
 // Where an incoming message's payload goes.
@@ -101,9 +107,11 @@ class ConnectionHandler {
   // `payload`: true when the handler took it at once (a posted receive
   // took it and is complete), false for the general way (OnHeader, the
   // payload, OnMessageDone). Most small messages take this path, which
-  // skips what only other messages need.
-  virtual bool TakeWholeMessage(const Header& header, const char* payload) {
-    (void)header, (void)payload;
+  // skips what only other messages need. `direct` (may be null): where its
+  // completion goes (TakeWholeNow).
+  virtual bool TakeWholeMessage(const Header& header, const char* payload,
+                                CqReadBuffer* direct) {
+    (void)header, (void)payload, (void)direct;
     return false;
   }
   // Every byte of `entry` is with the kernel.
@@ -172,6 +180,19 @@ class Connection {
   void Release();
   // Writes what is queued, then reads and dispatches what has arrived.
   void Progress();
+
+  // What TakeWholeNow found at the start of the stream.
+  enum class Whole {
+    kTaken,  // a message, which the handler took (TakeWholeMessage)
+    kNone,   // nothing
+    kOther,  // something only Progress() handles
+  };
+  // For a stream that lends its bytes (ByteStream::Peek), with no work
+  // without input (HasWorkWithoutInput): hands the plain message at the
+  // start of the stream, arrived whole, to the handler with `direct`. The
+  // shortest way a message is read: what an fi_cq_read that asks the
+  // endpoint directly takes.
+  Whole TakeWholeNow(CqReadBuffer* direct);
   // Stops the connection (the stream shuts down and stays open until
   // destruction) and reports OnClosed(error) once.
   void Close(int error);

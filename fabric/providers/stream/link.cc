@@ -133,25 +133,35 @@ void AnswerRead(Link* link, const Header& header,
   link->connection.Send(std::move(answer));
 }
 
-}  // namespace
-
-void CompleteRecv(StreamEp* ep, Link* link, fi_addr_t source,
-                  std::unique_ptr<PostedRecv> recv, const Header& header,
-                  size_t placed) {
-  UtilEndpoint& util = ep->util;
+// The completion of `recv` by the message `header`, of which `placed`
+// bytes landed in its buffer.
+fi_cq_tagged_entry RecvCompletion(const PostedRecv& recv, const Header& header,
+                                  size_t placed) {
   fi_cq_tagged_entry entry = {};
-  entry.op_context = recv->context;
-  entry.flags = FI_RECV | (recv->tagged ? FI_TAGGED : FI_MSG) |
-                recv->completion_flags;
+  entry.op_context = recv.context;
+  entry.flags =
+      FI_RECV | (recv.tagged ? FI_TAGGED : FI_MSG) | recv.completion_flags;
   if (header.flags & kRemoteData) {
     entry.flags |= FI_REMOTE_CQ_DATA;
     entry.data = header.data;
   }
   entry.len = placed;
   entry.tag = header.tag;
+  entry.buf = (recv.flags & FI_MULTI_RECV) != 0
+                  ? static_cast<char*>(recv.iov[0].iov_base) + recv.used
+              : recv.iov.empty() ? nullptr
+                                 : recv.iov[0].iov_base;
+  return entry;
+}
+
+}  // namespace
+
+void CompleteRecv(StreamEp* ep, Link* link, fi_addr_t source,
+                  std::unique_ptr<PostedRecv> recv, const Header& header,
+                  size_t placed) {
+  UtilEndpoint& util = ep->util;
+  fi_cq_tagged_entry entry = RecvCompletion(*recv, header, placed);
   bool multi = (recv->flags & FI_MULTI_RECV) != 0;
-  entry.buf = multi ? static_cast<char*>(recv->iov[0].iov_base) + recv->used
-                    : recv->iov.empty() ? nullptr : recv->iov[0].iov_base;
   size_t room = multi ? recv->capacity - recv->used : recv->capacity;
   if (header.size > room) {
     ReportError(&util, util.rx_cq, recv->reserved, entry, FI_ETRUNC,
@@ -285,11 +295,13 @@ void Link::FindPeerAgain() {
 
 RxTarget Link::OnHeader(const Header& header,
                         const RmaDescriptor* descriptors) {
+  // Set by TakeWholeMessage for this message only.
+  const bool searched = std::exchange(no_recv_matches, false);
   FindPeerAgain();
   switch (static_cast<Op>(header.op)) {
     case Op::kMsg: {
       if (ep->peer_srx != nullptr) return PeerSrxHeader(this, header);
-      auto it = std::exchange(no_recv_matches, false)
+      auto it = searched
                     ? ep->recvs.end()
                     : FindRecv(ep->recvs, ep->directed_recv, peer, false, 0);
       if (it == ep->recvs.end()) {
@@ -313,10 +325,9 @@ RxTarget Link::OnHeader(const Header& header,
     }
     case Op::kTagged: {
       if (ep->peer_srx != nullptr) return PeerSrxHeader(this, header);
-      auto it = std::exchange(no_recv_matches, false)
-                    ? ep->tagged_recvs.end()
-                    : FindRecv(ep->tagged_recvs, ep->directed_recv, peer,
-                               true, header.tag);
+      auto it = searched ? ep->tagged_recvs.end()
+                         : FindRecv(ep->tagged_recvs, ep->directed_recv, peer,
+                                    true, header.tag);
       if (it != ep->tagged_recvs.end()) {
         current_recv = std::move(*it);
         ep->tagged_recvs.erase(it);
@@ -391,10 +402,12 @@ RxTarget Link::OnHeader(const Header& header,
   return ProtocolError(this, "unknown opcode");
 }
 
-bool Link::TakeWholeMessage(const Header& header, const char* payload) {
+bool Link::TakeWholeMessage(const Header& header, const char* payload,
+                            CqReadBuffer* direct) {
   // Only the posted receive in host memory that takes all of the message
   // here; the rest (peer SRX, unexpected, FI_MULTI_RECV, truncation,
   // FI_SOURCE_ERR) goes through OnHeader.
+  no_recv_matches = false;
   if (ep->peer_srx != nullptr) return false;
   FindPeerAgain();
   if (peer == FI_ADDR_NOTAVAIL && ep->source_err) return false;
@@ -402,7 +415,9 @@ bool Link::TakeWholeMessage(const Header& header, const char* payload) {
   auto& queue = tagged ? ep->tagged_recvs : ep->recvs;
   auto it = FindRecv(queue, ep->directed_recv, peer, tagged, header.tag);
   if (it == queue.end()) {
-    no_recv_matches = true;  // OnHeader, which follows, need not look again
+    // OnHeader, which follows unless the read is direct, need not look
+    // again.
+    no_recv_matches = direct == nullptr;
     return false;
   }
   const PostedRecv& recv = **it;
@@ -422,6 +437,17 @@ bool Link::TakeWholeMessage(const Header& header, const char* payload) {
     // FailOutstanding fails the receive.
     current_recv = std::move(taken);
     connection.Close(static_cast<int>(copied));
+    return true;
+  }
+  if (direct != nullptr && direct->cq == ep->util.rx_cq && taken->write_entry &&
+      direct->written < direct->count) {
+    // Straight into the reader's buffer, as ReportSuccess would queue it.
+    direct->Append(RecvCompletion(*taken, header, header.size), peer);
+    if (taken->reserved) CqUnreserve(direct->cq);
+    if (ep->util.cntrs[kRecvCntr] != nullptr) {
+      CntrAdd(ep->util.cntrs[kRecvCntr], 1);
+    }
+    ep->spare_recvs.Keep(std::move(taken));
     return true;
   }
   CompleteRecv(ep, this, peer, std::move(taken), header, header.size);

@@ -272,7 +272,8 @@ class Link : public ConnectionHandler {
   RxTarget OnHeader(const Header& header,
                     const RmaDescriptor* descriptors) override;
   void OnMessageDone(const Header& header, size_t placed) override;
-  bool TakeWholeMessage(const Header& header, const char* payload) override;
+  bool TakeWholeMessage(const Header& header, const char* payload,
+                        CqReadBuffer* direct) override;
   void OnSent(std::unique_ptr<TxEntry> entry) override;
   void OnClosed(int error) override;
   void OnBacklog(bool backlogged) override;

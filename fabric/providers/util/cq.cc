@@ -71,22 +71,16 @@ int ControlCq(fid* object, int command, void* arg) {
 // buffer has room, instead of through the queue, its lock and a signal.
 // Those are older than any entry the pass queues after them, and the read
 // returns them.
-struct ReaderSink {
-  UtilCq* cq;
-  void* buf;
-  fi_addr_t* sources;  // fi_cq_readfrom's, or null
-  size_t count;
-  size_t written = 0;
-};
+//
 // Global-dynamic (the default for a library), not initial-exec: Open MPI
 // dlopens its components, and with initial-exec TLS the library failed to
 // load there ("cannot allocate memory in static TLS block").
-thread_local ReaderSink* reader_sink = nullptr;
+thread_local CqReadBuffer* reader_sink = nullptr;
 
 // Makes `sink` this thread's for its lifetime (the outer one after).
 class ScopedReaderSink {
  public:
-  explicit ScopedReaderSink(ReaderSink* sink) : outer_(reader_sink) {
+  explicit ScopedReaderSink(CqReadBuffer* sink) : outer_(reader_sink) {
     reader_sink = sink;
   }
   ~ScopedReaderSink() { reader_sink = outer_; }
@@ -94,20 +88,18 @@ class ScopedReaderSink {
   ScopedReaderSink& operator=(const ScopedReaderSink&) = delete;
 
  private:
-  ReaderSink* outer_;
+  CqReadBuffer* outer_;
 };
 
 // Writes `entry` into this thread's reader's buffer when that may be done
-// (ReaderSink); false when it goes to the queue.
+// (reader_sink); false when it goes to the queue.
 bool WriteToReader(UtilCq& cq, const CqEntry& entry, bool reserved) {
-  ReaderSink* sink = reader_sink;
+  CqReadBuffer* sink = reader_sink;
   if (sink == nullptr || sink->cq != &cq || sink->written == sink->count ||
       cq.size.load(std::memory_order_acquire) != 0) {
     return false;
   }
-  CqStoreEntry(cq, entry.completion, sink->buf, sink->written);
-  if (sink->sources != nullptr) sink->sources[sink->written] = entry.source;
-  ++sink->written;
+  sink->Append(entry.completion, entry.source);
   // Queued and read at once: a reservation's room is given back; another
   // entry never took any.
   if (reserved) CqUnreserve(&cq);
@@ -202,7 +194,7 @@ ssize_t ReadFromCq(fid_cq* cq_fid, void* buf, size_t count,
       }
     }
     if (RunsProgress(cq, asked)) {
-      ReaderSink sink = {&cq, buf, sources, count};
+      CqReadBuffer sink = {&cq, buf, sources, count};
       {
         ScopedReaderSink scoped(&sink);
         cq.wait->Progress();

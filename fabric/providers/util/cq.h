@@ -167,6 +167,24 @@ inline void CqStoreEntry(const UtilCq& cq, const fi_cq_tagged_entry& entry,
   }
 }
 
+// The buffer of an fi_cq_read or fi_cq_readfrom that completions are
+// written into straight, past the CQ's queue: `written` of `count` entries
+// so far.
+struct CqReadBuffer {
+  UtilCq* cq;
+  void* buf;
+  fi_addr_t* sources;  // fi_cq_readfrom's, or null
+  size_t count;
+  size_t written = 0;
+
+  // Appends `entry` from `source`; written < count.
+  void Append(const fi_cq_tagged_entry& entry, fi_addr_t source) {
+    CqStoreEntry(*cq, entry, buf, written);
+    if (sources != nullptr) sources[written] = source;
+    ++written;
+  }
+};
+
 // The UtilCq behind `object`, or null when it is not one of our CQs.
 UtilCq* AsUtilCq(fid* object);
 
