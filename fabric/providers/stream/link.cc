@@ -404,13 +404,17 @@ RxTarget Link::OnHeader(const Header& header,
 
 bool Link::TakeWholeMessage(const Header& header, const char* payload,
                             CqReadBuffer* direct) {
-  // Only the posted receive in host memory that takes all of the message
-  // here; the rest (peer SRX, unexpected, FI_MULTI_RECV, truncation,
-  // FI_SOURCE_ERR) goes through OnHeader.
+  // Only the posted receive in host memory (or the peer SRX owner's
+  // buffer) that takes all of the message here; the rest (unexpected,
+  // FI_MULTI_RECV, truncation, FI_SOURCE_ERR) goes through OnHeader.
   no_recv_matches = false;
-  if (ep->peer_srx != nullptr) return false;
   FindPeerAgain();
   if (peer == FI_ADDR_NOTAVAIL && ep->source_err) return false;
+  if (ep->peer_srx != nullptr) {
+    // The owner's buffer; not on a direct read, which OnHeader does not
+    // follow to take the owner's answer.
+    return direct == nullptr && PeerSrxTakeWhole(this, header, payload);
+  }
   const bool tagged = header.op == static_cast<uint8_t>(Op::kTagged);
   auto& queue = tagged ? ep->tagged_recvs : ep->recvs;
   auto it = FindRecv(queue, ep->directed_recv, peer, tagged, header.tag);

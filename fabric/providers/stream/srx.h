@@ -104,6 +104,11 @@ int BindPeerSrx(StreamEp* ep, PeerSrx* srx, uint64_t flags);
 RxTarget PeerSrxHeader(Link* link, const Header& header);
 // ... and once it is in: completes it, or queues it at the owner.
 void PeerSrxMessageDone(Link* link, const Header& header, size_t placed);
+// Link::TakeWholeMessage on a peer SRX's endpoint: true when the owner's
+// buffer took the message `header` at `payload` whole (complete); false
+// for the general way, with what the owner answered kept for the
+// PeerSrxHeader that follows (Link::owner_answer).
+bool PeerSrxTakeWhole(Link* link, const Header& header, const char* payload);
 // The message a peer of ours queued with `entry` (it keeps the message in
 // entry->peer_context: its header, and its sender's address while its AV
 // does not hold it), or null when the peer is another provider's.

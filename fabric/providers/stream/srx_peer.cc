@@ -74,19 +74,65 @@ int BindPeerSrx(StreamEp* ep, PeerSrx* srx, uint64_t flags) {
   return 0;
 }
 
-RxTarget PeerSrxHeader(Link* link, const Header& header) {
+bool PeerSrxTakeWhole(Link* link, const Header& header, const char* payload) {
   StreamEp* ep = link->ep;
-  // Messages the owner matched before this one complete before it does:
-  // a receive posted after theirs may be the one this message gets.
+  // As PeerSrxHeader: the messages the owner matched before go first, and
+  // a full CQ holds the message (before the owner is asked).
   FinishStartedPeerMsgs(ep);
-  // The owner's receive reserved no room in this endpoint's CQ.
-  if (WaitForRxCqRoom(ep)) return RxTarget{RxTarget::kStall};
+  if (CqFull(ep->util.rx_cq)) return false;
   fid_peer_srx* srx = OwnerOf(ep);
   bool tagged = header.op == static_cast<uint8_t>(Op::kTagged);
   fi_peer_rx_entry* entry = nullptr;
   int rc = tagged
                ? srx->owner_ops->get_tag(srx, link->peer, header.tag, &entry)
                : srx->owner_ops->get_msg(srx, link->peer, header.size, &entry);
+  size_t capacity = 0;
+  for (size_t i = 0; rc == 0 && i < entry->count; ++i) {
+    capacity += entry->iov[i].iov_len;
+  }
+  if (rc != 0 || capacity < header.size) {
+    link->owner_answer = {entry, rc, true};  // PeerSrxHeader goes on
+    return false;
+  }
+  ssize_t copied = header.size == 0
+                       ? 0
+                       : ep->util.domain->copier.CopyToIov(
+                             FI_HMEM_SYSTEM, 0, entry->iov, entry->count, 0,
+                             payload, header.size);
+  if (copied < 0) {
+    // As a failed copy on the general way: FailOutstanding fails the
+    // receive and gives the entry back.
+    link->current_recv = RecvOf(ep, *entry, tagged);
+    link->peer_entry = entry;
+    link->connection.Close(static_cast<int>(copied));
+    return true;
+  }
+  CompleteRecv(ep, link, link->peer, RecvOf(ep, *entry, tagged), header,
+               header.size);
+  ReturnPeerEntry(ep, entry);
+  return true;
+}
+
+RxTarget PeerSrxHeader(Link* link, const Header& header) {
+  StreamEp* ep = link->ep;
+  bool tagged = header.op == static_cast<uint8_t>(Op::kTagged);
+  fi_peer_rx_entry* entry = nullptr;
+  int rc = 0;
+  if (link->owner_answer.given) {
+    // Asked by TakeWholeMessage, with the room checked then.
+    entry = link->owner_answer.entry;
+    rc = link->owner_answer.rc;
+    link->owner_answer = {};
+  } else {
+    // Messages the owner matched before this one complete before it does:
+    // a receive posted after theirs may be the one this message gets.
+    FinishStartedPeerMsgs(ep);
+    // The owner's receive reserved no room in this endpoint's CQ.
+    if (WaitForRxCqRoom(ep)) return RxTarget{RxTarget::kStall};
+    fid_peer_srx* srx = OwnerOf(ep);
+    rc = tagged ? srx->owner_ops->get_tag(srx, link->peer, header.tag, &entry)
+                : srx->owner_ops->get_msg(srx, link->peer, header.size, &entry);
+  }
   if (rc != 0 && rc != -FI_ENOENT) {
     FI_WARN(ep->log(), FI_LOG_EP_DATA,
             "the peer SRX owner gave no buffer (%s): message dropped\n",

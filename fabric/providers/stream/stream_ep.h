@@ -296,6 +296,15 @@ class Link : public ConnectionHandler {
   // TakeWholeMessage found no posted receive for the message whose
   // OnHeader comes next: that one need not look again.
   bool no_recv_matches = false;
+  // On a peer SRX's endpoint: what the owner answered TakeWholeMessage
+  // (get_msg/get_tag's entry and return) for the message whose OnHeader
+  // comes next, which takes it instead of asking again.
+  struct OwnerAnswer {
+    fi_peer_rx_entry* entry = nullptr;
+    int rc = 0;
+    bool given = false;
+  };
+  OwnerAnswer owner_answer;
 
   // Requests awaiting the peer's answers, and what FI_FENCE holds back.
   size_t answers_pending = 0;
