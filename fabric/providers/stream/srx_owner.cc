@@ -63,8 +63,10 @@ bool Lend(StreamEp* ep, PostedRecv& recv, fi_peer_rx_entry* entry) {
     used_up = recv.capacity - recv.used < ep->util.min_multi_recv;
     if (used_up) entry->flags |= FI_MULTI_RECV;
   } else {
-    owned->iov = recv.iov;
-    owned->desc = recv.desc;
+    // Used up: its vectors go with the entry (the entry's, kept for reuse,
+    // go back with the receive to the spares) instead of being copied.
+    owned->iov.swap(recv.iov);
+    owned->desc.swap(recv.desc);
   }
   entry->iov = owned->iov.data();
   entry->desc = owned->desc.data();
