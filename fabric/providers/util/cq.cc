@@ -430,6 +430,11 @@ void CqUnreserve(UtilCq* cq) {
 
 int CqWrite(UtilCq* cq, const fi_cq_tagged_entry& completion, fi_addr_t source,
             bool reserved) {
+  // An owner of ours takes the entry as its write (peer_cq.cc OwnerWrite)
+  // would pass it on, without the call through the peer's ops.
+  if (cq->peer_owner != nullptr) {
+    return CqWrite(cq->peer_owner, completion, source, false);
+  }
   if (cq->peer != nullptr) {
     return static_cast<int>(cq->peer->owner_ops->write(
         cq->peer, completion.op_context, completion.flags, completion.len,

@@ -77,8 +77,9 @@ struct UtilCq {
   std::atomic<int> open_children{0};
   // FI_PEER: the owner's CQ, which takes every completion of this one.
   fid_peer_cq* peer = nullptr;
-  // The UtilCq behind `peer` when the owner is one of ours (CqFull).
-  const UtilCq* peer_owner = nullptr;
+  // The UtilCq behind `peer` when the owner is one of ours (CqFull,
+  // CqWrite).
+  UtilCq* peer_owner = nullptr;
   // What a peer provider imports to write into this CQ (peer_cq.h), and
   // whether it was handed out (the importer is a producer too).
   fid_peer_cq owner_fid;

@@ -100,9 +100,9 @@ fid_peer_cq* UtilCqOwnerFid(UtilCq* cq) {
   return &cq->owner_fid;
 }
 
-const UtilCq* OwnerUtilCq(const fid_peer_cq* peer) {
+UtilCq* OwnerUtilCq(const fid_peer_cq* peer) {
   if (peer == nullptr || peer->owner_ops != &kOwnerOps) return nullptr;
-  return static_cast<const UtilCq*>(peer->fid.context);
+  return static_cast<UtilCq*>(peer->fid.context);
 }
 
 }  // namespace fabric

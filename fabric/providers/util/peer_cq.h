@@ -38,7 +38,7 @@ fid_peer_cq* UtilCqOwnerFid(UtilCq* cq);
 
 // The UtilCq behind an imported owner `peer`, or null when the owner is
 // another library's.
-const UtilCq* OwnerUtilCq(const fid_peer_cq* peer);
+UtilCq* OwnerUtilCq(const fid_peer_cq* peer);
 
 }  // namespace fabric
 
