@@ -212,6 +212,52 @@ TEST_F(TcpLocalPathTest, CountersCountWhatGoesThroughShm) {
   EXPECT_EQ(fi_close(&sent->fid), 0);
 }
 
+// A receiver with a receive counter and no receive CQ counts the small
+// messages that arrive through shm (there is no entry to write).
+TEST_F(TcpLocalPathTest, AReceiverWithOnlyACounterCountsWhatComesThroughShm) {
+  End &a = a_, &b = b_;
+  setenv("FI_TCP_SHM", "1", 1);
+  fi_cq_attr cq_attr = {};
+  cq_attr.format = FI_CQ_FORMAT_TAGGED;
+  ASSERT_EQ(fi_cq_open(loopback_.domain, &cq_attr, &a.cq, nullptr), 0);
+  fi_cntr_attr cntr_attr = {};
+  fid_cntr* received = nullptr;
+  ASSERT_EQ(fi_cntr_open(loopback_.domain, &cntr_attr, &received, nullptr), 0);
+  ASSERT_EQ(fi_endpoint(loopback_.domain, loopback_.info, &a.ep, nullptr), 0);
+  opened_.push_back(&a);
+  ASSERT_EQ(fi_ep_bind(a.ep, &av_->fid, 0), 0);
+  ASSERT_EQ(fi_ep_bind(a.ep, &a.cq->fid, FI_TRANSMIT), 0);
+  ASSERT_EQ(fi_ep_bind(a.ep, &received->fid, FI_RECV), 0);
+  ASSERT_EQ(fi_enable(a.ep), 0);
+  ASSERT_NE(a.rdm()->local_path, nullptr);
+  char name[64];
+  size_t len = sizeof(name);
+  ASSERT_EQ(fi_getname(&a.ep->fid, name, &len), 0);
+  ASSERT_EQ(fi_av_insert(av_, name, 1, &a.addr, 0, nullptr), 1);
+  Open(&b);
+  char in[3][8] = {};
+  for (auto& buffer : in) {
+    ASSERT_EQ(
+        fi_recv(a.ep, buffer, sizeof(buffer), nullptr, FI_ADDR_UNSPEC, nullptr),
+        0);
+    ASSERT_EQ(fi_send(b.ep, "cnt", 4, nullptr, a.addr, nullptr), 0);
+  }
+  fi_cq_tagged_entry entry;
+  for (int i = 0; i < 3; ++i) ASSERT_EQ(Next(&b, &entry), 1);
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while (fi_cntr_read(received) < 3 &&
+         std::chrono::steady_clock::now() < deadline) {
+    fi_cq_read(a.cq, nullptr, 0);
+  }
+  EXPECT_EQ(fi_cntr_read(received), 3u);
+  for (const auto& buffer : in) EXPECT_STREQ(buffer, "cnt");
+  EXPECT_NE(PathTo(&b, a), nullptr);
+  // Closed before the counter it counts into (TearDown closes the rest).
+  EXPECT_EQ(fi_close(&a.ep->fid), 0);
+  a.ep = nullptr;
+  EXPECT_EQ(fi_close(&received->fid), 0);
+}
+
 // Default operation flags set after fi_enable reach the local path too:
 // with FI_SELECTIVE_COMPLETION, fi_send writes a completion only once
 // FI_SETOPSFLAG made FI_COMPLETION the default.
