@@ -78,6 +78,27 @@ class TcpLocalPathTest : public ::testing::Test {
     return -FI_EAGAIN;
   }
 
+  // Opens `end` (FI_TCP_SHM=1) with its own CQ for `cq_flags` and a new
+  // counter, *cntr, for `cntr_flags`; the test closes the counter after
+  // the endpoint.
+  void OpenCounted(End* end, uint64_t cq_flags, uint64_t cntr_flags,
+                   fid_cntr** cntr) {
+    setenv("FI_TCP_SHM", "1", 1);
+    fi_cq_attr cq_attr = {};
+    cq_attr.format = FI_CQ_FORMAT_TAGGED;
+    ASSERT_EQ(fi_cq_open(loopback_.domain, &cq_attr, &end->cq, nullptr), 0);
+    fi_cntr_attr cntr_attr = {};
+    ASSERT_EQ(fi_cntr_open(loopback_.domain, &cntr_attr, cntr, nullptr), 0);
+    ASSERT_EQ(fi_endpoint(loopback_.domain, loopback_.info, &end->ep, nullptr),
+              0);
+    opened_.push_back(end);
+    ASSERT_EQ(fi_ep_bind(end->ep, &av_->fid, 0), 0);
+    ASSERT_EQ(fi_ep_bind(end->ep, &end->cq->fid, cq_flags), 0);
+    ASSERT_EQ(fi_ep_bind(end->ep, &(*cntr)->fid, cntr_flags), 0);
+    ASSERT_EQ(fi_enable(end->ep), 0);
+    ASSERT_NE(end->rdm()->local_path, nullptr);
+  }
+
   // The shm endpoint `from` sends to `to` through, or null (TCP).
   static fid_ep* PathTo(End* from, const End& to) {
     TcpLocalPath* local = from->rdm()->local_path.get();
@@ -179,20 +200,9 @@ TEST_F(TcpLocalPathTest, APeerWithoutShmIsReachedOverTcp) {
 // bound to them too).
 TEST_F(TcpLocalPathTest, CountersCountWhatGoesThroughShm) {
   End &a = a_, &b = b_;
-  setenv("FI_TCP_SHM", "1", 1);
-  fi_cq_attr cq_attr = {};
-  cq_attr.format = FI_CQ_FORMAT_TAGGED;
-  ASSERT_EQ(fi_cq_open(loopback_.domain, &cq_attr, &a.cq, nullptr), 0);
-  fi_cntr_attr cntr_attr = {};
   fid_cntr* sent = nullptr;
-  ASSERT_EQ(fi_cntr_open(loopback_.domain, &cntr_attr, &sent, nullptr), 0);
-  ASSERT_EQ(fi_endpoint(loopback_.domain, loopback_.info, &a.ep, nullptr), 0);
-  opened_.push_back(&a);
-  ASSERT_EQ(fi_ep_bind(a.ep, &av_->fid, 0), 0);
-  ASSERT_EQ(fi_ep_bind(a.ep, &a.cq->fid, FI_TRANSMIT | FI_RECV), 0);
-  ASSERT_EQ(fi_ep_bind(a.ep, &sent->fid, FI_SEND), 0);
-  ASSERT_EQ(fi_enable(a.ep), 0);
-  EXPECT_NE(a.rdm()->local_path, nullptr);
+  ASSERT_NO_FATAL_FAILURE(
+      OpenCounted(&a, FI_TRANSMIT | FI_RECV, FI_SEND, &sent));
   Open(&b);
   char in[8] = {};
   for (int i = 0; i < 3; ++i) {
@@ -216,20 +226,8 @@ TEST_F(TcpLocalPathTest, CountersCountWhatGoesThroughShm) {
 // messages that arrive through shm (there is no entry to write).
 TEST_F(TcpLocalPathTest, AReceiverWithOnlyACounterCountsWhatComesThroughShm) {
   End &a = a_, &b = b_;
-  setenv("FI_TCP_SHM", "1", 1);
-  fi_cq_attr cq_attr = {};
-  cq_attr.format = FI_CQ_FORMAT_TAGGED;
-  ASSERT_EQ(fi_cq_open(loopback_.domain, &cq_attr, &a.cq, nullptr), 0);
-  fi_cntr_attr cntr_attr = {};
   fid_cntr* received = nullptr;
-  ASSERT_EQ(fi_cntr_open(loopback_.domain, &cntr_attr, &received, nullptr), 0);
-  ASSERT_EQ(fi_endpoint(loopback_.domain, loopback_.info, &a.ep, nullptr), 0);
-  opened_.push_back(&a);
-  ASSERT_EQ(fi_ep_bind(a.ep, &av_->fid, 0), 0);
-  ASSERT_EQ(fi_ep_bind(a.ep, &a.cq->fid, FI_TRANSMIT), 0);
-  ASSERT_EQ(fi_ep_bind(a.ep, &received->fid, FI_RECV), 0);
-  ASSERT_EQ(fi_enable(a.ep), 0);
-  ASSERT_NE(a.rdm()->local_path, nullptr);
+  ASSERT_NO_FATAL_FAILURE(OpenCounted(&a, FI_TRANSMIT, FI_RECV, &received));
   char name[64];
   size_t len = sizeof(name);
   ASSERT_EQ(fi_getname(&a.ep->fid, name, &len), 0);
