@@ -477,9 +477,11 @@ bool Connection::TakeDescriptors(const char* bytes,
   return true;
 }
 
-bool Connection::TookWholeMessage(const char* payload, size_t available) {
+// Inline: the shortest way a message is read runs through it.
+inline bool Connection::TookWholeMessage(const char* payload, size_t available,
+                                         CqReadBuffer* direct) {
   if (!IsPlainMessage(header_) || header_.size > available ||
-      !handler_->TakeWholeMessage(header_, payload, nullptr)) {
+      !handler_->TakeWholeMessage(header_, payload, direct)) {
     return false;
   }
   SetStalled(false);
@@ -492,15 +494,12 @@ Connection::Whole Connection::TakeWholeNow(CqReadBuffer* direct) {
   const char* bytes = stream_->Peek(&length);
   if (bytes == nullptr) return Whole::kOther;  // the end, or not lent
   if (length == 0) return Whole::kNone;
-  // Copied before it is checked: the memory may be another process's.
-  Header header;
   if (length < sizeof(Header)) return Whole::kOther;
-  memcpy(&header, bytes, sizeof(Header));
-  if (!IsPlainMessage(header) || header.size > length - sizeof(Header)) {
-    return Whole::kOther;
-  }
-  header_ = header;
-  if (!handler_->TakeWholeMessage(header_, bytes + sizeof(Header), direct)) {
+  // Copied before it is checked: the memory may be another process's.
+  // (header_ is free: no message is being read.)
+  memcpy(&header_, bytes, sizeof(Header));
+  if (!TookWholeMessage(bytes + sizeof(Header), length - sizeof(Header),
+                        direct)) {
     return Whole::kOther;
   }
   if (closed_) return Whole::kOther;  // the copy failed

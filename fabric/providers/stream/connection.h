@@ -229,8 +229,10 @@ class Connection {
   bool TakeHeader(const char* bytes);
   // header_ is a plain message whose payload is at `payload`, where
   // `available` bytes are: true when the handler took it whole
-  // (TakeWholeMessage; the connection may have closed meanwhile).
-  bool TookWholeMessage(const char* payload, size_t available);
+  // (TakeWholeMessage with `direct`; the connection may have closed
+  // meanwhile).
+  bool TookWholeMessage(const char* payload, size_t available,
+                        CqReadBuffer* direct = nullptr);
   // Copies header_'s RMA descriptors at `bytes` into `descriptors` and
   // checks them; false when the connection closed for them.
   bool TakeDescriptors(const char* bytes, RmaDescriptor* descriptors);

@@ -137,21 +137,12 @@ void AnswerRead(Link* link, const Header& header,
 // bytes landed in its buffer.
 fi_cq_tagged_entry RecvCompletion(const PostedRecv& recv, const Header& header,
                                   size_t placed) {
-  fi_cq_tagged_entry entry = {};
-  entry.op_context = recv.context;
-  entry.flags =
-      FI_RECV | (recv.tagged ? FI_TAGGED : FI_MSG) | recv.completion_flags;
-  if (header.flags & kRemoteData) {
-    entry.flags |= FI_REMOTE_CQ_DATA;
-    entry.data = header.data;
-  }
-  entry.len = placed;
-  entry.tag = header.tag;
-  entry.buf = (recv.flags & FI_MULTI_RECV) != 0
+  void* buf = (recv.flags & FI_MULTI_RECV) != 0
                   ? static_cast<char*>(recv.iov[0].iov_base) + recv.used
               : recv.iov.empty() ? nullptr
                                  : recv.iov[0].iov_base;
-  return entry;
+  return RecvCompletion(recv.context, recv.tagged, recv.completion_flags, buf,
+                        header, placed);
 }
 
 }  // namespace
@@ -446,8 +437,8 @@ bool Link::TakeWholeMessage(const Header& header, const char* payload,
   if (direct != nullptr && direct->cq == ep->util.rx_cq && taken->write_entry &&
       direct->written < direct->count) {
     // Straight into the reader's buffer, as ReportSuccess would queue it.
-    direct->Append(RecvCompletion(*taken, header, header.size), peer);
-    if (taken->reserved) CqUnreserve(direct->cq);
+    CqWriteToReader(direct, RecvCompletion(*taken, header, header.size), peer,
+                    taken->reserved);
     if (ep->util.cntrs[kRecvCntr] != nullptr) {
       CntrAdd(ep->util.cntrs[kRecvCntr], 1);
     }

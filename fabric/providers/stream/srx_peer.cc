@@ -109,17 +109,9 @@ bool PeerSrxTakeWhole(Link* link, const Header& header, const char* payload) {
     return true;
   }
   // What CompleteRecv reports for RecvOf(entry), without making one.
-  fi_cq_tagged_entry completion = {};
-  completion.op_context = entry->context;
-  completion.flags =
-      FI_RECV | (tagged ? FI_TAGGED : FI_MSG) | (entry->flags & FI_MULTI_RECV);
-  if (header.flags & kRemoteData) {
-    completion.flags |= FI_REMOTE_CQ_DATA;
-    completion.data = header.data;
-  }
-  completion.len = header.size;
-  completion.tag = header.tag;
-  completion.buf = entry->count > 0 ? entry->iov[0].iov_base : nullptr;
+  fi_cq_tagged_entry completion = RecvCompletion(
+      entry->context, tagged, entry->flags & FI_MULTI_RECV,
+      entry->count > 0 ? entry->iov[0].iov_base : nullptr, header, header.size);
   ReportSuccess(&ep->util, ep->util.rx_cq, /*write_entry=*/true,
                 /*reserved=*/false, completion, link->peer, kRecvCntr);
   ReturnPeerEntry(ep, entry);

@@ -462,6 +462,24 @@ std::list<UnexpectedMsg>::iterator FindUnexpected(StreamEp* ep,
 // Removes a buffered unexpected message from the endpoint.
 UnexpectedMsg TakeUnexpected(StreamEp* ep,
                              std::list<UnexpectedMsg>::iterator it);
+// The completion of a receive (with `context`, tagged or not, `flags`
+// added, its buffer at `buf`) by the message `header`, of which `placed`
+// bytes landed. Inline: every received message builds one.
+inline fi_cq_tagged_entry RecvCompletion(void* context, bool tagged,
+                                         uint64_t flags, void* buf,
+                                         const Header& header, size_t placed) {
+  fi_cq_tagged_entry entry = {};
+  entry.op_context = context;
+  entry.flags = FI_RECV | (tagged ? FI_TAGGED : FI_MSG) | flags;
+  if (header.flags & kRemoteData) {
+    entry.flags |= FI_REMOTE_CQ_DATA;
+    entry.data = header.data;
+  }
+  entry.len = placed;
+  entry.tag = header.tag;
+  entry.buf = buf;
+  return entry;
+}
 // Completes a receive with the message `header` from `source` (answered on
 // `link` when it asks; null when that link is gone), of which `placed`
 // bytes landed in its buffer.

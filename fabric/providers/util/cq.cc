@@ -99,10 +99,7 @@ bool WriteToReader(UtilCq& cq, const CqEntry& entry, bool reserved) {
       cq.size.load(std::memory_order_acquire) != 0) {
     return false;
   }
-  sink->Append(entry.completion, entry.source);
-  // Queued and read at once: a reservation's room is given back; another
-  // entry never took any.
-  if (reserved) CqUnreserve(&cq);
+  CqWriteToReader(sink, entry.completion, entry.source, reserved);
   return true;
 }
 

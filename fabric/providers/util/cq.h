@@ -200,6 +200,16 @@ int OpenUtilCq(fid_domain* domain, fi_cq_attr* attr, fid_cq** cq,
 int CqReserve(UtilCq* cq);
 void CqUnreserve(UtilCq* cq);
 
+// Writes `entry` from `source` into `reader`'s buffer (written < count)
+// instead of the queue of its CQ; a `reserved` entry's room goes back, as
+// the entry is queued and read at once.
+inline void CqWriteToReader(CqReadBuffer* reader,
+                            const fi_cq_tagged_entry& entry, fi_addr_t source,
+                            bool reserved) {
+  reader->Append(entry, source);
+  if (reserved) CqUnreserve(reader->cq);
+}
+
 // Whether `cq` holds `capacity` entries for the application to read (for a
 // CQ opened with FI_PEER: its owner's, when the owner is one of ours):
 // work that would add an entry nobody reserved should wait until it reads.
