@@ -96,14 +96,12 @@ uint64_t Padded(uint64_t n) {
   return (n + kChunkAlign - 1) & ~uint64_t{kChunkAlign - 1};
 }
 
-// The most bytes one chunk carries in `room` free bytes: its control word
-// and the next chunk's zero word take kChunkOverhead, its padding the
-// rest. (Indices are multiples of kChunkAlign at chunk boundaries, so
-// `room` is one too there.)
+// The most bytes one chunk carries in `room` free bytes: the chunk (its
+// control word, the bytes and the padding) takes whole lines, and the next
+// chunk's zero word 8 bytes after them.
 uint64_t ChunkBytesIn(uint64_t room) {
-  return room > kChunkOverhead
-             ? (room - kChunkOverhead) & ~uint64_t{kChunkAlign - 1}
-             : 0;
+  uint64_t span = room >= 8 ? (room - 8) & ~uint64_t{kChunkAlign - 1} : 0;
+  return span > 8 ? span - 8 : 0;
 }
 
 bool IsAligned(const void* mem) {
@@ -270,7 +268,7 @@ size_t ByteRing::Write(const iovec* iov, size_t count, size_t skip) {
   if (corrupt_ || fits == 0) return 0;
   const uint64_t written = std::min(wanted, fits);
   const uint64_t start = tail + sizeof(uint64_t);  // after the control word
-  const uint64_t next = start + Padded(written);
+  const uint64_t next = Padded(start + written);
   // The bytes that share the control word's cache line, which the consumer
   // polls, go last, right before the word: each store to that line while
   // it polls costs the line a trip back and forth. (Copied in order, the
