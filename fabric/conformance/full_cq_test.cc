@@ -29,18 +29,22 @@ class FullCqTest : public PairTest {
   // to b, whose CQ holds `cq_size` entries and which reads it only once a
   // has posted all it could.
   void SendsAndWritesToAFullCq(size_t cq_size, fi_resource_mgmt rm,
-                               size_t idle_endpoints = 0);
+                               size_t idle_endpoints = 0,
+                               fi_threading threading = FI_THREAD_UNSPEC);
   // a, whose CQ holds `cq_size` entries, sends `count` messages.
-  void SendsFromASmallCq(size_t cq_size, fi_resource_mgmt rm);
+  void SendsFromASmallCq(size_t cq_size, fi_resource_mgmt rm,
+                         fi_threading threading = FI_THREAD_UNSPEC);
 };
 
 // The byte `i` of message `n`.
 char Pattern(size_t n, size_t i) { return static_cast<char>(n * 7 + i); }
 
 void FullCqTest::SendsAndWritesToAFullCq(size_t cq_size, fi_resource_mgmt rm,
-                                         size_t idle_endpoints) {
+                                         size_t idle_endpoints,
+                                         fi_threading threading) {
   PairOptions options;
   options.idle_endpoints = idle_endpoints;
+  options.threading = threading;
   options.caps = FI_MSG | FI_RMA | FI_MULTI_RECV;
   options.resource_mgmt = rm;
   options.cq_size_b = cq_size;
@@ -135,10 +139,12 @@ void FullCqTest::SendsAndWritesToAFullCq(size_t cq_size, fi_resource_mgmt rm,
   EXPECT_FALSE(extra->has_value()) << "an entry reported twice";
 }
 
-void FullCqTest::SendsFromASmallCq(size_t cq_size, fi_resource_mgmt rm) {
+void FullCqTest::SendsFromASmallCq(size_t cq_size, fi_resource_mgmt rm,
+                                   fi_threading threading) {
   constexpr size_t kSends = 500;
   constexpr size_t kPosted = 32;  // receives b keeps posted
   PairOptions options;
+  options.threading = threading;
   options.caps = FI_MSG;
   options.resource_mgmt = rm;
   options.cq_size_a = cq_size;
@@ -215,6 +221,15 @@ TEST_P(FullCqTest, InitiatorCqOfOneWithResourceManagement) {
 }
 TEST_P(FullCqTest, InitiatorCqOfFourWithoutResourceManagement) {
   SendsFromASmallCq(4, FI_RM_DISABLED);
+}
+// Where the application serializes every call on the domain (FI_THREAD_DOMAIN
+// under manual progress), the CQ counts its room without locked
+// instructions (util/cq.h CqSerialized): the same room, the same order.
+TEST_P(FullCqTest, TargetCqOfOneSerializedByTheApplication) {
+  SendsAndWritesToAFullCq(1, FI_RM_ENABLED, 0, FI_THREAD_DOMAIN);
+}
+TEST_P(FullCqTest, InitiatorCqOfOneSerializedByTheApplication) {
+  SendsFromASmallCq(1, FI_RM_ENABLED, FI_THREAD_DOMAIN);
 }
 
 INSTANTIATE_CONFORMANCE_SUITE(FullCqTest);

@@ -140,6 +140,8 @@ size_t ReadDirect(UtilCq& cq, void* buf, size_t count, fi_addr_t* sources,
     return 0;
   }
   *asked = true;
+  // No endpoint closes during a read of a serialized CQ.
+  if (CqSerialized(cq)) return producer->ReadDirect(&cq, buf, count, sources);
   // Announced before the second look: CqClearDirect either sees this
   // reader and waits, or this reader sees the producer gone.
   cq.direct_readers.fetch_add(1);
@@ -169,8 +171,11 @@ bool RunsProgress(UtilCq& cq, bool asked_producer) {
   if (info == nullptr || info->domain_attr->data_progress == FI_PROGRESS_AUTO) {
     return true;
   }
-  if (cq.direct_empty_reads.fetch_add(1, std::memory_order_relaxed) + 1 <
-      kDirectProgressInterval) {
+  // Not a locked increment: two readers that count one read as one only
+  // run the pass a little later.
+  uint32_t reads = cq.direct_empty_reads.load(std::memory_order_relaxed) + 1;
+  if (reads < kDirectProgressInterval) {
+    cq.direct_empty_reads.store(reads, std::memory_order_relaxed);
     return false;
   }
   cq.direct_empty_reads.store(0, std::memory_order_relaxed);
@@ -271,6 +276,16 @@ const char* StrerrorCq(fid_cq*, int prov_errno, const void*, char* buf,
   return ErrorText(prov_errno, buf, len);
 }
 
+// One more (n = 1) or one fewer (n = -1) in `committed`.
+void AddToCommitted(UtilCq& cq, int n) {
+  if (CqSerialized(cq)) {
+    cq.committed.store(cq.committed.load(std::memory_order_relaxed) + n,
+                       std::memory_order_relaxed);
+  } else {
+    cq.committed.fetch_add(n, std::memory_order_relaxed);
+  }
+}
+
 // Counts one more entry or promise in `committed`, unless the CQ is full.
 bool TakeRoom(UtilCq& cq) {
   // `taken` first: it never exceeds `committed` as loaded after it (room
@@ -278,6 +293,11 @@ bool TakeRoom(UtilCq& cq) {
   // Release, so that room given back is seen.
   size_t taken = cq.taken.load(std::memory_order_acquire);
   size_t committed = cq.committed.load(std::memory_order_relaxed);
+  if (CqSerialized(cq)) {
+    if (committed - taken >= cq.capacity) return false;
+    cq.committed.store(committed + 1, std::memory_order_relaxed);
+    return true;
+  }
   do {
     if (committed - taken >= cq.capacity) return false;
   } while (!cq.committed.compare_exchange_weak(committed, committed + 1,
@@ -291,9 +311,7 @@ bool TakeRoom(UtilCq& cq) {
 // until the application has read it.
 int Push(UtilCq& cq, const CqEntry& entry, CqError* error, bool reserved) {
   if (error == nullptr && WriteToReader(cq, entry, reserved)) return 0;
-  if (!reserved && !TakeRoom(cq)) {
-    cq.committed.fetch_add(1, std::memory_order_relaxed);
-  }
+  if (!reserved && !TakeRoom(cq)) AddToCommitted(cq, 1);
   MutexLock lock(cq.wait->mutex());
   cq.entries.push_back(entry);
   if (error != nullptr) cq.errors.push_back(std::move(*error));
@@ -388,6 +406,7 @@ int OpenUtilCq(fid_domain* domain_fid, fi_cq_attr* attr, fid_cq** cq_out,
                                        domain->info->tx_attr->size;
   cq->wait_cond = attr->wait_cond;
   cq->wait = *std::move(wait);
+  cq->app_serializes = AppSerializesDomain(*domain->info->domain_attr);
   domain->cq_count.fetch_add(1);
   domain->open_children.fetch_add(1);
   *cq_out = &cq->cq_fid;
@@ -422,7 +441,7 @@ int CqReserve(UtilCq* cq) {
 
 void CqUnreserve(UtilCq* cq) {
   if (cq->peer != nullptr) return;
-  cq->committed.fetch_sub(1, std::memory_order_relaxed);
+  AddToCommitted(*cq, -1);
 }
 
 int CqWrite(UtilCq* cq, const fi_cq_tagged_entry& completion, fi_addr_t source,
