@@ -415,18 +415,11 @@ bool Link::TakeWholeMessage(const Header& header, const char* payload,
     no_recv_matches = direct == nullptr;
     return false;
   }
-  const PostedRecv& recv = **it;
-  if ((recv.flags & FI_MULTI_RECV) != 0 || recv.iface != FI_HMEM_SYSTEM ||
-      recv.capacity < header.size) {
-    return false;
-  }
+  if (!(*it)->TakesWhole(header.size)) return false;
   std::unique_ptr<PostedRecv> taken = std::move(*it);
   queue.erase(it);
-  ssize_t copied = header.size == 0
-                       ? 0
-                       : ep->util.domain->copier.CopyToIov(
-                             FI_HMEM_SYSTEM, 0, taken->iov.data(),
-                             taken->iov.size(), 0, payload, header.size);
+  ssize_t copied =
+      taken->FillWhole(ep->util.domain->copier, payload, header.size);
   if (copied < 0) {
     // As a failed copy on the general way: the connection closes, and
     // FailOutstanding fails the receive.

@@ -109,6 +109,28 @@ void PeerSrxMessageDone(Link* link, const Header& header, size_t placed);
 // for the general way, with what the owner answered kept for the
 // PeerSrxHeader that follows (Link::owner_answer).
 bool PeerSrxTakeWhole(Link* link, const Header& header, const char* payload);
+// What FillOwnersRecv did.
+struct OwnersRecvFill {
+  // The owner's receive took the message: `completion` is what the peer
+  // reports for it.
+  bool taken = false;
+  fi_cq_tagged_entry completion = {};
+  // The copy into it failed (error, a negative fi_errno): the receive,
+  // for the peer's link to fail as it fails its own.
+  std::unique_ptr<PostedRecv> failed;
+  int error = 0;
+};
+// For a peer of ours (PeerSrxTakeWhole), what get_msg/get_tag and the
+// peer's copy do for a message that arrived whole, without an entry: the
+// owner's posted receive that get_* would lend to the message `header`
+// from `addr`, when it is in host memory, not FI_MULTI_RECV and large
+// enough, is taken out of its queue (its room in the owner's CQ given
+// back), filled from `payload` with `copier` and kept for reuse. Nothing
+// changes when `srx` is another provider's or no receive takes the
+// message so.
+OwnersRecvFill FillOwnersRecv(fid_peer_srx* srx, fi_addr_t addr,
+                              const Header& header, const char* payload,
+                              const HmemCopier& copier);
 // The message a peer of ours queued with `entry` (it keeps the message in
 // entry->peer_context: its header, and its sender's address while its AV
 // does not hold it), or null when the peer is another provider's.

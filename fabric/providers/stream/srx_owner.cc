@@ -212,6 +212,41 @@ fid_peer_srx* StreamEpOwnerSrx(StreamEp* ep) {
   return &srx;
 }
 
+OwnersRecvFill FillOwnersRecv(fid_peer_srx* srx, fi_addr_t addr,
+                              const Header& header, const char* payload,
+                              const HmemCopier& copier) {
+  OwnersRecvFill fill;
+  if (srx->owner_ops != &kOwnerOps) return fill;
+  StreamEp* ep = EpOf(srx);
+  MutexLock<OptionalMutex> lock(ep->util.mutex);
+  const bool tagged = header.op == static_cast<uint8_t>(Op::kTagged);
+  auto& queue = tagged ? ep->tagged_recvs : ep->recvs;
+  auto it = FindRecv(queue, ep->directed_recv, addr, tagged, header.tag);
+  if (it == queue.end()) return fill;
+  if (!(*it)->TakesWhole(header.size)) return fill;
+  std::unique_ptr<PostedRecv> taken = std::move(*it);
+  queue.erase(it);
+  // As Lend: the completion is the peer's to write, without this room.
+  if (taken->reserved) CqUnreserve(ep->util.rx_cq);
+  taken->reserved = false;
+  ssize_t copied = taken->FillWhole(copier, payload, header.size);
+  if (copied < 0) {
+    // As RecvOf makes a lent buffer the peer's receive: the peer reports
+    // it, whatever the owner's receive chose (srx.h).
+    taken->write_entry = true;
+    fill.failed = std::move(taken);
+    fill.error = static_cast<int>(copied);
+    return fill;
+  }
+  fill.taken = true;
+  fill.completion =
+      RecvCompletion(taken->context, tagged, /*flags=*/0,
+                     taken->iov.empty() ? nullptr : taken->iov[0].iov_base,
+                     header, header.size);
+  ep->spare_recvs.Keep(std::move(taken));
+  return fill;
+}
+
 void StartPeerEntry(StreamEp* ep, fi_peer_rx_entry* entry,
                     std::unique_ptr<PostedRecv> recv) {
   Lend(ep, *recv, entry);

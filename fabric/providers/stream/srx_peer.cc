@@ -82,6 +82,20 @@ bool PeerSrxTakeWhole(Link* link, const Header& header, const char* payload) {
   UtilCq* cq = ep->util.rx_cq;  // none: a counter counts receives
   if (cq != nullptr && CqFull(cq)) return false;
   fid_peer_srx* srx = OwnerOf(ep);
+  // An owner of ours fills its receive itself: no entry lent and freed.
+  OwnersRecvFill fill =
+      FillOwnersRecv(srx, link->peer, header, payload, ep->util.domain->copier);
+  if (fill.failed != nullptr) {
+    // As a failed copy on the general way: FailOutstanding fails it.
+    link->current_recv = std::move(fill.failed);
+    link->connection.Close(fill.error);
+    return true;
+  }
+  if (fill.taken) {
+    ReportSuccess(&ep->util, ep->util.rx_cq, /*write_entry=*/true,
+                  /*reserved=*/false, fill.completion, link->peer, kRecvCntr);
+    return true;
+  }
   bool tagged = header.op == static_cast<uint8_t>(Op::kTagged);
   fi_peer_rx_entry* entry = nullptr;
   int rc = tagged

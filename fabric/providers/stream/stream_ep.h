@@ -76,6 +76,21 @@ struct PostedRecv {
 
   // As new, with the iov and desc storage kept (SparePool).
   void Reset();
+
+  // Whether a message of `size` bytes that has arrived whole fills this
+  // receive as it is: host memory, not FI_MULTI_RECV, room for all of it.
+  bool TakesWhole(uint64_t size) const {
+    return (flags & FI_MULTI_RECV) == 0 && iface == FI_HMEM_SYSTEM &&
+           capacity >= size;
+  }
+  // Copies such a message's `size` bytes at `payload` in with `copier`:
+  // the bytes copied, or a negative fi_errno.
+  ssize_t FillWhole(const HmemCopier& copier, const char* payload,
+                    size_t size) {
+    if (size == 0) return 0;
+    return copier.CopyToIov(FI_HMEM_SYSTEM, 0, iov.data(), iov.size(), 0,
+                            payload, size);
+  }
 };
 
 // Finished objects an endpoint keeps for its next messages, so that a

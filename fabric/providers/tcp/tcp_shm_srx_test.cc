@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <chrono>
@@ -60,6 +61,8 @@ class SrxOwnerPeerTest : public ::testing::TestWithParam<const char*> {
                     },
                     &side->loopback),
                 0);
+      if (side == &peer_side_) PreparePeerDomain(side->loopback.domain);
+      if (HasFatalFailure()) return;
       ASSERT_EQ(fabric::fixtures::OpenTableAv(side->loopback.domain, &side->av),
                 0);
     }
@@ -80,6 +83,9 @@ class SrxOwnerPeerTest : public ::testing::TestWithParam<const char*> {
               0);
     Open(&peer_side_, &peer_, &cq_context_, srx_);
   }
+
+  // Before anything opens on the peer's domain.
+  virtual void PreparePeerDomain(fid_domain*) {}
 
   // Opens `end` on `side`: its CQ (a peer CQ when `cq_context`), bound to
   // the peer SRX `srx` when given, enabled, in the side's AV.
@@ -185,6 +191,58 @@ TEST_P(SrxOwnerPeerTest, AnEarlyPeerMessageWaitsForTheOwnersReceive) {
   EXPECT_STREQ(buf, "early");
 }
 
+// An HMEM override on the peer's domain whose copies into memory fail
+// (copies out of it, the sender's, work): the peer fills the owner's
+// receive through it.
+ssize_t CopyOut(void* dest, size_t size, fi_hmem_iface, uint64_t,
+                const iovec* iov, size_t count, uint64_t offset) {
+  size_t done = 0;
+  for (size_t i = 0; i < count && done < size; ++i) {
+    size_t skip = std::min<size_t>(offset, iov[i].iov_len);
+    offset -= skip;
+    size_t n = std::min(iov[i].iov_len - skip, size - done);
+    memcpy(static_cast<char*>(dest) + done,
+           static_cast<const char*>(iov[i].iov_base) + skip, n);
+    done += n;
+  }
+  return static_cast<ssize_t>(done);
+}
+ssize_t FailCopyIn(fi_hmem_iface, uint64_t, const iovec*, size_t, uint64_t,
+                   const void*, size_t) {
+  return -FI_EIO;
+}
+
+class SrxOwnerPeerFailingCopyTest : public SrxOwnerPeerTest {
+ protected:
+  void PreparePeerDomain(fid_domain* domain) override {
+    fi_hmem_override_ops ops = {sizeof(ops), CopyOut, FailCopyIn};
+    ASSERT_EQ(
+        fi_set_ops(&domain->fid, FI_SET_OPS_HMEM_OVERRIDE, 0, &ops, nullptr),
+        0);
+  }
+};
+
+// A copy into the owner's buffer that fails fails the owner's receive
+// (FI_EIO on the owner's CQ), as the peer's own receive would fail.
+TEST_P(SrxOwnerPeerFailingCopyTest, FailsTheOwnersReceive) {
+  char buf[16] = {};
+  int context;
+  ASSERT_EQ(fi_trecv(owner_.ep, buf, sizeof(buf), nullptr, FI_ADDR_UNSPEC, 4, 0,
+                     &context),
+            0);
+  ASSERT_EQ(
+      fi_tsend(peer_sender_.ep, "lost", 5, nullptr, peer_.addr, 4, nullptr), 0);
+  fi_cq_err_entry error = {};
+  ASSERT_TRUE(ProgressUntil([&] {
+    fi_cq_tagged_entry entry;
+    return fi_cq_read(owner_.cq, &entry, 1) == -FI_EAVAIL &&
+           fi_cq_readerr(owner_.cq, &error, 0) == 1;
+  }));
+  EXPECT_EQ(error.op_context, &context);
+  EXPECT_EQ(error.err, FI_EIO);
+  EXPECT_EQ(error.flags & (FI_RECV | FI_TAGGED), FI_RECV | FI_TAGGED);
+}
+
 // Messages of both paths with one tag are received in arrival order.
 TEST_P(SrxOwnerPeerTest, BothPathsMatchInArrivalOrder) {
   ASSERT_EQ(
@@ -254,6 +312,8 @@ TEST_P(SrxOwnerPeerTest, ReceivesPostedWhileThePeerProgressesElsewhere) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Owners, SrxOwnerPeerTest,
+                         ::testing::Values("tcp", "shm"));
+INSTANTIATE_TEST_SUITE_P(Owners, SrxOwnerPeerFailingCopyTest,
                          ::testing::Values("tcp", "shm"));
 
 }  // namespace
