@@ -117,8 +117,7 @@ TEST(ShmRingTest, WrapsAroundWithOddSizes) {
     }
     read += in.size();
   }
-  // Wrapped many times: each chunk takes a line (64 bytes) of the ring.
-  EXPECT_GT(written, 256u * 4);
+  EXPECT_GT(written, 256u * 4);  // wrapped many times
   EXPECT_FALSE(producer.corrupt());
   EXPECT_FALSE(consumer.corrupt());
 }
@@ -150,27 +149,51 @@ TEST(ShmRingTest, BytesThatLookLikeControlWordsAreOnlyBytes) {
   EXPECT_FALSE(consumer.corrupt());
 }
 
-// A chunk takes its control word and the bytes, in whole cache lines, and
-// the next chunk's word must fit after it.
+// A chunk takes its control word, the bytes and padding (to the next line
+// after a chunk longer than one), and the next chunk's word must fit after
+// it.
 TEST(ShmRingTest, WritesPartlyWhenFull) {
   auto mem = RingMemory(256);
   ByteRing ring = ByteRing::Init(mem.get(), 256).value();
   std::string data;
   for (int i = 0; i < 300; ++i) data += char('a' + i % 23);
   EXPECT_EQ(WriteString(ring, data), 184u);  // and its word: three lines
-  EXPECT_EQ(ring.Writable(), 0u);            // the fourth: the next word
+  // The fourth line: a chunk that fits in it, and the next word.
+  EXPECT_EQ(ring.Writable(), 48u);
   EXPECT_TRUE(ring.Readable());
-  EXPECT_EQ(WriteString(ring, data, 184), 0u);
-  EXPECT_EQ(ReadString(ring, 3), data.substr(0, 3));
-  // The fourth line, with the next word where the first bytes were read.
-  EXPECT_EQ(ring.Writable(), 56u);
-  EXPECT_EQ(WriteString(ring, data, 184), 56u);
+  EXPECT_EQ(WriteString(ring, data, 184), 48u);
   EXPECT_EQ(ring.Writable(), 0u);
-  EXPECT_EQ(ReadString(ring, 1000), data.substr(3, 237));
+  EXPECT_EQ(WriteString(ring, data, 232), 0u);
+  EXPECT_EQ(ReadString(ring, 3), data.substr(0, 3));
+  EXPECT_EQ(ring.Writable(), 0u);  // 3 free bytes hold no chunk
+  EXPECT_EQ(ReadString(ring, 8), data.substr(3, 8));
+  EXPECT_EQ(ring.Writable(), 8u);
+  EXPECT_EQ(WriteString(ring, data, 232), 8u);  // wrapping
+  EXPECT_EQ(WriteString(ring, data, 240), 0u);
+  EXPECT_EQ(ReadString(ring, 1000), data.substr(11, 229));
   EXPECT_FALSE(ring.Readable());
   EXPECT_EQ(ReadString(ring, 100), "");
-  EXPECT_EQ(WriteString(ring, data, 240), 60u);  // wrapped: at 256
+  EXPECT_EQ(WriteString(ring, data, 240), 60u);
   EXPECT_EQ(ReadString(ring, 100), data.substr(240));
+}
+
+// Where the next chunk starts: right after one that fits a cache line (8
+// bytes aligned), on the next line after a longer one.
+TEST(ShmRingTest, ChunksPackAfterSmallOnesAndEndOnALineAfterLongOnes) {
+  auto mem = RingMemory(512);
+  ByteRing producer = ByteRing::Init(mem.get(), 512).value();
+  ByteRing consumer =
+      ByteRing::Attach(mem.get(), ByteRing::BytesNeeded(512)).value();
+  struct Step {
+    size_t bytes;
+    uint64_t tail;  // after it
+  };
+  for (Step step : {Step{5, 16}, Step{56, 80}, Step{57, 192}, Step{1, 208},
+                    Step{100, 320}, Step{48, 376}}) {
+    ASSERT_EQ(WriteString(producer, std::string(step.bytes, 'c')), step.bytes);
+    EXPECT_EQ(Header(mem.get())->tail.load(), step.tail) << step.bytes;
+    EXPECT_EQ(ReadString(consumer, 512), std::string(step.bytes, 'c'));
+  }
 }
 
 TEST(ShmRingTest, WriteSkipsIntoTheIovList) {
@@ -227,17 +250,17 @@ TEST(ShmRingTest, ListsArriveWholeWhereverTheirChunkStarts) {
 TEST(ShmRingTest, AnAttachedProducerWritesAfterTheBytesThere) {
   auto mem = RingMemory(256);
   ByteRing first = ByteRing::Init(mem.get(), 256).value();
-  ASSERT_EQ(WriteString(first, "0123456789"), 10u);  // one line
+  ASSERT_EQ(WriteString(first, "0123456789"), 10u);  // 24 bytes
   ByteRing second =
       ByteRing::Attach(mem.get(), ByteRing::BytesNeeded(256)).value();
-  EXPECT_EQ(second.Writable(), 120u);
+  EXPECT_EQ(second.Writable(), 160u);  // to the end of the third line
   EXPECT_EQ(
       WriteString(second, std::string("abcdefgh") + std::string(200, 'z')),
-      120u);
+      160u);
   ByteRing consumer =
       ByteRing::Attach(mem.get(), ByteRing::BytesNeeded(256)).value();
   EXPECT_EQ(ReadString(consumer, 256),
-            "0123456789abcdefgh" + std::string(112, 'z'));
+            "0123456789abcdefgh" + std::string(152, 'z'));
 }
 
 TEST(ShmRingTest, ReadScattersIntoTheIovList) {
@@ -294,12 +317,11 @@ TEST(ShmRingTest, AttachRefusesMalformedHeaders) {
   struct Case {
     uint64_t capacity, head, tail;
   };
-  // Indices that are not on chunk boundaries (multiples of 64) too.
-  for (Case c :
-       {Case{0, 0, 0}, Case{16, 0, 0}, Case{64, 0, 0}, Case{192, 0, 0},
-        Case{512, 0, 0}, Case{uint64_t{1} << 63, 0, 0}, Case{256, 0, 320},
-        Case{256, 128, 64}, Case{256, 1024, 0}, Case{256, 0, 12},
-        Case{256, 5, 64}, Case{256, 0, 8}, Case{256, 8, 64}}) {
+  // Indices that are not on chunk boundaries (multiples of 8) too.
+  for (Case c : {Case{0, 0, 0}, Case{16, 0, 0}, Case{64, 0, 0}, Case{192, 0, 0},
+                 Case{512, 0, 0}, Case{uint64_t{1} << 63, 0, 0},
+                 Case{256, 0, 320}, Case{256, 128, 64}, Case{256, 1024, 0},
+                 Case{256, 0, 12}, Case{256, 5, 64}}) {
     Header(mem.get())->capacity = c.capacity;
     Header(mem.get())->head = c.head;
     Header(mem.get())->tail = c.tail;
@@ -308,7 +330,7 @@ TEST(ShmRingTest, AttachRefusesMalformedHeaders) {
         << c.capacity << " " << c.head << " " << c.tail;
   }
   // Sound ones, wrapped indices included.
-  for (Case c : {Case{256, 0, 256}, Case{128, 64, 128},
+  for (Case c : {Case{256, 0, 256}, Case{128, 64, 128}, Case{256, 8, 64},
                  Case{256, UINT64_MAX - 63, 64}}) {
     Header(mem.get())->capacity = c.capacity;
     Header(mem.get())->head = c.head;
@@ -324,7 +346,7 @@ TEST(ShmRingTest, ReaderDetectsImpossibleControlWords) {
   ByteRing consumer =
       ByteRing::Attach(mem.get(), ByteRing::BytesNeeded(256)).value();
   ASSERT_EQ(WriteString(producer, "hello"), 5u);
-  uint64_t word = (kChunkMagic << 32) | 185;  // more than the ring holds
+  uint64_t word = (kChunkMagic << 32) | 241;  // more than the ring holds
   memcpy(mem.get() + sizeof(RingHeader), &word, sizeof(word));
   EXPECT_EQ(ReadString(consumer, 64), "");
   EXPECT_TRUE(consumer.corrupt());
@@ -339,14 +361,14 @@ TEST(ShmRingTest, ReaderDetectsImpossibleControlWords) {
 TEST(ShmRingTest, WriterDetectsCorruptIndices) {
   auto mem = RingMemory(256);
   ByteRing producer = ByteRing::Init(mem.get(), 256).value();
-  ASSERT_EQ(WriteString(producer, "hello"), 5u);  // tail 64
+  ASSERT_EQ(WriteString(producer, "hello"), 5u);  // tail 16
   Header(mem.get())->head = 128;                  // past the tail
   // Seen when the producer next needs the consumer's index: for more room
   // than it last knew of.
   EXPECT_EQ(WriteString(producer, std::string(200, 'm')), 0u);
   EXPECT_TRUE(producer.corrupt());
   EXPECT_EQ(producer.Writable(), 0u);
-  EXPECT_EQ(Header(mem.get())->tail.load(), 64u);
+  EXPECT_EQ(Header(mem.get())->tail.load(), 16u);
 }
 
 }  // namespace
