@@ -92,34 +92,18 @@ bool IsCapacity(uint64_t n) {
   return IsPowerOfTwo(n) && n >= ByteRing::kMinCapacity;
 }
 
-uint64_t RoundUp(uint64_t n, uint64_t to) { return (n + to - 1) & ~(to - 1); }
-
-// Where the chunk of `length` bytes at `index` ends: where the next one
-// starts. After a chunk that fits a cache line, at once (on kChunkAlign);
-// after a longer one, on the next line.
-uint64_t ChunkEnd(uint64_t index, uint64_t length) {
-  uint64_t end = index + sizeof(uint64_t) + length;
-  return sizeof(uint64_t) + length <= kCacheLine ? RoundUp(end, kChunkAlign)
-                                                 : RoundUp(end, kCacheLine);
+uint64_t Padded(uint64_t n) {
+  return (n + kChunkAlign - 1) & ~uint64_t{kChunkAlign - 1};
 }
 
-// The most bytes one chunk at `index` carries in the `room` free bytes
-// there: the chunk up to its ChunkEnd, and the next chunk's zero word.
-uint64_t ChunkBytesIn(uint64_t index, uint64_t room) {
-  if (room < 2 * sizeof(uint64_t)) return 0;
-  const uint64_t limit = index + room - sizeof(uint64_t);  // the zero word's
-  const uint64_t line_end = limit & ~uint64_t{kCacheLine - 1};
-  if (line_end > index + kCacheLine) {
-    return line_end - index - sizeof(uint64_t);  // more than a line
-  }
-  return std::min<uint64_t>(
-      kCacheLine - sizeof(uint64_t),
-      (room - 2 * sizeof(uint64_t)) & ~uint64_t{kChunkAlign - 1});
-}
-
-// The most bytes any chunk of a ring of `capacity` carries.
-uint64_t MaxChunkBytes(uint64_t capacity) {
-  return capacity - 2 * sizeof(uint64_t);
+// The most bytes one chunk carries in `room` free bytes: its control word
+// and the next chunk's zero word take kChunkOverhead, its padding the
+// rest. (Indices are multiples of kChunkAlign at chunk boundaries, so
+// `room` is one too there.)
+uint64_t ChunkBytesIn(uint64_t room) {
+  return room > kChunkOverhead
+             ? (room - kChunkOverhead) & ~uint64_t{kChunkAlign - 1}
+             : 0;
 }
 
 bool IsAligned(const void* mem) {
@@ -275,18 +259,18 @@ size_t ByteRing::Write(const iovec* iov, size_t count, size_t skip) {
   if (wanted == 0) return 0;
   // The consumer's index moves on every read, so loading it costs a cache
   // miss; the last value seen is enough while it leaves room.
-  uint64_t fits = ChunkBytesIn(tail, capacity_ - Used(seen_head_, tail));
+  uint64_t fits = ChunkBytesIn(capacity_ - Used(seen_head_, tail));
   if (fits < wanted && !corrupt_) {
     // Acquire: the consumer's copies out of the bytes it freed come before
     // our overwriting them.
     seen_head_ = header_->head.load(std::memory_order_acquire);
     Acquired(sync_);
-    fits = ChunkBytesIn(tail, capacity_ - Used(seen_head_, tail));
+    fits = ChunkBytesIn(capacity_ - Used(seen_head_, tail));
   }
   if (corrupt_ || fits == 0) return 0;
   const uint64_t written = std::min(wanted, fits);
   const uint64_t start = tail + sizeof(uint64_t);  // after the control word
-  const uint64_t next = ChunkEnd(tail, written);
+  const uint64_t next = start + Padded(written);
   // The bytes that share the control word's cache line, which the consumer
   // polls, go last, right before the word: each store to that line while
   // it polls costs the line a trip back and forth. (Copied in order, the
@@ -323,14 +307,13 @@ bool ByteRing::EnterChunk() {
   Acquired(sync_);
   uint64_t length = word & 0xffffffffu;
   if ((word >> 32) != kChunkMagic || length == 0 ||
-      length > MaxChunkBytes(capacity_)) {
+      length > ChunkBytesIn(capacity_)) {
     FABRIC_LOG_WARN(
         nullptr, FI_LOG_EP_DATA, "shm ring corrupt: control word %#lx at %lu\n",
         static_cast<unsigned long>(word), static_cast<unsigned long>(head_));
     corrupt_ = true;
     return false;
   }
-  chunk_end_ = ChunkEnd(head_, length);
   head_ += sizeof(uint64_t);
   left_ = length;
   return true;
@@ -339,8 +322,8 @@ bool ByteRing::EnterChunk() {
 void ByteRing::Advance(size_t n) {
   head_ += n;
   left_ -= n;
-  // Past the padding too, to where the next chunk starts.
-  if (left_ == 0) head_ = chunk_end_;
+  // Past the padding too: chunks start on kChunkAlign boundaries.
+  if (left_ == 0) head_ = Padded(head_);
   // Release: our reads of the bytes are done before the producer may
   // reuse the space.
   Released(sync_);
@@ -384,7 +367,7 @@ void ByteRing::Consume(size_t n) {
 size_t ByteRing::Writable() const {
   uint64_t head = header_->head.load(std::memory_order_acquire);
   uint64_t used = Used(head, tail_);
-  return corrupt_ ? 0 : ChunkBytesIn(tail_, capacity_ - used);
+  return corrupt_ ? 0 : ChunkBytesIn(capacity_ - used);
 }
 
 void ByteRing::CloseWriter() {

@@ -7,18 +7,11 @@
 // (tail) and read (head); `index & (capacity - 1)` is the position.
 //
 // Each Write places one chunk: an 8-byte control word (kChunkMagic and the
-// chunk's length), the bytes, padding. The control word is what the
-// consumer polls, so that the bytes of a small chunk come with the word
-// that says they are there (one cache miss where a separate tail index
-// cost two: the index's line, then the bytes'; fi_pingpong shm rdm 64 B,
-// 15 alternating rounds: 0.61 -> 0.53 us). Where the next chunk starts
-// (ChunkEnd): right after a chunk that fits a cache line, 8-byte aligned,
-// and on the next line after a longer one. Measured each way: every chunk
-// on a line made a 64-byte message (120 bytes with its header and word)
-// take two lines where it often took three (fi_pingpong shm rdm 64 B, 26
-// alternating rounds: 0.45 -> 0.42 us), but Open MPI's 8-byte messages
-// (56 bytes) slower (mpi ping-pong, 7 alternating rounds: 0.56 -> 0.65
-// us). The producer writes the
+// chunk's length), the bytes, padding to 8 bytes. The control word is what
+// the consumer polls, so that the bytes of a small chunk come with the
+// word that says they are there (one cache miss where a separate tail
+// index cost two: the index's line, then the bytes'; fi_pingpong shm rdm
+// 64 B, 15 alternating rounds: 0.61 -> 0.53 us). The producer writes the
 // bytes, a zero word where the next chunk will start, then the control
 // word: the word the consumer finds after a chunk is that zero or the
 // next chunk's, never what an earlier lap left there.
@@ -73,15 +66,14 @@ static_assert(std::atomic<uint64_t>::is_always_lock_free,
 // A chunk's control word: kChunkMagic in the high half, the length of its
 // bytes in the low one.
 inline constexpr uint64_t kChunkMagic = 0x72696e67;  // "ring"
-// Chunks start on kChunkAlign boundaries: right after a chunk that fits a
-// cache line, on the next line after a longer one (shm_ring.cc ChunkEnd).
+// The control word, and the zero word the next chunk starts with.
+inline constexpr size_t kChunkOverhead = 16;
 inline constexpr size_t kChunkAlign = 8;
-inline constexpr size_t kCacheLine = 64;
 
 class ByteRing {
  public:
-  // The smallest capacity: a line for a chunk, and one for the next word.
-  static constexpr size_t kMinCapacity = 128;
+  // The smallest capacity: a chunk of 8 bytes and its words.
+  static constexpr size_t kMinCapacity = 32;
 
   // The bytes a ring of `capacity` data bytes takes: header and data.
   static size_t BytesNeeded(size_t capacity);
@@ -189,7 +181,6 @@ class ByteRing {
   // (none: head_ is where the next chunk's control word goes).
   uint64_t head_ = 0;
   uint64_t left_ = 0;
-  uint64_t chunk_end_ = 0;  // where the chunk it is in ends
   // Producer: its own index, kept here too: loading the shared copy, which
   // the consumer polls, waited for its cache line (82% of the time
   // ByteRing::Write took, perf of fi_pingpong shm 64 B).
