@@ -406,7 +406,10 @@ int OpenUtilCq(fid_domain* domain_fid, fi_cq_attr* attr, fid_cq** cq_out,
                                        domain->info->tx_attr->size;
   cq->wait_cond = attr->wait_cond;
   cq->wait = *std::move(wait);
-  cq->app_serializes = AppSerializesDomain(*domain->info->domain_attr);
+  // Not in a wait set: fi_wait on the set runs the progress of every
+  // domain in it, from whichever thread waits.
+  cq->app_serializes = AppSerializesDomain(*domain->info->domain_attr) &&
+                       attr->wait_obj != FI_WAIT_SET;
   domain->cq_count.fetch_add(1);
   domain->open_children.fetch_add(1);
   *cq_out = &cq->cq_fid;

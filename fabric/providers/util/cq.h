@@ -94,7 +94,7 @@ struct UtilCq {
   // ran the progress pass (kDirectProgressInterval).
   std::atomic<uint32_t> direct_empty_reads{0};
   // The application serializes every call on the CQ's domain
-  // (AppSerializesDomain): see CqSerialized.
+  // (AppSerializesDomain), and the CQ is in no wait set: see CqSerialized.
   bool app_serializes = false;
 };
 FABRIC_BEGINS_WITH(UtilCq, cq_fid);
@@ -107,8 +107,10 @@ FABRIC_BEGINS_WITH(UtilCq, cq_fid);
 inline constexpr uint32_t kDirectProgressInterval = 64;
 
 // Whether no two threads ever change the CQ's counters at once: the
-// application serializes every call on its domain, and no peer provider
-// of another writes into it (its owner fid was never exported). Then
+// application serializes every call on its domain, the CQ is in no wait
+// set (whose fi_wait progresses its domain from another thread), and no
+// peer provider of another writes into it (its owner fid was never
+// exported). Then
 // `committed` changes with plain stores and direct reads are not counted:
 // each locked instruction costs some 20 cycles, several on every message
 // (two shm endpoints in one process under FI_THREAD_DOMAIN, 64 B messages,

@@ -33,6 +33,35 @@ class WaitSetTest : public fabric::fixtures::LoopbackDomainTest {
   fid_wait* set_ = nullptr;
 };
 
+// Where the application serializes the domain (FI_THREAD_DOMAIN, manual
+// progress), a CQ counts its room with plain stores, unless it is in a
+// wait set: fi_wait on the set progresses the domain from another thread.
+class WaitSetSerializedTest : public fabric::fixtures::LoopbackDomainTest {};
+
+TEST_F(WaitSetSerializedTest, ACqInAWaitSetKeepsItsLockedCounters) {
+  ASSERT_NO_FATAL_FAILURE(OpenDomain([](fi_info* hints) {
+    hints->domain_attr->threading = FI_THREAD_DOMAIN;
+    hints->domain_attr->data_progress = FI_PROGRESS_MANUAL;
+    hints->domain_attr->control_progress = FI_PROGRESS_MANUAL;
+  }));
+  fi_wait_attr wait_attr = {};
+  wait_attr.wait_obj = FI_WAIT_FD;
+  fid_wait* set = nullptr;
+  ASSERT_EQ(fi_wait_open(fabric_, &wait_attr, &set), 0);
+  fi_cq_attr in_set = {};
+  in_set.wait_obj = FI_WAIT_SET;
+  in_set.wait_set = set;
+  fi_cq_attr alone = {};
+  alone.wait_obj = FI_WAIT_NONE;
+  fid_cq* cqs[2] = {};
+  ASSERT_EQ(fi_cq_open(domain_, &in_set, &cqs[0], nullptr), 0);
+  ASSERT_EQ(fi_cq_open(domain_, &alone, &cqs[1], nullptr), 0);
+  EXPECT_FALSE(fabric::CqSerialized(*fabric::FidCast<fabric::UtilCq>(cqs[0])));
+  EXPECT_TRUE(fabric::CqSerialized(*fabric::FidCast<fabric::UtilCq>(cqs[1])));
+  for (fid_cq* cq : cqs) EXPECT_EQ(fi_close(&cq->fid), 0);
+  EXPECT_EQ(fi_close(&set->fid), 0);
+}
+
 TEST_F(WaitSetTest, MembersWakeTheSet) {
   fi_eq_attr eq_attr = {};
   eq_attr.flags = FI_WRITE;
