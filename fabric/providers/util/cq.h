@@ -107,18 +107,16 @@ FABRIC_BEGINS_WITH(UtilCq, cq_fid);
 inline constexpr uint32_t kDirectProgressInterval = 64;
 
 // Whether no two threads ever change the CQ's counters at once: the
-// application serializes every call on its domain, the CQ is in no wait
-// set (whose fi_wait progresses its domain from another thread), and no
-// peer provider of another writes into it (its owner fid was never
-// exported). Then
+// application serializes every call on its domain, and the CQ is in no
+// wait set (whose fi_wait progresses its domain from another thread).
+// The one peer that imports a CQ's owner fid, tcp's local path, opens its
+// shm domain with tcp's threading and progress and runs inside the calls
+// on tcp's domain: it writes under the same serialization. Then
 // `committed` changes with plain stores and direct reads are not counted:
 // each locked instruction costs some 20 cycles, several on every message
 // (two shm endpoints in one process under FI_THREAD_DOMAIN, 64 B messages,
 // 21 alternating runs: 319 -> 297 ns per message).
-inline bool CqSerialized(const UtilCq& cq) {
-  return cq.app_serializes &&
-         !cq.owner_fid_exported.load(std::memory_order_relaxed);
-}
+inline bool CqSerialized(const UtilCq& cq) { return cq.app_serializes; }
 
 // A producer whose completions wait in a queue of its own (a verbs
 // endpoint's device CQ) and can be written straight into the reader's

@@ -34,6 +34,8 @@ void InitOwnerFid(UtilCq* cq);
 
 // The fid_peer_cq through which a peer provider writes into `cq`; from
 // then on `cq` has another producer (its direct one is not asked, cq.h).
+// Only for a peer that runs inside the calls on `cq`'s domain, with its
+// threading and progress (tcp's local path): CqSerialized counts on it.
 fid_peer_cq* UtilCqOwnerFid(UtilCq* cq);
 
 // The UtilCq behind an imported owner `peer`, or null when the owner is
