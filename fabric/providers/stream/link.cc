@@ -133,18 +133,6 @@ void AnswerRead(Link* link, const Header& header,
   link->connection.Send(std::move(answer));
 }
 
-// The completion of `recv` by the message `header`, of which `placed`
-// bytes landed in its buffer.
-fi_cq_tagged_entry RecvCompletion(const PostedRecv& recv, const Header& header,
-                                  size_t placed) {
-  void* buf = (recv.flags & FI_MULTI_RECV) != 0
-                  ? static_cast<char*>(recv.iov[0].iov_base) + recv.used
-              : recv.iov.empty() ? nullptr
-                                 : recv.iov[0].iov_base;
-  return RecvCompletion(recv.context, recv.tagged, recv.completion_flags, buf,
-                        header, placed);
-}
-
 }  // namespace
 
 void CompleteRecv(StreamEp* ep, Link* link, fi_addr_t source,
@@ -418,8 +406,8 @@ bool Link::TakeWholeMessage(const Header& header, const char* payload,
   if (!(*it)->TakesWhole(header.size)) return false;
   std::unique_ptr<PostedRecv> taken = std::move(*it);
   queue.erase(it);
-  ssize_t copied =
-      taken->FillWhole(ep->util.domain->copier, payload, header.size);
+  ssize_t copied = FillWhole(ep->util.domain->copier, taken->iov.data(),
+                             taken->iov.size(), payload, header.size);
   if (copied < 0) {
     // As a failed copy on the general way: the connection closes, and
     // FailOutstanding fails the receive.

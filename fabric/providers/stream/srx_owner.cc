@@ -229,7 +229,8 @@ OwnersRecvFill FillOwnersRecv(fid_peer_srx* srx, fi_addr_t addr,
   // As Lend: the completion is the peer's to write, without this room.
   if (taken->reserved) CqUnreserve(ep->util.rx_cq);
   taken->reserved = false;
-  ssize_t copied = taken->FillWhole(copier, payload, header.size);
+  ssize_t copied = FillWhole(copier, taken->iov.data(), taken->iov.size(),
+                             payload, header.size);
   if (copied < 0) {
     // As RecvOf makes a lent buffer the peer's receive: the peer reports
     // it, whatever the owner's receive chose (srx.h).
@@ -239,10 +240,7 @@ OwnersRecvFill FillOwnersRecv(fid_peer_srx* srx, fi_addr_t addr,
     return fill;
   }
   fill.taken = true;
-  fill.completion =
-      RecvCompletion(taken->context, tagged, /*flags=*/0,
-                     taken->iov.empty() ? nullptr : taken->iov[0].iov_base,
-                     header, header.size);
+  fill.completion = RecvCompletion(*taken, header, header.size);
   ep->spare_recvs.Keep(std::move(taken));
   return fill;
 }

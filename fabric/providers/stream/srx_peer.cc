@@ -109,10 +109,7 @@ bool PeerSrxTakeWhole(Link* link, const Header& header, const char* payload) {
     link->owner_answer = {entry, rc, true};  // PeerSrxHeader goes on
     return false;
   }
-  ssize_t copied = header.size == 0
-                       ? 0
-                       : ep->util.domain->copier.CopyToIov(
-                             FI_HMEM_SYSTEM, 0, entry->iov, entry->count, 0,
+  ssize_t copied = FillWhole(ep->util.domain->copier, entry->iov, entry->count,
                              payload, header.size);
   if (copied < 0) {
     // As a failed copy on the general way: FailOutstanding fails the

@@ -83,15 +83,16 @@ struct PostedRecv {
     return (flags & FI_MULTI_RECV) == 0 && iface == FI_HMEM_SYSTEM &&
            capacity >= size;
   }
-  // Copies such a message's `size` bytes at `payload` in with `copier`:
-  // the bytes copied, or a negative fi_errno.
-  ssize_t FillWhole(const HmemCopier& copier, const char* payload,
-                    size_t size) {
-    if (size == 0) return 0;
-    return copier.CopyToIov(FI_HMEM_SYSTEM, 0, iov.data(), iov.size(), 0,
-                            payload, size);
-  }
 };
+
+// Copies the `size` bytes of a message that arrived whole, at `payload`,
+// into the host memory of iov[0..count) with `copier`: the bytes copied,
+// or a negative fi_errno.
+inline ssize_t FillWhole(const HmemCopier& copier, const iovec* iov,
+                         size_t count, const char* payload, size_t size) {
+  if (size == 0) return 0;
+  return copier.CopyToIov(FI_HMEM_SYSTEM, 0, iov, count, 0, payload, size);
+}
 
 // Finished objects an endpoint keeps for its next messages, so that a
 // message costs no allocation. T::Reset() makes an object as new while
@@ -494,6 +495,17 @@ inline fi_cq_tagged_entry RecvCompletion(void* context, bool tagged,
   entry.tag = header.tag;
   entry.buf = buf;
   return entry;
+}
+// The completion of `recv` by the message `header`, of which `placed`
+// bytes landed in its buffer.
+inline fi_cq_tagged_entry RecvCompletion(const PostedRecv& recv,
+                                         const Header& header, size_t placed) {
+  void* buf = (recv.flags & FI_MULTI_RECV) != 0
+                  ? static_cast<char*>(recv.iov[0].iov_base) + recv.used
+              : recv.iov.empty() ? nullptr
+                                 : recv.iov[0].iov_base;
+  return RecvCompletion(recv.context, recv.tagged, recv.completion_flags, buf,
+                        header, placed);
 }
 // Completes a receive with the message `header` from `source` (answered on
 // `link` when it asks; null when that link is gone), of which `placed`
